@@ -1,0 +1,55 @@
+// DirtyTimeWindows: the seed's set of dirty time ranges, as a view over storage that
+// someone else owns (a flow's slot in shared memory, or a transaction's local set).
+//
+// Invariants: ranges are sorted by start, non-overlapping and non-adjacent (a range
+// ending where the next starts is merged with it), each non-empty. Every boundary a
+// caller adds is a window boundary, so every merge keeps the set a union of whole
+// windows. No operation allocates, throws or drops a mark: when the storage is full,
+// the two neighbouring ranges with the smallest gap are coalesced (over-approximation
+// is safe: refreshing a clean window rewrites what is already there).
+#pragma once
+#include "flownode/cpp_only.hpp"
+
+#include <cstdint>
+
+#include "flownode/time_range.h"
+
+namespace flownode {
+
+class DirtyTimeWindows {
+  public:
+	// `ranges` has room for `capacity` (>= 1) entries; `*count` of them are in use.
+	DirtyTimeWindows(FnTimeRange *ranges, uint32_t *count, uint32_t capacity) noexcept
+	    : ranges_(ranges), count_(count), capacity_(capacity) {}
+
+	uint32_t size() const noexcept { return *count_; }
+	uint32_t capacity() const noexcept { return capacity_; }
+	bool empty() const noexcept { return *count_ == 0; }
+	const FnTimeRange &operator[](uint32_t i) const noexcept { return ranges_[i]; }
+
+	// Marks [r.start, r.end). Empty or inverted ranges are ignored.
+	void add(FnTimeRange r) noexcept;
+	void add_all(const FnTimeRange *rs, uint32_t n) noexcept;
+
+	// Unmarks [r.start, r.end). When that would split a range and the storage is
+	// full, the range is left whole (still marked: safe, never a lost mark).
+	void subtract(FnTimeRange r) noexcept;
+
+	// Drops every range that ends at or before `t` (expire_after). A range that
+	// straddles `t` is kept whole. Returns how many ranges were dropped.
+	uint32_t drop_ending_at_or_before(int64_t t) noexcept;
+
+	void clear() noexcept { *count_ = 0; }
+
+	// True when [r.start, r.end) is entirely marked.
+	bool covers(FnTimeRange r) const noexcept;
+
+  private:
+	void coalesce_smallest_gap() noexcept;
+
+	FnTimeRange *ranges_;
+	uint32_t *count_;
+	uint32_t capacity_;
+};
+
+}  // namespace flownode

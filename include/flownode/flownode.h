@@ -1,0 +1,186 @@
+/*
+ * flownode.h: declarations shared by the C shims at the PostgreSQL boundary.
+ *
+ * Component map (seed name -> file):
+ *   BatchingEngine   -> batching_engine.c (trigger, per-backend flow cache, commit-time publish)
+ *   BatchingTask     -> batching_task.c   (one background worker per flow, launcher)
+ *   TaskConfig       -> task_config.c     (a flow's catalog row, loaded once)
+ *   TaskState        -> task_state_shmem.c (per-flow slot in shared memory)
+ *   DirtyTimeWindows -> core/dirty_time_windows.cpp
+ *   TimeWindowExpr   -> core/time_window_expr.cpp + window_calendar in core_bridge.cpp
+ *   gen_insert_plan  -> gen_insert_plan.c
+ */
+#ifndef FLOWNODE_H
+#define FLOWNODE_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "nodes/parsenodes.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#include "flownode/core_bridge.h"
+#include "flownode/time_range.h"
+
+/* ---- GUCs (flownode.c) ---- */
+extern int fn_max_flows;
+extern int fn_dirty_ranges_per_flow;
+extern int fn_local_ranges_per_flow;
+extern int fn_max_windows_per_refresh;
+extern int fn_min_refresh_interval_ms;
+extern int fn_max_backoff_ms;
+extern bool fn_launcher_enabled;
+
+#define FLOWNODE_SCHEMA "flownode"
+#define FLOWNODE_CATALOG "flow"
+#define FLOWNODE_TRIGGER_NAME "flownode_mark_dirty"
+#define FLOWNODE_TRUNCATE_TRIGGER_NAME "flownode_mark_truncate"
+
+/* ---- TaskConfig: a flow's immutable configuration (task_config.c) ---- */
+typedef struct TaskConfig
+{
+	int64 flow_id;
+	char *flow_name;
+	Oid owner;
+	Oid source_relid;
+	Oid sink_relid;
+	char *query;			   /* deparsed, every name schema-qualified */
+	char *timezone;			   /* TimeZone the query is evaluated in */
+	Interval *eval_interval;   /* NULL: adaptive */
+	Interval *expire_after;	   /* NULL: never expire */
+	FnWindowSpec window;	   /* kind FN_WINDOW_NONE for window-less flows */
+	AttrNumber time_attnum;	   /* source column of the window, 0 if none */
+} TaskConfig;
+
+extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
+extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
+extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
+extern List *fn_load_all_flows(void); /* List of TaskConfig * */
+extern Oid fn_catalog_relid(bool missing_ok);
+extern Oid fn_catalog_owner(void);
+extern int64 fn_interval_usec(const Interval *iv);
+
+/* ---- TaskState in shared memory (task_state_shmem.c) ---- */
+typedef enum FlowRunState
+{
+	FLOW_STARTING = 0,
+	FLOW_ACTIVE,
+	FLOW_FAILING,
+	FLOW_WAITING_FOR_WORKER
+} FlowRunState;
+
+#define FN_ERROR_LEN 512
+
+typedef struct FlowSlot
+{
+	bool in_use;
+	bool dropped;		  /* flow dropped: worker exits and frees the slot */
+	Oid dboid;
+	Oid catalog_relid;	  /* flownode.flow of that database: a new extension is a new key */
+	int64 flow_id;
+	int lock_index;		  /* into the flownode LWLock tranche */
+
+	pid_t worker_pid;	  /* 0: no worker attached */
+	Latch *worker_latch;
+	TimestampTz worker_registered_at; /* a start was requested at; 0 when none pending */
+	FlowRunState state;
+
+	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
+	uint64 flush_requested;
+	uint64 flush_completed;
+	int64 flush_windows;
+	bool flush_failed;
+	ConditionVariable flush_cv;
+
+	/* status for the flows view */
+	TimestampTz last_run_at;
+	int64 last_run_usec;
+	int64 runs;
+	int64 failures;
+	int32 consecutive_failures;
+	int64 rows_written;
+	TimestampTz last_error_at;
+	char last_error[FN_ERROR_LEN];
+
+	/* DirtyTimeWindows: sorted, non-overlapping [start, end) ranges */
+	uint32 ndirty;
+	FnTimeRange dirty[FLEXIBLE_ARRAY_MEMBER];
+} FlowSlot;
+
+extern void fn_shmem_request(void);
+extern void fn_shmem_startup(void);
+extern LWLock *fn_registry_lock(void);
+extern LWLock *fn_slot_lock(FlowSlot *slot);
+extern FlowSlot *fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id); /* registry lock held by caller */
+extern FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error);
+extern void fn_free_slot(FlowSlot *slot);
+extern int fn_slot_count(void);
+extern FlowSlot *fn_slot_at(int i);
+extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot);
+
+/* In-flight publications: a committing writer is registered from PRE_COMMIT until
+ * it has published its marks, so flush_flow can wait for commits it must see. */
+extern void fn_inflight_begin(void);
+extern void fn_inflight_end(void);
+extern void fn_inflight_wait_all(void);
+
+/* ---- BatchingEngine (batching_engine.c) ---- */
+extern void fn_engine_init(void);
+extern void fn_on_commit_start_worker(int64 flow_id, Oid owner);
+extern void fn_on_commit_drop_flow(int64 flow_id);
+
+/* ---- BatchingTask (batching_task.c) ---- */
+extern void fn_register_launcher(void);
+extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner);
+PGDLLEXPORT void flownode_launcher_main(Datum arg);
+PGDLLEXPORT void flownode_db_starter_main(Datum arg);
+PGDLLEXPORT void flownode_flow_main(Datum arg);
+
+/* ---- gen_insert_plan.c ---- */
+/* One statement that refreshes the given ranges (NULL/0: the whole query). Returns
+ * the SQL text built from the analyzed, rewritten query tree. */
+extern char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
+/* Runs it under the flow owner's identity; returns rows upserted + deleted. */
+extern int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
+
+/* ---- query_analysis.c ---- */
+typedef struct FlowQuery
+{
+	Query *query;			  /* analyzed */
+	Oid source_relid;
+	int source_rtindex;
+	List *out_names;		  /* char *, output column names (non-junk) */
+	List *out_types;		  /* Oid */
+	List *out_typmods;		  /* int32 */
+	List *out_collations;	  /* Oid */
+	List *key_positions;	  /* int, 0-based output positions of GROUP BY keys, window first */
+	List *key_notnull;		  /* bool as int: key is known NOT NULL */
+	int window_position;	  /* 0-based output position of the window column, -1 if none */
+	FnWindowSpec window;
+	AttrNumber time_attnum;
+	char *time_column;
+	char *window_text;		  /* deparsed window expression for the flows view */
+} FlowQuery;
+
+/* Parses and analyzes `sql` under the current search_path; validates; ERROR on bad input. */
+extern FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone);
+/* Injects `col >= lo AND col < hi OR ...` (all finite timestamps when nranges = 0). */
+extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype,
+								  const FnTimeRange *ranges, int nranges);
+/* Deparses with every name schema-qualified and a fixed DateStyle. */
+extern char *fn_deparse_query(Query *query);
+/* Runs the callback with search_path, DateStyle, IntervalStyle and TimeZone pinned. */
+extern int fn_pin_deparse_settings(const char *timezone);
+extern void fn_unpin_settings(int nestlevel);
+
+/* ---- sink_table.c ---- */
+extern Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid);
+
+/* ---- misc helpers ---- */
+extern char *fn_qualified_relname(Oid relid);
+extern char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+
+#endif

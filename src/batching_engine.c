@@ -1,0 +1,553 @@
+/*
+ * batching_engine.c: the seed's BatchingEngine.
+ *
+ * - The row trigger flownode.mark_dirty() maps each written row to the window of its
+ *   time value for every flow on the table, and adds that window to a set kept in
+ *   backend memory for the current (sub)transaction. Per row: one hash lookup, the
+ *   window (remembered: consecutive rows usually share one), no SPI, no catalog.
+ * - The flows of a table are cached per backend; the cache is filled from the
+ *   catalog on a miss and invalidated by relcache callbacks.
+ * - Marks become visible to workers only when the writer commits (invariant 2): at
+ *   PRE_COMMIT the fallible work (claiming slots), at COMMIT a non-failing copy into
+ *   shared memory. A rolled-back subtransaction's marks are dropped with it.
+ * - Commit-time actions of create_flow/drop_flow/DROP EXTENSION: start or stop workers
+ *   only once the catalog change is committed.
+ */
+#include "flownode/flownode.h"
+
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+PG_FUNCTION_INFO_V1(flownode_mark_dirty);
+PG_FUNCTION_INFO_V1(flownode_mark_truncate);
+
+/* The marks one flow collected in one (sub)transaction. */
+typedef struct LocalMarks
+{
+	int64 flow_id;
+	SubTransactionId subid;
+	FlowSlot *slot;			/* claimed at PRE_COMMIT */
+	FnTimeRange last;		/* the range added last: a repeat costs nothing */
+	uint32 count;
+	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER];
+} LocalMarks;
+
+/* One flow of a source table, as the trigger needs it. */
+typedef struct FlowMarker
+{
+	int64 flow_id;
+	Oid owner;
+	Oid sink_relid;
+	AttrNumber time_attnum;
+	FnWindow *window;		  /* NULL: window-less flow */
+	LocalMarks *marks;		  /* this transaction's set, if current */
+	LocalTransactionId marks_lxid;
+} FlowMarker;
+
+typedef struct SourceEntry
+{
+	Oid relid;				  /* hash key */
+	bool valid;
+	int nflows;
+	FlowMarker *flows;
+	MemoryContext cxt;
+} SourceEntry;
+
+typedef enum PendingKind
+{
+	PENDING_START,
+	PENDING_DROP,
+	PENDING_DROP_ALL
+} PendingKind;
+
+typedef struct PendingAction
+{
+	PendingKind kind;
+	int64 flow_id;
+	Oid owner;
+	Oid catalog_relid;
+} PendingAction;
+
+static HTAB *source_cache = NULL;
+static Oid cached_catalog_relid = InvalidOid;
+static List *xact_marks = NIL;		 /* LocalMarks *, in TopTransactionContext */
+static List *pending_actions = NIL;	 /* PendingAction *, in TopTransactionContext */
+static bool inflight = false;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static const FnTimeRange WINDOWLESS_MARK = {0, 1};
+
+/* ---- the per-backend cache of flows by source table ---- */
+
+static void
+invalidate_source(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	SourceEntry *e;
+
+	if (source_cache == NULL)
+		return;
+	if (OidIsValid(relid) && relid != cached_catalog_relid)
+	{
+		e = hash_search(source_cache, &relid, HASH_FIND, NULL);
+		if (e)
+			e->valid = false;
+		return;
+	}
+	hash_seq_init(&status, source_cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+		e->valid = false;
+	cached_catalog_relid = InvalidOid;
+}
+
+static SourceEntry *
+source_entry(Oid relid)
+{
+	SourceEntry *e;
+	bool found;
+	List *configs;
+	ListCell *lc;
+	int i = 0;
+
+	if (source_cache == NULL)
+	{
+		HASHCTL ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(SourceEntry);
+		ctl.hcxt = CacheMemoryContext;
+		source_cache = hash_create("flownode sources", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(source_cache, &relid, HASH_ENTER, &found);
+	if (found && e->valid)
+		return e;
+	if (!found)
+		e->cxt = NULL;
+	if (e->cxt)
+		MemoryContextDelete(e->cxt);
+	e->cxt = NULL;
+	e->valid = false;
+	e->nflows = 0;
+	e->flows = NULL;
+
+	cached_catalog_relid = fn_catalog_relid(false);
+	configs = fn_load_flows_of_source(relid);
+	e->cxt = AllocSetContextCreate(CacheMemoryContext, "flownode source", ALLOCSET_SMALL_SIZES);
+	e->flows = MemoryContextAllocZero(e->cxt, sizeof(FlowMarker) * Max(1, list_length(configs)));
+	foreach (lc, configs)
+	{
+		TaskConfig *cfg = lfirst(lc);
+		FlowMarker *m = &e->flows[i++];
+		MemoryContext old = MemoryContextSwitchTo(e->cxt);
+
+		m->flow_id = cfg->flow_id;
+		m->owner = cfg->owner;
+		m->sink_relid = cfg->sink_relid;
+		m->time_attnum = cfg->time_attnum;
+		m->window = (cfg->window.kind == FN_WINDOW_NONE) ? NULL : fn_window_create(&cfg->window);
+		MemoryContextSwitchTo(old);
+	}
+	e->nflows = i;
+	e->valid = true;
+	return e;
+}
+
+/* ---- the transaction's local marks ---- */
+
+static LocalMarks *
+current_marks(FlowMarker *m)
+{
+	SubTransactionId subid = GetCurrentSubTransactionId();
+	LocalMarks *lm;
+	ListCell *lc;
+	MemoryContext old;
+
+	if (m->marks && m->marks_lxid == MyProc->lxid && m->marks->subid == subid)
+		return m->marks;
+	foreach (lc, xact_marks)
+	{
+		lm = lfirst(lc);
+		if (lm->flow_id == m->flow_id && lm->subid == subid)
+			goto done;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	lm = palloc0(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * fn_local_ranges_per_flow);
+	lm->flow_id = m->flow_id;
+	lm->subid = subid;
+	lm->last.start = lm->last.end = 0;
+	xact_marks = lappend(xact_marks, lm);
+	MemoryContextSwitchTo(old);
+done:
+	m->marks = lm;
+	m->marks_lxid = MyProc->lxid;
+	return lm;
+}
+
+static inline FnDirtySet
+local_set(LocalMarks *lm)
+{
+	FnDirtySet s = {lm->ranges, &lm->count, (uint32) fn_local_ranges_per_flow};
+
+	return s;
+}
+
+static inline void
+mark_range(LocalMarks *lm, FnTimeRange r)
+{
+	if (r.start == lm->last.start && r.end == lm->last.end)
+		return;
+	fn_dirty_add(local_set(lm), r);
+	lm->last = r;
+}
+
+static inline void
+mark_slot(FlowMarker *m, TupleTableSlot *slot)
+{
+	LocalMarks *lm = current_marks(m);
+	bool isnull;
+	Datum d;
+	int64 ts;
+
+	if (m->window == NULL)
+	{
+		mark_range(lm, WINDOWLESS_MARK);
+		return;
+	}
+	d = slot_getattr(slot, m->time_attnum, &isnull);
+	if (isnull)
+		return;					/* a NULL time belongs to no window */
+	ts = DatumGetInt64(d);
+	if (TIMESTAMP_NOT_FINITE(ts))
+		return;					/* nor does an infinite one */
+	if (ts >= lm->last.start && ts < lm->last.end)
+		return;
+	mark_range(lm, fn_window_of(m->window, ts));
+}
+
+Datum
+flownode_mark_dirty(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	SourceEntry *e;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+						errmsg("flownode.mark_dirty() must be called as an AFTER ROW trigger")));
+	e = source_entry(RelationGetRelid(td->tg_relation));
+	for (int i = 0; i < e->nflows; i++)
+	{
+		FlowMarker *m = &e->flows[i];
+
+		mark_slot(m, td->tg_trigslot);
+		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
+			mark_slot(m, td->tg_newslot);
+	}
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * TRUNCATE empties the sinks of every flow on the table, in the truncating
+ * transaction and as each flow's owner. A refresh in flight holds a lock on the
+ * source that TRUNCATE waits for, so it cannot write stale rows afterwards.
+ */
+Datum
+flownode_mark_truncate(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	SourceEntry *e;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+						errmsg("flownode.mark_truncate() must be called as a TRUNCATE trigger")));
+	e = source_entry(RelationGetRelid(td->tg_relation));
+	for (int i = 0; i < e->nflows; i++)
+	{
+		FlowMarker *m = &e->flows[i];
+		Oid save_userid;
+		int save_sec;
+		char *sql = psprintf("TRUNCATE ONLY %s", fn_qualified_relname(m->sink_relid));
+
+		GetUserIdAndSecContext(&save_userid, &save_sec);
+		SetUserIdAndSecContext(m->owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		PG_TRY();
+		{
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "flownode: SPI_connect failed");
+			if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+				elog(ERROR, "flownode: emptying sink failed");
+			SPI_finish();
+		}
+		PG_FINALLY();
+		{
+			SetUserIdAndSecContext(save_userid, save_sec);
+		}
+		PG_END_TRY();
+	}
+	return PointerGetDatum(NULL);
+}
+
+/* ---- transaction callbacks ---- */
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
+{
+	ListCell *lc;
+
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		foreach (lc, xact_marks)
+		{
+			LocalMarks *lm = lfirst(lc);
+
+			if (lm->subid == mySubid)
+			{
+				xact_marks = foreach_delete_current(xact_marks, lc);
+				pfree(lm);
+			}
+		}
+	}
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		foreach (lc, xact_marks)
+		{
+			LocalMarks *child = lfirst(lc);
+			LocalMarks *parent = NULL;
+			ListCell *lc2;
+
+			if (child->subid != mySubid)
+				continue;
+			foreach (lc2, xact_marks)
+			{
+				LocalMarks *p = lfirst(lc2);
+
+				if (p->flow_id == child->flow_id && p->subid == parentSubid)
+					parent = p;
+			}
+			if (parent == NULL)
+				child->subid = parentSubid;
+			else
+			{
+				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
+				parent->last.start = parent->last.end = 0;
+				xact_marks = foreach_delete_current(xact_marks, lc);
+				pfree(child);
+			}
+		}
+	}
+}
+
+/* Claims (fallibly) the slots the commit will publish to. */
+static void
+pre_commit(void)
+{
+	ListCell *lc;
+	Oid catalog = InvalidOid;
+
+	if (xact_marks == NIL)
+		return;
+	catalog = fn_catalog_relid(true);
+	foreach (lc, xact_marks)
+	{
+		LocalMarks *lm = lfirst(lc);
+
+		lm->slot = OidIsValid(catalog) ? fn_acquire_slot(MyDatabaseId, catalog, lm->flow_id, true) : NULL;
+	}
+	fn_inflight_begin();
+	inflight = true;
+}
+
+/* Runs at COMMIT: nothing here may fail. */
+static void
+publish_marks(void)
+{
+	ListCell *lc;
+
+	foreach (lc, xact_marks)
+	{
+		LocalMarks *lm = lfirst(lc);
+		FlowSlot *slot = lm->slot;
+
+		if (slot == NULL || lm->count == 0)
+			continue;
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		if (slot->in_use && slot->flow_id == lm->flow_id && slot->dboid == MyDatabaseId && !slot->dropped)
+			fn_dirty_add_all(fn_slot_dirty_set(slot), lm->ranges, lm->count);
+		LWLockRelease(fn_slot_lock(slot));
+	}
+}
+
+static void
+stop_flow_slot(FlowSlot *slot)
+{
+	Latch *latch = NULL;
+	bool free_now;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->dropped = true;
+	latch = slot->worker_latch;
+	free_now = (slot->worker_pid == 0);
+	LWLockRelease(fn_slot_lock(slot));
+	if (latch)
+		SetLatch(latch);
+	if (free_now)
+		fn_free_slot(slot);
+}
+
+static void
+run_commit_actions(void)
+{
+	ListCell *lc;
+
+	foreach (lc, pending_actions)
+	{
+		PendingAction *a = lfirst(lc);
+
+		if (a->kind == PENDING_START)
+			(void) fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner);
+		else
+		{
+			LWLockAcquire(fn_registry_lock(), LW_SHARED);
+			for (int i = 0; i < fn_slot_count(); i++)
+			{
+				FlowSlot *slot = fn_slot_at(i);
+				bool match = slot->in_use && slot->dboid == MyDatabaseId && slot->catalog_relid == a->catalog_relid &&
+							 (a->kind == PENDING_DROP_ALL || slot->flow_id == a->flow_id);
+
+				if (match)
+				{
+					LWLockRelease(fn_registry_lock());
+					stop_flow_slot(slot);
+					LWLockAcquire(fn_registry_lock(), LW_SHARED);
+				}
+			}
+			LWLockRelease(fn_registry_lock());
+		}
+	}
+}
+
+static void
+run_abort_actions(void)
+{
+	ListCell *lc;
+
+	foreach (lc, pending_actions)
+	{
+		PendingAction *a = lfirst(lc);
+
+		if (a->kind == PENDING_START)
+		{
+			FlowSlot *slot;
+
+			LWLockAcquire(fn_registry_lock(), LW_SHARED);
+			slot = fn_find_slot(MyDatabaseId, a->catalog_relid, a->flow_id);
+			LWLockRelease(fn_registry_lock());
+			if (slot)
+				fn_free_slot(slot);
+		}
+	}
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			pre_commit();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (xact_marks != NIL || pending_actions != NIL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that changed a flow's source table or a flow"),
+						 errhint("Commit it directly; flownode publishes dirty windows at commit.")));
+			break;
+		case XACT_EVENT_COMMIT:
+			publish_marks();
+			if (inflight)
+				fn_inflight_end();
+			run_commit_actions();
+			inflight = false;
+			xact_marks = NIL;
+			pending_actions = NIL;
+			break;
+		case XACT_EVENT_ABORT:
+			if (inflight)
+				fn_inflight_end();
+			run_abort_actions();
+			inflight = false;
+			xact_marks = NIL;
+			pending_actions = NIL;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_relid)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	PendingAction *a = palloc0(sizeof(PendingAction));
+
+	a->kind = kind;
+	a->flow_id = flow_id;
+	a->owner = owner;
+	a->catalog_relid = catalog_relid;
+	pending_actions = lappend(pending_actions, a);
+	MemoryContextSwitchTo(old);
+}
+
+void
+fn_on_commit_start_worker(int64 flow_id, Oid owner)
+{
+	add_pending(PENDING_START, flow_id, owner, fn_catalog_relid(false));
+}
+
+void
+fn_on_commit_drop_flow(int64 flow_id)
+{
+	add_pending(PENDING_DROP, flow_id, InvalidOid, fn_catalog_relid(false));
+}
+
+static void
+object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == ExtensionRelationId && objectId == get_extension_oid("flownode", true))
+	{
+		Oid catalog = fn_catalog_relid(true);
+
+		if (OidIsValid(catalog))
+			add_pending(PENDING_DROP_ALL, 0, InvalidOid, catalog);
+	}
+}
+
+void
+fn_engine_init(void)
+{
+	static bool done = false;
+
+	if (done)
+		return;
+	done = true;
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+	CacheRegisterRelcacheCallback(invalidate_source, (Datum) 0);
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = object_access;
+}

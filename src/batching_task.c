@@ -1,0 +1,590 @@
+/*
+ * batching_task.c: the seed's BatchingTask, one dynamic background worker per flow,
+ * plus the launcher that brings every flow's worker back after a server start.
+ *
+ * Worker loop (start_executing_loop): sleep until the next evaluation (eval_interval,
+ * or adaptive), take at most flownode.max_windows_per_refresh dirty windows oldest
+ * first, run the refresh in its own transaction, drop the taken windows on success
+ * or put them back on failure. A backlog runs again at once. flush_flow requests
+ * are served between cycles: everything dirty at that moment is refreshed.
+ *
+ * Launcher: a static worker that starts a short-lived "db starter" per database; the
+ * starter starts the workers of that database's flows (if flownode is installed)
+ * and the launcher retries flows left without a worker (no free worker slot).
+ */
+#include "flownode/flownode.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#define WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
+
+/* ---- starting workers ---- */
+
+static void
+fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type)
+{
+	memset(w, 0, sizeof(*w));
+	w->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w->bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(w->bgw_library_name, "flownode", BGW_MAXLEN);
+	strlcpy(w->bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(w->bgw_name, name, BGW_MAXLEN);
+	strlcpy(w->bgw_type, type, BGW_MAXLEN);
+}
+
+/*
+ * Registers the flow's worker. Cannot fail (it runs at COMMIT): when no worker slot
+ * is free the flow is marked waiting_for_worker and the launcher retries.
+ */
+bool
+fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner)
+{
+	BackgroundWorker w;
+	char name[BGW_MAXLEN];
+	FlowSlot *slot;
+	bool ok;
+
+	snprintf(name, sizeof(name), "flownode flow " INT64_FORMAT, flow_id);
+	fill_worker(&w, "flownode_flow_main", name, "flownode flow");
+	w.bgw_main_arg = Int64GetDatum(flow_id);
+	memcpy(w.bgw_extra, &dboid, sizeof(Oid));
+	memcpy(w.bgw_extra + sizeof(Oid), &owner, sizeof(Oid));
+	memcpy(w.bgw_extra + 2 * sizeof(Oid), &catalog_relid, sizeof(Oid));
+	ok = RegisterDynamicBackgroundWorker(&w, NULL);
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	slot = fn_find_slot(dboid, catalog_relid, flow_id);
+	if (slot)
+	{
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		if (ok)
+			slot->worker_registered_at = GetCurrentTimestamp();
+		else if (slot->worker_pid == 0)
+			slot->state = FLOW_WAITING_FOR_WORKER;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
+	if (!ok)
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("flownode: no free background worker slot for flow " INT64_FORMAT, flow_id),
+				 errdetail("The flow keeps its dirty windows and starts as soon as a slot frees."),
+				 errhint("Raise max_worker_processes (now %d); it needs one per flow plus one.",
+						 max_worker_processes)));
+	return ok;
+}
+
+/* True when the slot has no worker and no start in progress. */
+static bool
+needs_worker(FlowSlot *slot, TimestampTz now)
+{
+	return slot->in_use && !slot->dropped && slot->worker_pid == 0 &&
+		   (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
+}
+
+/* ---- the flow worker ---- */
+
+typedef struct TaskRun
+{
+	TaskConfig *cfg;
+	FnWindow *window;		   /* NULL for window-less flows */
+	FlowSlot *slot;
+	MemoryContext cxt;		   /* lives as long as the worker */
+	FnTimeRange *buf;		   /* copy of the dirty set */
+	FnTimeRange *chunk;		   /* this cycle's ranges */
+	uint32 nchunk;			   /* >0 while a refresh holds them (put back at exit) */
+	FnTimeRange *backlog;	   /* a flush's ranges */
+	uint32 nbacklog;
+} TaskRun;
+
+static TaskRun task;
+
+static FnDirtySet
+backlog_set(void)
+{
+	FnDirtySet s = {task.backlog, &task.nbacklog, (uint32) fn_dirty_ranges_per_flow};
+
+	return s;
+}
+
+/* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
+static void
+worker_exit(int code, Datum arg)
+{
+	FlowSlot *slot = task.slot;
+	bool dropped;
+
+	if (slot == NULL)
+		return;
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->worker_pid == MyProcPid)
+	{
+		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
+		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
+		slot->worker_pid = 0;
+		slot->worker_latch = NULL;
+		slot->worker_registered_at = 0;
+	}
+	dropped = slot->dropped;
+	LWLockRelease(fn_slot_lock(slot));
+	ConditionVariableBroadcast(&slot->flush_cv);
+	if (dropped)
+		fn_free_slot(slot);
+}
+
+static void
+record_failure(ErrorData *edata)
+{
+	FlowSlot *slot = task.slot;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->failures++;
+	slot->consecutive_failures++;
+	slot->state = FLOW_FAILING;
+	slot->last_error_at = GetCurrentTimestamp();
+	strlcpy(slot->last_error, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/*
+ * Plans and runs one refresh transaction over at most max_windows windows of `from`
+ * (the shared dirty set, or a flush's backlog). The ranges are taken out of `from`
+ * before the refresh takes its snapshot; on failure they are put back.
+ */
+static bool
+run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool ok = true;
+	TimestampTz start = GetCurrentTimestamp();
+	int64 rows = 0;
+
+	*backlog_remains = false;
+	PG_TRY();
+	{
+		uint32 n;
+		uint64 windows = 1;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		pgstat_report_activity(STATE_RUNNING, "flownode: refreshing dirty windows");
+
+		if (from_shared)
+			LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+		if (from_shared && task.cfg->expire_after != NULL && task.window != NULL)
+		{
+			TimestampTz cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
+
+			if (!task.cfg->window.with_time_zone)
+				cutoff = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone,
+															   CStringGetTextDatum(task.cfg->timezone),
+															   TimestampTzGetDatum(cutoff)));
+			fn_dirty_drop_ending_at_or_before(from, cutoff);
+		}
+		n = *from.count;
+		memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
+		if (from_shared)
+			LWLockRelease(fn_slot_lock(task.slot));
+
+		if (n > 0)
+		{
+			if (task.window == NULL)
+			{
+				memcpy(task.chunk, task.buf, sizeof(FnTimeRange) * n);
+				task.nchunk = n;
+			}
+			else
+				task.nchunk = fn_plan_take(task.window, task.buf, n, (uint64) fn_max_windows_per_refresh, task.chunk,
+										   &windows, backlog_remains);
+
+			/* take them: from here on they are ours until commit or put back */
+			if (from_shared)
+				LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+			for (uint32 i = 0; i < task.nchunk; i++)
+				fn_dirty_subtract(from, task.chunk[i]);
+			if (from_shared)
+				LWLockRelease(fn_slot_lock(task.slot));
+
+			rows = fn_execute_insert_plan(task.cfg, task.window ? task.chunk : NULL,
+										  task.window ? (int) task.nchunk : 0);
+			*windows_done += (int64) windows;
+		}
+		CommitTransactionCommand();
+		task.nchunk = 0;
+	}
+	PG_CATCH();
+	{
+		ErrorData *edata;
+
+		MemoryContextSwitchTo(task.cxt);
+		edata = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		if (from_shared)
+			LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+		fn_dirty_add_all(from, task.chunk, task.nchunk);
+		if (from_shared)
+			LWLockRelease(fn_slot_lock(task.slot));
+		task.nchunk = 0;
+		record_failure(edata);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+
+	if (ok)
+	{
+		FlowSlot *slot = task.slot;
+
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->runs++;
+		slot->rows_written += rows;
+		slot->last_run_at = GetCurrentTimestamp();
+		slot->last_run_usec = slot->last_run_at - start;
+		slot->consecutive_failures = 0;
+		slot->state = FLOW_ACTIVE;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	return ok;
+}
+
+/* flush_flow: refresh everything dirty now, chunk by chunk, then answer the callers. */
+static void
+serve_flush(void)
+{
+	FlowSlot *slot = task.slot;
+	uint64 serving;
+	int64 windows = 0;
+	bool ok = true;
+	bool more;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	serving = slot->flush_requested;
+	fn_dirty_add_all(backlog_set(), slot->dirty, slot->ndirty);
+	slot->ndirty = 0;
+	LWLockRelease(fn_slot_lock(slot));
+
+	while (ok && task.nbacklog > 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ok = run_refresh(backlog_set(), false, &windows, &more);
+	}
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
+	task.nbacklog = 0;
+	slot->flush_completed = serving;
+	slot->flush_windows = windows;
+	slot->flush_failed = !ok;
+	LWLockRelease(fn_slot_lock(slot));
+	ConditionVariableBroadcast(&slot->flush_cv);
+}
+
+static void
+load_task(int64 flow_id, Oid dboid, Oid catalog_relid)
+{
+	MemoryContext old;
+
+	task.cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	old = MemoryContextSwitchTo(task.cxt);
+	if (fn_catalog_relid(true) != catalog_relid)
+		task.cfg = NULL;
+	else
+		task.cfg = fn_load_task_config(flow_id, true);
+	if (task.cfg != NULL && task.cfg->window.kind != FN_WINDOW_NONE)
+		task.window = fn_window_create(&task.cfg->window);
+	task.buf = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
+	task.chunk = palloc(sizeof(FnTimeRange) * (fn_dirty_ranges_per_flow + 1));
+	task.backlog = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
+	MemoryContextSwitchTo(old);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/* Claims the slot for this process; false when the flow is gone or already served. */
+static bool
+attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id)
+{
+	FlowSlot *slot = fn_acquire_slot(dboid, catalog_relid, flow_id, true);
+	bool ok;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	ok = !slot->dropped && slot->worker_pid == 0;
+	if (ok)
+	{
+		slot->worker_pid = MyProcPid;
+		slot->worker_latch = MyLatch;
+		slot->worker_registered_at = 0;
+		slot->state = slot->consecutive_failures > 0 ? FLOW_FAILING : FLOW_ACTIVE;
+	}
+	LWLockRelease(fn_slot_lock(slot));
+	if (ok)
+	{
+		task.slot = slot;
+		before_shmem_exit(worker_exit, (Datum) 0);
+		ConditionVariableBroadcast(&slot->flush_cv);
+	}
+	return ok;
+}
+
+void
+flownode_flow_main(Datum arg)
+{
+	int64 flow_id = DatumGetInt64(arg);
+	Oid dboid, owner, catalog_relid;
+	TimestampTz next_eval;
+	int64 last_run_usec = 0;
+
+	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
+	memcpy(&catalog_relid, MyBgworkerEntry->bgw_extra + 2 * sizeof(Oid), sizeof(Oid));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, owner, 0);
+
+	load_task(flow_id, dboid, catalog_relid);
+	if (task.cfg == NULL)
+		proc_exit(0);			/* dropped before we started */
+	if (!attach_slot(dboid, catalog_relid, flow_id))
+		proc_exit(0);			/* another worker serves it, or it was dropped */
+	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
+	pgstat_report_appname(task.cfg->flow_name);
+	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
+
+	next_eval = GetCurrentTimestamp();	/* catch up on whatever is pending at once */
+	for (;;)
+	{
+		bool dropped, flush;
+		TimestampTz now;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		LWLockAcquire(fn_slot_lock(task.slot), LW_SHARED);
+		dropped = task.slot->dropped;
+		flush = task.slot->flush_requested > task.slot->flush_completed;
+		LWLockRelease(fn_slot_lock(task.slot));
+		if (dropped)
+			break;
+		if (flush)
+		{
+			serve_flush();
+			continue;
+		}
+		now = GetCurrentTimestamp();
+		if (now >= next_eval)
+		{
+			int64 windows = 0;
+			bool backlog = false;
+			TimestampTz started = now;
+			int64 sleep_usec;
+
+			(void) run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
+			now = GetCurrentTimestamp();
+			last_run_usec = now - started;
+			sleep_usec = fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+											task.window ? fn_window_nominal_usec(task.window) : 0,
+											(int64) fn_min_refresh_interval_ms * 1000,
+											(int64) fn_max_backoff_ms * 1000, last_run_usec, backlog,
+											(uint32) task.slot->consecutive_failures);
+			next_eval = now + sleep_usec;
+			continue;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Max(1L, (long) ((next_eval - now + 999) / 1000)), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped", task.cfg->flow_name)));
+	proc_exit(0);
+}
+
+/* ---- the launcher and the per-database starter ---- */
+
+void
+fn_register_launcher(void)
+{
+	BackgroundWorker w;
+
+	fill_worker(&w, "flownode_launcher_main", "flownode launcher", "flownode launcher");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_restart_time = 5;
+	RegisterBackgroundWorker(&w);
+}
+
+static bool
+start_db_starter(Oid dboid)
+{
+	BackgroundWorker w;
+
+	fill_worker(&w, "flownode_db_starter_main", "flownode db starter", "flownode db starter");
+	w.bgw_main_arg = ObjectIdGetDatum(dboid);
+	return RegisterDynamicBackgroundWorker(&w, NULL);
+}
+
+static List *
+database_list(void)
+{
+	List *dbs = NIL;
+	Relation rel;
+	TableScanDesc scan;
+	HeapTuple tup;
+	MemoryContext caller = CurrentMemoryContext;
+
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		if (db->datallowconn && !db->datistemplate)
+		{
+			MemoryContext old = MemoryContextSwitchTo(caller);
+
+			dbs = lappend_oid(dbs, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return dbs;
+}
+
+void
+flownode_launcher_main(Datum arg)
+{
+	List *pending;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pending = database_list();
+
+	for (;;)
+	{
+		ListCell *lc;
+		List *retry = NIL;
+		TimestampTz now = GetCurrentTimestamp();
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		/* flows left without a worker: start their database's starter again */
+		LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		for (int i = 0; i < fn_slot_count(); i++)
+		{
+			FlowSlot *slot = fn_slot_at(i);
+
+			if (needs_worker(slot, now) && slot->state == FLOW_WAITING_FOR_WORKER)
+				pending = list_append_unique_oid(pending, slot->dboid);
+		}
+		LWLockRelease(fn_registry_lock());
+
+		foreach (lc, pending)
+			if (!start_db_starter(lfirst_oid(lc)))
+				retry = lappend_oid(retry, lfirst_oid(lc));
+		list_free(pending);
+		pending = retry;
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+void
+flownode_db_starter_main(Datum arg)
+{
+	Oid dboid = DatumGetObjectId(arg);
+	Oid catalog;
+	List *flows = NIL;
+	ListCell *lc;
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	catalog = OidIsValid(get_extension_oid("flownode", true)) ? fn_catalog_relid(true) : InvalidOid;
+	if (OidIsValid(catalog))
+		flows = fn_load_all_flows();
+
+	foreach (lc, flows)
+	{
+		TaskConfig *cfg = lfirst(lc);
+		FlowSlot *slot = fn_acquire_slot(dboid, catalog, cfg->flow_id, false);
+		bool start;
+
+		if (slot == NULL)
+		{
+			ereport(WARNING, (errmsg("flownode: no shared memory slot for flow \"%s\"", cfg->flow_name),
+							  errhint("Raise flownode.max_flows.")));
+			continue;
+		}
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		start = needs_worker(slot, GetCurrentTimestamp());
+		LWLockRelease(fn_slot_lock(slot));
+		if (start)
+			(void) fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner);
+	}
+
+	/* slots of this database whose flow no longer exists (an aborted create, an
+	 * uninstalled extension) and that no worker holds are freed */
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++)
+	{
+		FlowSlot *slot = fn_slot_at(i);
+		bool known = false;
+
+		if (!slot->in_use || slot->dboid != dboid || slot->worker_pid != 0)
+			continue;
+		foreach (lc, flows)
+			known |= (slot->catalog_relid == catalog && ((TaskConfig *) lfirst(lc))->flow_id == slot->flow_id);
+		if (!known)
+		{
+			LWLockRelease(fn_registry_lock());
+			fn_free_slot(slot);
+			LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		}
+	}
+	LWLockRelease(fn_registry_lock());
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	proc_exit(0);
+}

@@ -1,0 +1,218 @@
+// The one C++ file at the PostgreSQL boundary: it implements the C functions of
+// core_bridge.h over the pure core, and WindowCalendar over PostgreSQL's own
+// date_bin / date_trunc so window bounds match the user's query exactly.
+#include "flownode/pg_guard.hpp"
+
+extern "C" {
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgrprotos.h"
+#include "utils/timestamp.h"
+}
+
+#include <new>
+
+#include "flownode/core_bridge.h"
+#include "flownode/dirty_time_windows.hpp"
+#include "flownode/task_state.hpp"
+#include "flownode/time_window_expr.hpp"
+
+using flownode::DirtyTimeWindows;
+using flownode::invoke_cpp;
+using flownode::pg_call;
+using flownode::TimeWindowExpr;
+
+namespace {
+
+// Every datum it passes lives in this object, which lives in a PostgreSQL memory
+// context: nothing here owns a C++ resource, so freeing the context frees it all.
+class PgCalendar final : public flownode::WindowCalendar {
+  public:
+	explicit PgCalendar(const FnWindowSpec &spec) : spec_(spec) {
+		stride_.time = spec.stride_time;
+		stride_.day = spec.stride_day;
+		stride_.month = 0;
+		if (spec.kind == FN_WINDOW_DATE_TRUNC) {
+			unit_ = pg_call([&] { return cstring_to_text(spec.unit); });
+			zone_ = pg_call([&] { return cstring_to_text(spec.zone); });
+			step_ = unit_interval(spec.unit);
+		}
+	}
+
+	int64_t truncate(int64_t ts) override {
+		if (spec_.kind == FN_WINDOW_DATE_BIN) {
+			PGFunction bin = spec_.with_time_zone ? timestamptz_bin : timestamp_bin;
+			return pg_call([&] {
+				return DatumGetTimestamp(DirectFunctionCall3(bin, IntervalPGetDatum(&stride_),
+				                                             TimestampGetDatum(ts), TimestampGetDatum(spec_.origin)));
+			});
+		}
+		if (spec_.with_time_zone)
+			return pg_call([&] {
+				return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_trunc_zone, PointerGetDatum(unit_),
+				                                               TimestampTzGetDatum(ts), PointerGetDatum(zone_)));
+			});
+		return pg_call([&] {
+			return DatumGetTimestamp(
+			    DirectFunctionCall2(timestamp_trunc, PointerGetDatum(unit_), TimestampGetDatum(ts)));
+		});
+	}
+
+	// One calendar unit later, in the flow's local time: a day after midnight is the
+	// next midnight even across a DST change, a month after the 1st is the next 1st.
+	int64_t step(int64_t lower) override {
+		return pg_call([&] {
+			if (!spec_.with_time_zone)
+				return DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval, TimestampGetDatum(lower),
+				                                             IntervalPGetDatum(&step_)));
+			Datum local = DirectFunctionCall2(timestamptz_zone, PointerGetDatum(zone_), TimestampTzGetDatum(lower));
+			Datum next = DirectFunctionCall2(timestamp_pl_interval, local, IntervalPGetDatum(&step_));
+			return DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone, PointerGetDatum(zone_), next));
+		});
+	}
+
+  private:
+	static Interval unit_interval(const char *unit) {
+		Interval iv{0, 0, 0};
+		std::string u(unit);
+		if (u == "microseconds")
+			iv.time = 1;
+		else if (u == "milliseconds")
+			iv.time = 1000;
+		else if (u == "second")
+			iv.time = USECS_PER_SEC;
+		else if (u == "minute")
+			iv.time = USECS_PER_MINUTE;
+		else if (u == "hour")
+			iv.time = USECS_PER_HOUR;
+		else if (u == "day")
+			iv.day = 1;
+		else if (u == "week")
+			iv.day = 7;
+		else if (u == "month")
+			iv.month = 1;
+		else if (u == "quarter")
+			iv.month = 3;
+		else if (u == "year")
+			iv.month = 12;
+		else if (u == "decade")
+			iv.month = 120;
+		else if (u == "century")
+			iv.month = 1200;
+		else if (u == "millennium")
+			iv.month = 12000;
+		else
+			throw std::invalid_argument("unsupported date_trunc unit \"" + u + "\"");
+		return iv;
+	}
+
+	FnWindowSpec spec_;
+	Interval stride_{};
+	Interval step_{};
+	text *unit_ = nullptr;
+	text *zone_ = nullptr;
+};
+
+int64_t nominal_usec(const FnWindowSpec &spec) {
+	if (spec.kind == FN_WINDOW_DATE_BIN)
+		return spec.stride_time + int64_t(spec.stride_day) * USECS_PER_DAY;
+	std::string u(spec.unit);
+	if (u == "microseconds")
+		return 1;
+	if (u == "milliseconds")
+		return 1000;
+	if (u == "second")
+		return USECS_PER_SEC;
+	if (u == "minute")
+		return USECS_PER_MINUTE;
+	if (u == "hour")
+		return USECS_PER_HOUR;
+	if (u == "day")
+		return USECS_PER_DAY;
+	if (u == "week")
+		return 7 * USECS_PER_DAY;
+	if (u == "month")
+		return 30 * USECS_PER_DAY;
+	if (u == "quarter")
+		return 91 * USECS_PER_DAY;
+	return 365 * USECS_PER_DAY;	 // year and longer: scheduling only needs "long"
+}
+
+}  // namespace
+
+// The C handle: a calendar and the expression over it, both placement-new'd into one
+// palloc'd chunk.
+struct FnWindow {
+	PgCalendar calendar;
+	TimeWindowExpr expr;
+	FnWindow(const FnWindowSpec &spec)
+	    : calendar(spec), expr(spec.kind == FN_WINDOW_DATE_BIN
+	                               ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
+	                               : TimeWindowExpr::calendar(nominal_usec(spec), &calendar)) {}
+};
+
+extern "C" FnWindow *fn_window_create(const FnWindowSpec *spec) {
+	return invoke_cpp("window", [&] {
+		if (spec->kind == FN_WINDOW_DATE_BIN && nominal_usec(*spec) <= 0)
+			throw std::invalid_argument("date_bin stride must be positive");
+		void *mem = pg_call([] { return palloc(sizeof(FnWindow)); });
+		return new (mem) FnWindow(*spec);
+	});
+}
+
+extern "C" FnTimeRange fn_window_of(FnWindow *w, int64_t ts) {
+	return invoke_cpp("window", [&] { return w->expr.window_of(ts).range(); });
+}
+
+extern "C" uint64_t fn_window_count(FnWindow *w, FnTimeRange r, uint64_t cap) {
+	return invoke_cpp("window", [&] {
+		uint64_t counted = 0;
+		w->expr.advance(r, cap, &counted);
+		return counted;
+	});
+}
+
+extern "C" int64_t fn_window_nominal_usec(FnWindow *w) { return w->expr.nominal_size(); }
+
+extern "C" void fn_window_check(const FnWindowSpec *spec) {
+	FnWindow *w = fn_window_create(spec);
+	(void)fn_window_of(w, 0);
+	pfree(w);
+}
+
+extern "C" void fn_dirty_add(FnDirtySet s, FnTimeRange r) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).add(r);
+}
+
+extern "C" void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).add_all(rs, n);
+}
+
+extern "C" void fn_dirty_subtract(FnDirtySet s, FnTimeRange r) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).subtract(r);
+}
+
+extern "C" uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).drop_ending_at_or_before(t);
+}
+
+extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
+                                 FnTimeRange *out, uint64_t *windows, bool *backlog_remains) {
+	return invoke_cpp("plan", [&] {
+		flownode::TakePlan plan = flownode::plan_take(ranges, n, max_windows, w->expr);
+		uint32_t k = 0;
+		for (const FnTimeRange &r : plan.ranges)
+			out[k++] = r;
+		*windows = plan.windows;
+		*backlog_remains = plan.backlog_remains;
+		return k;
+	});
+}
+
+extern "C" int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
+                                      int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
+                                      bool backlog_remains, uint32_t consecutive_failures) {
+	flownode::Cadence c{eval_interval_usec, window_size_usec, min_refresh_usec, max_backoff_usec};
+	return flownode::next_sleep_usec(c, last_run_usec, backlog_remains, consecutive_failures);
+}

@@ -1,0 +1,186 @@
+/*
+ * task_config.c: TaskConfig, a flow's immutable configuration, read from the
+ * flownode.flow catalog. Reads run as the catalog's owner so that any caller
+ * (a writer's trigger, a worker, flush_flow) can resolve the flows it touches.
+ */
+#include "flownode/flownode.h"
+
+#include "miscadmin.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/syscache.h"
+#include "utils/datum.h"
+#include "catalog/pg_class.h"
+
+#define CONFIG_COLUMNS                                                                              \
+	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, " \
+	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "     \
+	"expire_after"
+
+Oid
+fn_catalog_relid(bool missing_ok)
+{
+	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
+	Oid relid = OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+
+	if (!OidIsValid(relid) && !missing_ok)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("extension \"flownode\" is not installed in this database"),
+						errhint("Run CREATE EXTENSION flownode.")));
+	return relid;
+}
+
+Oid
+fn_catalog_owner(void)
+{
+	HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(fn_catalog_relid(false)));
+	Oid owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "flownode: catalog relation vanished");
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+int64
+fn_interval_usec(const Interval *iv)
+{
+	return iv->time + (int64) iv->day * USECS_PER_DAY + (int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
+}
+
+static char *
+get_text(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool isnull;
+	Datum d = SPI_getbinval(tup, desc, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+static TaskConfig *
+row_to_config(HeapTuple tup, TupleDesc desc)
+{
+	TaskConfig *cfg = palloc0(sizeof(TaskConfig));
+	bool isnull;
+	char *kind;
+	Datum d;
+
+	cfg->flow_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	cfg->flow_name = get_text(tup, desc, 2);
+	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+	cfg->source_relid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
+	cfg->sink_relid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+	d = SPI_getbinval(tup, desc, 6, &isnull);
+	cfg->time_attnum = isnull ? 0 : DatumGetInt16(d);
+	kind = get_text(tup, desc, 7);
+	memset(&cfg->window, 0, sizeof(cfg->window));
+	if (kind == NULL)
+		cfg->window.kind = FN_WINDOW_NONE;
+	else if (strcmp(kind, "date_bin") == 0)
+	{
+		Interval *stride = DatumGetIntervalP(SPI_getbinval(tup, desc, 8, &isnull));
+
+		cfg->window.kind = FN_WINDOW_DATE_BIN;
+		cfg->window.stride_time = stride->time;
+		cfg->window.stride_day = stride->day;
+		cfg->window.origin = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	}
+	else
+	{
+		char *unit = get_text(tup, desc, 10);
+		char *zone = get_text(tup, desc, 11);
+
+		cfg->window.kind = FN_WINDOW_DATE_TRUNC;
+		strlcpy(cfg->window.unit, unit ? unit : "", FN_UNIT_LEN);
+		strlcpy(cfg->window.zone, zone ? zone : "", FN_ZONE_LEN);
+	}
+	d = SPI_getbinval(tup, desc, 12, &isnull);
+	cfg->window.with_time_zone = isnull ? false : DatumGetBool(d);
+	cfg->query = get_text(tup, desc, 13);
+	cfg->timezone = get_text(tup, desc, 14);
+	d = SPI_getbinval(tup, desc, 15, &isnull);
+	cfg->eval_interval = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+	d = SPI_getbinval(tup, desc, 16, &isnull);
+	cfg->expire_after = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+	return cfg;
+}
+
+/* Runs a catalog query as the catalog's owner and returns its rows as TaskConfigs
+ * allocated in the caller's memory context. */
+static List *
+query_configs(const char *where, Oid argtype, Datum arg)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid save_userid;
+	int save_sec;
+	List *result = NIL;
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
+					 where);
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		int rc;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "flownode: SPI_connect failed");
+		rc = SPI_execute_with_args(sql.data, argtype == InvalidOid ? 0 : 1, &argtype, &arg, NULL, false, 0);
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			result = lappend(result, row_to_config(SPI_tuptable->vals[i], SPI_tuptable->tupdesc));
+			MemoryContextSwitchTo(spi);
+		}
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec);
+	}
+	PG_END_TRY();
+	return result;
+}
+
+TaskConfig *
+fn_load_task_config(int64 flow_id, bool missing_ok)
+{
+	List *l = query_configs("WHERE flow_id = $1", INT8OID, Int64GetDatum(flow_id));
+
+	if (l == NIL && !missing_ok)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow with id " INT64_FORMAT " does not exist",
+																  flow_id)));
+	return l ? linitial(l) : NULL;
+}
+
+TaskConfig *
+fn_load_task_config_by_name(const char *flow_name, bool missing_ok)
+{
+	List *l = query_configs("WHERE flow_name = $1", TEXTOID, CStringGetTextDatum(flow_name));
+
+	if (l == NIL && !missing_ok)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
+	return l ? linitial(l) : NULL;
+}
+
+List *
+fn_load_flows_of_source(Oid source_relid)
+{
+	return query_configs("WHERE source_table = $1 ORDER BY flow_id", OIDOID, ObjectIdGetDatum(source_relid));
+}
+
+List *
+fn_load_all_flows(void)
+{
+	return query_configs("ORDER BY flow_id", InvalidOid, (Datum) 0);
+}
