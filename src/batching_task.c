@@ -377,7 +377,13 @@ flownode_flow_main(Datum arg)
 	pgstat_report_appname(task.cfg->flow_name);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
 
-	next_eval = GetCurrentTimestamp();	/* catch up on whatever is pending at once */
+	/* the first evaluation follows the cadence like every other: create_flow has
+	 * just filled the sink, and flush_flow wakes the worker when asked to */
+	next_eval = GetCurrentTimestamp() +
+				fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+								   task.window ? fn_window_nominal_usec(task.window) : 0,
+								   (int64) fn_min_refresh_interval_ms * 1000, (int64) fn_max_backoff_ms * 1000, 0,
+								   false, 0);
 	for (;;)
 	{
 		bool dropped, flush;

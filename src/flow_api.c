@@ -32,6 +32,8 @@
 #include "utils/inval.h"
 #include "utils/wait_event.h"
 #include "access/relation.h"
+#include "access/table.h"
+#include "parser/parse_func.h"
 
 PG_FUNCTION_INFO_V1(flownode_create_flow);
 PG_FUNCTION_INFO_V1(flownode_drop_flow);
@@ -109,13 +111,31 @@ check_owner(TaskConfig *cfg)
 						errmsg("must be owner of flow \"%s\"", cfg->flow_name)));
 }
 
+/*
+ * Our triggers are internal (hidden from \d and pg_dump, untouched by DISABLE
+ * TRIGGER USER), so PostgreSQL suffixes their names: find them by function.
+ */
+static Oid
+find_trigger(Oid source_relid, const char *func)
+{
+	Oid funcoid = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *) func)), 0, NULL, false);
+	Relation rel = table_open(source_relid, AccessShareLock);
+	Oid found = InvalidOid;
+
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
+		if (rel->trigdesc->triggers[i].tgfoid == funcoid)
+			found = rel->trigdesc->triggers[i].tgoid;
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
 static void
 install_trigger(Oid source_relid, const char *name, const char *func, int16 events, bool row)
 {
 	CreateTrigStmt *stmt;
 	ObjectAddress trig, ext;
 
-	if (OidIsValid(get_trigger_oid(source_relid, name, true)))
+	if (OidIsValid(find_trigger(source_relid, func)))
 		return;
 	stmt = makeNode(CreateTrigStmt);
 	stmt->replace = false;
@@ -139,12 +159,13 @@ install_trigger(Oid source_relid, const char *name, const char *func, int16 even
 	/* DROP EXTENSION takes the triggers with it */
 	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
 	recordDependencyOn(&trig, &ext, DEPENDENCY_AUTO);
+	CommandCounterIncrement();
 }
 
 static void
-remove_trigger(Oid source_relid, const char *name)
+remove_trigger(Oid source_relid, const char *func)
 {
-	Oid trigoid = get_trigger_oid(source_relid, name, true);
+	Oid trigoid = find_trigger(source_relid, func);
 	ObjectAddress addr;
 
 	if (!OidIsValid(trigoid))
@@ -167,8 +188,8 @@ drop_flow_internal(TaskConfig *cfg)
 					 othervals, NULL) == 0 &&
 		OidIsValid(get_rel_namespace(cfg->source_relid)))
 	{
-		remove_trigger(cfg->source_relid, FLOWNODE_TRIGGER_NAME);
-		remove_trigger(cfg->source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME);
+		remove_trigger(cfg->source_relid, "mark_dirty");
+		remove_trigger(cfg->source_relid, "mark_truncate");
 	}
 	if (OidIsValid(get_rel_namespace(cfg->source_relid)))
 		CacheInvalidateRelcacheByRelid(cfg->source_relid);

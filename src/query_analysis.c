@@ -208,11 +208,28 @@ strip_relabel(Node *n)
 	return n;
 }
 
+/* Errors inside the flow query point into the flow query, not the caller's SQL. */
+static void
+flow_query_error_context(void *arg)
+{
+	const char *sql = (const char *) arg;
+	int pos = geterrposition();
+
+	if (pos > 0)
+	{
+		errposition(0);
+		internalerrposition(pos);
+		internalerrquery(sql);
+	}
+	errcontext("flow query");
+}
+
 FlowQuery *
 fn_analyze_flow_query(const char *sql, const char *timezone)
 {
 	FlowQuery *fq = palloc0(sizeof(FlowQuery));
-	List *raw = pg_parse_query(sql);
+	ErrorContextCallback errcb;
+	List *raw;
 	RawStmt *rs;
 	SelectStmt *sel;
 	Query *q;
@@ -222,6 +239,11 @@ fn_analyze_flow_query(const char *sql, const char *timezone)
 	List *key_tles = NIL;
 	TargetEntry *window_tle = NULL;
 
+	errcb.callback = flow_query_error_context;
+	errcb.arg = (void *) sql;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+	raw = pg_parse_query(sql);
 	if (list_length(raw) != 1)
 		QUERY_ERROR(list_length(raw) == 0 ? "the query is empty" : "the query must be exactly one statement",
 					"Pass a single SELECT ... GROUP BY statement.");
@@ -241,6 +263,7 @@ fn_analyze_flow_query(const char *sql, const char *timezone)
 		QUERY_ERROR("WITH is not supported", NULL);
 
 	q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
+	error_context_stack = errcb.previous;
 	fq->query = q;
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)

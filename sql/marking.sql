@@ -1,0 +1,119 @@
+-- Every kind of write marks the windows it touches (invariant 3), marks follow
+-- commits (invariant 2), and a flush makes the sink equal to the query (invariant 1).
+SET timezone = 'UTC';
+CREATE TABLE metrics (ts timestamptz NOT NULL, host text NOT NULL, v float8);
+CREATE INDEX ON metrics (ts);
+INSERT INTO metrics SELECT timestamptz '2024-03-01' + i * interval '7 seconds', 'h' || (i % 4), i % 50
+  FROM generate_series(0, 999) i;
+SELECT flownode.create_flow('m5', 'metrics_5m',
+  $$SELECT date_bin('5 minutes', ts, timestamptz '2000-01-01') AS bucket, host,
+           sum(v) AS total, min(v) AS lo, max(v) AS hi, count(*) AS n
+      FROM metrics GROUP BY 1, 2$$, eval_interval => '1 hour') > 0 AS created;
+-- all keys NOT NULL: a primary key
+SELECT indexrelid::regclass, indisprimary FROM pg_index WHERE indrelid = 'metrics_5m'::regclass;
+SELECT flow_diff('m5');
+
+CREATE FUNCTION dirty() RETURNS bigint LANGUAGE sql AS
+  $$SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'm5'$$;
+
+-- single-row and multi-row INSERT
+INSERT INTO metrics VALUES ('2024-03-01 00:01:00', 'h0', 1000);
+SELECT dirty();
+INSERT INTO metrics SELECT timestamptz '2024-03-01 03:00:00' + i * interval '1 minute', 'h9', i
+  FROM generate_series(0, 29) i;
+SELECT dirty();
+SELECT flownode.flush_flow('m5'), dirty(), flow_diff('m5');
+
+-- COPY
+COPY metrics FROM stdin;
+2024-03-01 00:02:00+00	h1	500
+2024-03-01 05:00:00+00	h2	7
+\.
+SELECT dirty();
+SELECT flownode.flush_flow('m5'), flow_diff('m5');
+
+-- UPDATE marks the old and the new window
+UPDATE metrics SET ts = ts + interval '2 hours' WHERE host = 'h9' AND ts < '2024-03-01 03:05:00';
+SELECT dirty();
+SELECT flownode.flush_flow('m5'), flow_diff('m5');
+
+-- DELETE of a whole group: its sink row vanishes
+SELECT count(*) FROM metrics_5m WHERE bucket = '2024-03-01 00:00:00+00' AND host = 'h2';
+DELETE FROM metrics WHERE ts >= '2024-03-01 00:00:00' AND ts < '2024-03-01 00:05:00' AND host = 'h2';
+SELECT flownode.flush_flow('m5'), flow_diff('m5');
+SELECT count(*) FROM metrics_5m WHERE bucket = '2024-03-01 00:00:00+00' AND host = 'h2';
+
+-- MERGE inserts, updates and deletes through the same trigger
+CREATE TABLE changes (ts timestamptz, host text, v float8, op text);
+INSERT INTO changes VALUES
+  ('2024-03-01 00:10:00', 'h0', NULL, 'delete'),
+  ('2024-03-01 07:00:00', 'h5', 3, 'insert'),
+  ('2024-03-01 00:20:06', 'h2', 99, 'update');
+INSERT INTO metrics VALUES ('2024-03-01 00:10:00', 'h0', 1);
+SELECT flownode.flush_flow('m5') > 0 AS refreshed;
+MERGE INTO metrics t USING changes c ON t.ts = c.ts AND t.host = c.host
+  WHEN MATCHED AND c.op = 'delete' THEN DELETE
+  WHEN MATCHED THEN UPDATE SET v = c.v
+  WHEN NOT MATCHED THEN INSERT VALUES (c.ts, c.host, c.v);
+SELECT dirty();
+SELECT flownode.flush_flow('m5'), flow_diff('m5');
+
+-- a rolled-back transaction publishes nothing
+BEGIN;
+INSERT INTO metrics VALUES ('2030-01-01', 'x', 1);
+SELECT dirty();
+ROLLBACK;
+SELECT dirty();
+
+-- a rolled-back savepoint publishes nothing of its part; the rest is kept
+BEGIN;
+INSERT INTO metrics VALUES ('2031-01-01', 'kept', 1);
+SAVEPOINT a;
+INSERT INTO metrics VALUES ('2032-01-01', 'dropped', 1);
+SAVEPOINT b;
+INSERT INTO metrics VALUES ('2033-01-01', 'dropped', 1);
+ROLLBACK TO a;
+SAVEPOINT c;
+INSERT INTO metrics VALUES ('2034-01-01', 'kept', 1);
+RELEASE c;
+COMMIT;
+SELECT dirty();
+SELECT flownode.flush_flow('m5'), flow_diff('m5');
+SELECT DISTINCT host FROM metrics_5m WHERE bucket >= '2030-01-01' ORDER BY 1;
+
+-- an error inside a function with an exception block rolls back its marks too
+DO $$
+BEGIN
+  INSERT INTO metrics VALUES ('2035-01-01', 'dropped', 1);
+  PERFORM 1 / 0;
+EXCEPTION WHEN division_by_zero THEN NULL;
+END $$;
+SELECT dirty();
+
+-- rows with a NULL or infinite time belong to no window and never reach the sink
+ALTER TABLE metrics ALTER COLUMN ts DROP NOT NULL;
+INSERT INTO metrics VALUES (NULL, 'h0', 1), ('infinity', 'h0', 1), ('-infinity', 'h0', 1);
+SELECT dirty();
+
+-- TRUNCATE empties the sink in the same transaction
+BEGIN;
+TRUNCATE metrics;
+SELECT count(*) FROM metrics_5m;
+ROLLBACK;
+SELECT count(*) > 0 AS sink_back FROM metrics_5m;
+TRUNCATE metrics;
+SELECT count(*) FROM metrics_5m;
+INSERT INTO metrics VALUES ('2024-03-01 00:00:00', 'h0', 1);
+SELECT flownode.flush_flow('m5'), flow_diff('m5');
+
+-- a backlog larger than flownode.max_windows_per_refresh (20) is split across runs
+SELECT runs AS runs_before FROM flownode.flows WHERE flow_name = 'm5' \gset
+INSERT INTO metrics SELECT timestamptz '2024-04-01' + i * interval '5 minutes', 'h0', i
+  FROM generate_series(0, 49) i;
+SELECT dirty();
+SELECT flownode.flush_flow('m5'), flow_diff('m5');
+SELECT runs - :runs_before AS runs FROM flownode.flows WHERE flow_name = 'm5';
+
+SELECT flownode.drop_flow('m5');
+DROP TABLE metrics, metrics_5m, changes;
+DROP FUNCTION dirty();

@@ -1,0 +1,131 @@
+#include "flownode/dirty_time_windows.hpp"
+
+#include <algorithm>
+
+namespace flownode {
+
+namespace {
+
+// Ranges in the set are non-adjacent, so the true gap is in (0, 2^64): the unsigned
+// difference is exact even when the int64 one would overflow.
+uint64_t gap(const FnTimeRange &prev, const FnTimeRange &next) noexcept {
+	return static_cast<uint64_t>(next.start) - static_cast<uint64_t>(prev.end);
+}
+
+} // namespace
+
+void DirtyTimeWindows::add(FnTimeRange r) noexcept {
+	if (r.start >= r.end)
+		return;
+	FnTimeRange *begin = ranges_, *end = ranges_ + *count_;
+	// [first, last) are the ranges that overlap or touch r: they all merge with it.
+	FnTimeRange *first =
+	    std::partition_point(begin, end, [&](const FnTimeRange &x) { return x.end < r.start; });
+	FnTimeRange *last =
+	    std::partition_point(first, end, [&](const FnTimeRange &x) { return x.start <= r.end; });
+
+	if (first != last) {
+		first->start = std::min(first->start, r.start);
+		first->end = std::max((last - 1)->end, r.end);
+		std::copy(last, end, first + 1);
+		*count_ -= static_cast<uint32_t>(last - first - 1);
+		return;
+	}
+
+	if (*count_ == capacity_) {
+		// Full: close the smallest gap of the set with r in it, the first one on a tie.
+		// The gap across r is wider than either gap to r, so it is never the choice.
+		uint32_t pos = static_cast<uint32_t>(first - begin);
+		uint64_t before = UINT64_MAX, after = UINT64_MAX;
+		for (uint32_t i = 1; i < *count_; i++) {
+			if (i < pos)
+				before = std::min(before, gap(ranges_[i - 1], ranges_[i]));
+			else if (i > pos)
+				after = std::min(after, gap(ranges_[i - 1], ranges_[i]));
+		}
+		uint64_t to_prev = first != begin ? gap(first[-1], r) : UINT64_MAX;
+		uint64_t to_next = first != end ? gap(r, *first) : UINT64_MAX;
+		uint64_t smallest = std::min({before, to_prev, to_next, after});
+		if (before != smallest && to_prev == smallest) {
+			first[-1].end = r.end;
+		} else if (before != smallest && to_next == smallest) {
+			first->start = r.start;
+		} else {
+			// Frees a slot away from r, so r then goes in on its own.
+			coalesce_smallest_gap();
+			add(r);
+		}
+		return;
+	}
+
+	std::copy_backward(first, end, end + 1);
+	*first = r;
+	++*count_;
+}
+
+void DirtyTimeWindows::add_all(const FnTimeRange *rs, uint32_t n) noexcept {
+	for (uint32_t i = 0; i < n; i++)
+		add(rs[i]);
+}
+
+void DirtyTimeWindows::subtract(FnTimeRange r) noexcept {
+	if (r.start >= r.end)
+		return;
+	uint32_t out = 0;
+	for (uint32_t i = 0; i < *count_; i++) {
+		FnTimeRange x = ranges_[i];
+		if (x.end <= r.start || x.start >= r.end) {
+			ranges_[out++] = x;
+		} else if (x.start < r.start && x.end > r.end) {
+			// r lies strictly inside x, the only range it touches.
+			if (*count_ == capacity_) {
+				ranges_[out++] = x;
+			} else {
+				std::copy_backward(ranges_ + i + 1, ranges_ + *count_, ranges_ + *count_ + 1);
+				ranges_[out++] = FnTimeRange{x.start, r.start};
+				ranges_[out++] = FnTimeRange{r.end, x.end};
+				++*count_;
+				i++;
+			}
+		} else if (x.start < r.start) {
+			ranges_[out++] = FnTimeRange{x.start, r.start};
+		} else if (x.end > r.end) {
+			ranges_[out++] = FnTimeRange{r.end, x.end};
+		}
+	}
+	*count_ = out;
+}
+
+uint32_t DirtyTimeWindows::drop_ending_at_or_before(int64_t t) noexcept {
+	// Sorted and disjoint, so ends are sorted too: the dropped ranges are a prefix.
+	FnTimeRange *end = ranges_ + *count_;
+	FnTimeRange *keep = std::partition_point(ranges_, end, [&](const FnTimeRange &x) { return x.end <= t; });
+	uint32_t dropped = static_cast<uint32_t>(keep - ranges_);
+	std::copy(keep, end, ranges_);
+	*count_ -= dropped;
+	return dropped;
+}
+
+bool DirtyTimeWindows::covers(FnTimeRange r) const noexcept {
+	if (r.start >= r.end)
+		return true;
+	// Non-adjacent ranges: a fully marked range lies inside a single one.
+	const FnTimeRange *begin = ranges_, *end = ranges_ + *count_;
+	const FnTimeRange *x =
+	    std::partition_point(begin, end, [&](const FnTimeRange &y) { return y.end < r.end; });
+	return x != end && x->start <= r.start;
+}
+
+void DirtyTimeWindows::coalesce_smallest_gap() noexcept {
+	if (*count_ < 2)
+		return;
+	uint32_t best = 1;
+	for (uint32_t i = 2; i < *count_; i++)
+		if (gap(ranges_[i - 1], ranges_[i]) < gap(ranges_[best - 1], ranges_[best]))
+			best = i;
+	ranges_[best - 1].end = ranges_[best].end;
+	std::copy(ranges_ + best + 1, ranges_ + *count_, ranges_ + best);
+	--*count_;
+}
+
+} // namespace flownode

@@ -1,0 +1,59 @@
+#include "flownode/task_state.hpp"
+
+#include <algorithm>
+
+namespace flownode {
+
+namespace {
+
+constexpr int64_t kSecondUsec = 1000000;
+// 2^62 already saturates any base of at least 1 s; a larger shift would be UB.
+constexpr uint32_t kMaxBackoffShift = 62;
+
+} // namespace
+
+TakePlan plan_take(const FnTimeRange *ranges, uint32_t n, uint64_t max_windows, TimeWindowExpr &windows) {
+	TakePlan plan;
+	uint64_t budget = max_windows;
+	for (uint32_t i = 0; i < n; i++) {
+		const FnTimeRange &r = ranges[i];
+		if (r.start >= r.end)
+			continue;
+		if (budget == 0) {
+			plan.backlog_remains = true;
+			break;
+		}
+		uint64_t counted = 0;
+		int64_t cut = windows.advance(r, budget, &counted);
+		plan.windows += counted;
+		budget -= counted;
+		plan.ranges.push_back(FnTimeRange{r.start, cut});
+		if (cut < r.end) {
+			plan.backlog_remains = true;
+			break;
+		}
+	}
+	return plan;
+}
+
+int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_remains,
+                        uint32_t consecutive_failures) noexcept {
+	int64_t sleep;
+	if (consecutive_failures > 0) {
+		int64_t base =
+		    std::max(kSecondUsec, c.eval_interval_usec > 0 ? c.eval_interval_usec : c.min_refresh_usec);
+		uint32_t shift = std::min(consecutive_failures - 1, kMaxBackoffShift);
+		int64_t backoff = base > (INT64_MAX >> shift) ? INT64_MAX : base << shift;
+		sleep = std::min(c.max_backoff_usec, backoff);
+	} else if (backlog_remains) {
+		sleep = 0;
+	} else if (c.eval_interval_usec > 0) {
+		sleep = c.eval_interval_usec;
+	} else {
+		sleep = std::max({c.min_refresh_usec, c.window_size_usec, last_run_usec});
+	}
+	// A misconfigured (negative) input must not turn into a negative sleep.
+	return std::max<int64_t>(sleep, 0);
+}
+
+} // namespace flownode

@@ -1,0 +1,93 @@
+#include "flownode/time_window_expr.hpp"
+
+#include <algorithm>
+
+namespace flownode {
+
+namespace {
+
+// A calendar that keeps answering inside the same window is broken; give up rather
+// than spin.
+constexpr int kMaxSteps = 1000;
+
+} // namespace
+
+TimeWindowExpr TimeWindowExpr::fixed(int64_t stride_usec, WindowCalendar *calendar) noexcept {
+	return TimeWindowExpr(true, stride_usec, calendar);
+}
+
+TimeWindowExpr TimeWindowExpr::calendar(int64_t nominal_usec, WindowCalendar *calendar) noexcept {
+	return TimeWindowExpr(false, nominal_usec, calendar);
+}
+
+bool TimeWindowExpr::cached(int64_t ts, Window *w) const noexcept {
+	if (!have_last_ || ts < last_.lower || ts >= last_.upper)
+		return false;
+	*w = last_;
+	return true;
+}
+
+Window TimeWindowExpr::window_of(int64_t ts) {
+	Window w;
+	if (cached(ts, &w))
+		return w;
+	w.lower = calendar_->truncate(ts);
+	if (w.lower > ts)
+		throw WindowRangeError("window calendar truncated past the timestamp");
+	w.upper = upper_of(w.lower);
+	// A calendar whose truncation disagrees with its step (or with the stride) may
+	// leave ts past the first upper bound: widen the window rather than lose ts.
+	for (int i = 0; w.upper <= ts; i++) {
+		if (i == kMaxSteps)
+			throw WindowRangeError("window upper bound does not pass the timestamp");
+		w.upper = upper_of(w.upper);
+	}
+	last_ = w;
+	have_last_ = true;
+	return w;
+}
+
+int64_t TimeWindowExpr::upper_of(int64_t lower) {
+	if (fixed_) {
+		int64_t upper;
+		if (__builtin_add_overflow(lower, size_, &upper))
+			throw WindowRangeError("window upper bound out of range");
+		return upper;
+	}
+	int64_t point = calendar_->step(lower);
+	int64_t upper = calendar_->truncate(point);
+	for (int i = 0; false; i++) {
+		if (i == kMaxSteps)
+			throw WindowRangeError("window calendar does not step past its window");
+		point = calendar_->step(point);
+		upper = calendar_->truncate(point);
+	}
+	return upper;
+}
+
+int64_t TimeWindowExpr::advance(FnTimeRange r, uint64_t max_windows, uint64_t *counted) {
+	uint64_t n = 0;
+	int64_t pos = r.start;
+	if (r.start < r.end && max_windows > 0) {
+		if (fixed_) {
+			// Span and stride are positive, so the unsigned span is exact and the
+			// 128-bit product cannot overflow.
+			uint64_t span = static_cast<uint64_t>(r.end) - static_cast<uint64_t>(r.start);
+			uint64_t stride = static_cast<uint64_t>(size_);
+			n = std::min(span / stride + (span % stride != 0), max_windows);
+			__int128 cut = static_cast<__int128>(r.start) + static_cast<__int128>(n) * stride;
+			pos = cut < r.end ? static_cast<int64_t>(cut) : r.end;
+		} else {
+			while (n < max_windows && pos < r.end) {
+				pos = upper_of(pos);
+				n++;
+			}
+			pos = std::min(pos, r.end);
+		}
+	}
+	if (counted)
+		*counted = n;
+	return pos;
+}
+
+} // namespace flownode
