@@ -17,6 +17,7 @@
 
 #include "access/xact.h"
 #include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
@@ -523,18 +524,19 @@ fn_on_commit_drop_flow(int64 flow_id)
 	add_pending(PENDING_DROP, flow_id, InvalidOid, fn_catalog_relid(false));
 }
 
+/*
+ * DROP EXTENSION (or DROP SCHEMA flownode CASCADE) drops the flow catalog before
+ * the extension itself, so the catalog's own drop is what tells us: every flow of
+ * this database stops when that transaction commits.
+ */
 static void
 object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
 {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
-	if (access == OAT_DROP && classId == ExtensionRelationId && objectId == get_extension_oid("flownode", true))
-	{
-		Oid catalog = fn_catalog_relid(true);
-
-		if (OidIsValid(catalog))
-			add_pending(PENDING_DROP_ALL, 0, InvalidOid, catalog);
-	}
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 && IsTransactionState() &&
+		objectId == fn_catalog_relid(true))
+		add_pending(PENDING_DROP_ALL, 0, InvalidOid, objectId);
 }
 
 void

@@ -56,7 +56,7 @@ int64_t TimeWindowExpr::upper_of(int64_t lower) {
 	}
 	int64_t point = calendar_->step(lower);
 	int64_t upper = calendar_->truncate(point);
-	for (int i = 0; false; i++) {
+	for (int i = 0; upper <= lower; i++) {
 		if (i == kMaxSteps)
 			throw WindowRangeError("window calendar does not step past its window");
 		point = calendar_->step(point);

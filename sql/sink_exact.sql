@@ -1,0 +1,60 @@
+-- Invariant 1 in detail: vanished groups are deleted, HAVING is honoured, unchanged
+-- rows are not rewritten, NULL group keys are groups, an existing sink is used,
+-- and expire_after drops marks of windows that are too old.
+SET timezone = 'UTC';
+CREATE TABLE s (ts timestamptz NOT NULL, host text, v int);
+INSERT INTO s SELECT timestamptz '2024-01-01' + i * interval '1 minute', (ARRAY['a', 'b', NULL])[1 + i % 3], i
+  FROM generate_series(0, 299) i;
+
+-- HAVING: a group leaves the sink when it stops qualifying, and comes back
+SELECT flownode.create_flow('busy', 'busy_hours',
+  $$SELECT date_trunc('hour', ts) AS hour, host, count(*) AS n FROM s GROUP BY 1, 2 HAVING sum(v) > 1000$$,
+  eval_interval => '1 hour') > 0;
+-- a nullable key: the sink's key treats NULLs as equal
+SELECT indexrelid::regclass, indisprimary, indnullsnotdistinct FROM pg_index WHERE indrelid = 'busy_hours'::regclass;
+SELECT hour, host, n FROM busy_hours ORDER BY 1, 2 NULLS FIRST;
+DELETE FROM s WHERE ts < '2024-01-01 00:30' AND host IS NULL;
+SELECT flownode.flush_flow('busy'), flow_diff('busy');
+SELECT hour, host, n FROM busy_hours WHERE hour = '2024-01-01 00:00+00' ORDER BY 2 NULLS FIRST;
+INSERT INTO s VALUES ('2024-01-01 00:59', NULL, 5000);
+SELECT flownode.flush_flow('busy'), flow_diff('busy');
+SELECT hour, host, n FROM busy_hours WHERE hour = '2024-01-01 00:00+00' ORDER BY 2 NULLS FIRST;
+
+-- unchanged rows are not rewritten: a refresh of a window touches only the groups
+-- whose values changed (their xmin moves; the others keep theirs)
+CREATE TEMP TABLE before AS SELECT hour, host, xmin::text AS x FROM busy_hours;
+INSERT INTO s VALUES ('2024-01-01 01:10', 'a', 1);
+SELECT flownode.flush_flow('busy');
+SELECT b.hour, b.host, b.x = a.xmin::text AS unchanged
+  FROM before b JOIN busy_hours a ON a.hour = b.hour AND a.host IS NOT DISTINCT FROM b.host
+ WHERE b.hour = '2024-01-01 01:00+00' ORDER BY 2 NULLS FIRST;
+-- a write that changes nothing in the result rewrites nothing
+UPDATE s SET v = v WHERE ts = '2024-01-01 02:00';
+SELECT rows_written AS written_before FROM flownode.flows WHERE flow_name = 'busy' \gset
+SELECT flownode.flush_flow('busy');
+SELECT rows_written - :written_before AS rewritten FROM flownode.flows WHERE flow_name = 'busy';
+
+-- an existing sink with the right columns and a unique key is used as it is
+CREATE TABLE mine (host text, w timestamptz, total bigint, note text DEFAULT 'kept', UNIQUE NULLS NOT DISTINCT (w, host));
+INSERT INTO mine VALUES ('zzz', '1999-01-01', 1, 'stale');
+SELECT flownode.create_flow('into_mine', 'mine',
+  $$SELECT date_bin('2 hours', ts, timestamptz '2000-01-01') AS w, host, sum(v) AS total FROM s GROUP BY 1, 2$$,
+  eval_interval => '1 hour') > 0;
+-- create_flow made it exact: the stale row is gone, the extra column keeps its default
+SELECT host, w, total, note FROM mine ORDER BY 2, 1 NULLS FIRST;
+
+-- expire_after: marks of windows that ended long enough ago are dropped unrefreshed
+SELECT flownode.create_flow('recent', 'recent_days',
+  $$SELECT date_trunc('day', ts) AS day, count(*) AS n FROM s GROUP BY 1$$,
+  eval_interval => '1 hour', expire_after => '7 days') > 0;
+SELECT expire_after FROM flownode.flows WHERE flow_name = 'recent';
+INSERT INTO s VALUES ('2024-01-01 12:00', 'a', 1), (now(), 'a', 1);
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'recent';
+SELECT flownode.flush_flow('recent');
+-- today's window was refreshed; January 2024 was too old and keeps its old count
+SELECT n FROM recent_days WHERE day = date_trunc('day', now());
+SELECT n FROM recent_days WHERE day = '2024-01-01';
+SELECT count(*) AS n_in_source FROM s WHERE ts >= '2024-01-01' AND ts < '2024-01-02';
+
+SELECT flownode.drop_flow(flow_name) FROM flownode.flows;
+DROP TABLE s, busy_hours, mine, recent_days;

@@ -1,0 +1,123 @@
+# shellcheck shell=bash
+# Helpers shared by flownode's test scripts (run_all.sh, demo.sh). Source it:
+#   . "$(dirname "$0")/common.sh"
+# Everything here runs as root on Debian 12; PostgreSQL itself runs as the
+# `postgres` OS user because initdb refuses to run as root.
+
+# Repository root: the parent of this file's directory.
+FN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+FN_PG_MAJOR=15
+
+# A locale that exists on every Debian system, so initdb works on minimal machines
+# and sort order / messages are the same everywhere.
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+
+fn_log() { printf '==> %s\n' "$*"; }
+fn_die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+# PostgreSQL 15 server binaries (initdb, pg_ctl, psql, ...).
+fn_pg_bindir() {
+  local d="/usr/lib/postgresql/$FN_PG_MAJOR/bin"
+  if [[ -x "$d/pg_ctl" ]]; then echo "$d"; else pg_config --bindir; fi
+}
+
+# Install the build and test dependencies that are missing. apt-get runs only
+# if something is missing, and `apt-get update` at most once.
+# postgresql-server-dev-15 brings PGXS, pg_regress, pg_isolation_regress, the
+# TAP Perl modules and clang/llvm for the bitcode build; on Debian 12 the contrib
+# modules are part of postgresql-15, so postgresql-contrib is not needed. perl
+# (for prove) normally comes with libipc-run-perl; it is listed to be explicit.
+fn_install_deps() {
+  [[ $(id -u) -eq 0 ]] || fn_die "fn_install_deps must run as root"
+  local pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl perl g++ make
+              libgtest-dev googletest libbenchmark-dev libpq-dev)
+  local missing=() p
+  for p in "${pkgs[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    fn_log "dependencies already installed"
+    return 0
+  fi
+  fn_log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Build and install the extension from the repository root (as root). Output is
+# shown only if the build fails.
+fn_build_install() {
+  local log rc=0
+  log="$(mktemp)"
+  fn_log "building and installing flownode"
+  ( cd "$FN_ROOT" && make -j2 && make install ) >"$log" 2>&1 || rc=$?
+  if ((rc != 0)); then
+    cat "$log" >&2
+    rm -f "$log"
+    fn_die "build/install failed"
+  fi
+  rm -f "$log"
+}
+
+# Create a temporary directory owned by `postgres` and print its path.
+fn_workdir() {
+  local d
+  d="$(mktemp -d /tmp/flownode-test.XXXXXX)"
+  chown postgres: "$d"
+  echo "$d"
+}
+
+# Run a command as the postgres OS user, keeping the environment.
+fn_as_postgres() { runuser -u postgres -- "$@"; }
+
+# fn_start_cluster DIR PORT: initdb DIR/data (with test/flownode.conf, so the
+# extension is preloaded), listen only on a Unix socket in DIR, start it.
+fn_start_cluster() {
+  local dir="$1" port="$2" bin
+  bin="$(fn_pg_bindir)"
+  fn_as_postgres "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1 \
+    || { cat "$dir/initdb.log" >&2; fn_die "initdb failed"; }
+  {
+    echo
+    echo "# added by test/common.sh"
+    cat "$FN_ROOT/test/flownode.conf"
+    echo "port = $port"
+    echo "unix_socket_directories = '$dir'"
+    echo "listen_addresses = ''"
+  } >>"$dir/data/postgresql.conf"
+  fn_as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+    || { cat "$dir/server.log" >&2; fn_die "cluster did not start"; }
+}
+
+# fn_stop_cluster DIR: fast shutdown; fails if the server does not stop.
+fn_stop_cluster() {
+  fn_as_postgres "$(fn_pg_bindir)/pg_ctl" -D "$1/data" -m fast -w -t 60 stop >/dev/null
+}
+
+# Trap-friendly variant: does nothing if no server runs there, never fails.
+fn_stop_cluster_quiet() {
+  [[ -n "${1:-}" && -f "$1/data/postmaster.pid" ]] || return 0
+  fn_stop_cluster "$1" >/dev/null 2>&1 || true
+}
+
+# fn_psql DIR PORT [psql args...]: psql as postgres against the cluster in DIR.
+fn_psql() {
+  local dir="$1" port="$2"
+  shift 2
+  fn_as_postgres "$(fn_pg_bindir)/psql" -X -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -d postgres "$@"
+}
+
+# Print a TCP port that nothing listens on (the clusters listen on a Unix socket
+# only, but a distinct port keeps socket and lock file names apart anyway).
+fn_free_port() {
+  local port hex
+  while :; do
+    port=$((20000 + RANDOM % 20000))
+    hex="$(printf ':%04X ' "$port")"
+    if ! grep -qi "$hex" /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
+      echo "$port"
+      return 0
+    fi
+  done
+}
