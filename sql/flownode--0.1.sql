@@ -28,6 +28,7 @@ CREATE TABLE flownode.flow (
 );
 CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
+GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 
 CREATE FUNCTION flownode.create_flow(
     flow_name text,

@@ -15,7 +15,9 @@ uint64_t gap(const FnTimeRange &prev, const FnTimeRange &next) noexcept {
 } // namespace
 
 void DirtyTimeWindows::add(FnTimeRange r) noexcept {
-	if (r.start >= r.end)
+	// Zero capacity breaks the contract and could hold nothing; refuse it rather than
+	// recurse below without end.
+	if (r.start >= r.end || capacity_ == 0)
 		return;
 	FnTimeRange *begin = ranges_, *end = ranges_ + *count_;
 	// [first, last) are the ranges that overlap or touch r: they all merge with it.

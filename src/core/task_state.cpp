@@ -45,7 +45,7 @@ int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_re
 		uint32_t shift = std::min(consecutive_failures - 1, kMaxBackoffShift);
 		int64_t backoff = base > (INT64_MAX >> shift) ? INT64_MAX : base << shift;
 		sleep = std::min(c.max_backoff_usec, backoff);
-	} else if (false) {
+	} else if (backlog_remains) {
 		sleep = 0;
 	} else if (c.eval_interval_usec > 0) {
 		sleep = c.eval_interval_usec;

@@ -1,0 +1,402 @@
+#include "flownode/dirty_time_windows.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+using flownode::DirtyTimeWindows;
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+
+namespace {
+
+const FnTimeRange kGuard{0x5eed, 0x5eed};
+
+// Storage for a set with one guard entry past its capacity, to catch writes beyond it.
+struct Storage {
+	explicit Storage(uint32_t capacity) : ranges(capacity + 1), set(ranges.data(), &count, capacity) {
+		ranges[capacity] = kGuard;
+	}
+	Pairs contents() const {
+		Pairs out;
+		for (uint32_t i = 0; i < set.size(); i++)
+			out.emplace_back(set[i].start, set[i].end);
+		return out;
+	}
+	bool guard_intact() const {
+		const FnTimeRange &g = ranges[set.capacity()];
+		return g.start == kGuard.start && g.end == kGuard.end;
+	}
+	std::vector<FnTimeRange> ranges;
+	uint32_t count = 0;
+	DirtyTimeWindows set;
+};
+
+FnTimeRange R(int64_t s, int64_t e) {
+	return FnTimeRange{s, e};
+}
+
+TEST(DirtyTimeWindows, StartsEmpty) {
+	Storage s(4);
+	EXPECT_TRUE(s.set.empty());
+	EXPECT_EQ(s.set.capacity(), 4u);
+	EXPECT_FALSE(s.set.covers(R(0, 1)));
+	EXPECT_TRUE(s.set.covers(R(5, 5))); // nothing to cover
+}
+
+TEST(DirtyTimeWindows, IgnoresEmptyAndInverted) {
+	Storage s(4);
+	s.set.add(R(10, 10));
+	s.set.add(R(20, 10));
+	EXPECT_TRUE(s.set.empty());
+}
+
+TEST(DirtyTimeWindows, KeepsSortedAndApart) {
+	Storage s(4);
+	s.set.add(R(50, 60));
+	s.set.add(R(10, 20));
+	s.set.add(R(30, 40));
+	EXPECT_EQ(s.contents(), (Pairs{{10, 20}, {30, 40}, {50, 60}}));
+}
+
+TEST(DirtyTimeWindows, MergesOverlap) {
+	Storage s(4);
+	s.set.add(R(10, 30));
+	s.set.add(R(20, 40));
+	EXPECT_EQ(s.contents(), (Pairs{{10, 40}}));
+	s.set.add(R(0, 15));
+	EXPECT_EQ(s.contents(), (Pairs{{0, 40}}));
+	s.set.add(R(5, 35)); // inside
+	EXPECT_EQ(s.contents(), (Pairs{{0, 40}}));
+}
+
+TEST(DirtyTimeWindows, MergesAdjacent) {
+	Storage s(4);
+	s.set.add(R(10, 20));
+	s.set.add(R(20, 30));
+	s.set.add(R(0, 10));
+	EXPECT_EQ(s.contents(), (Pairs{{0, 30}}));
+}
+
+TEST(DirtyTimeWindows, MergesSeveralAtOnce) {
+	Storage s(8);
+	s.set.add_all(std::vector<FnTimeRange>{R(0, 10), R(20, 30), R(40, 50), R(60, 70), R(80, 90)}.data(), 5);
+	s.set.add(R(10, 60)); // touches the first, bridges three, touches the fourth
+	EXPECT_EQ(s.contents(), (Pairs{{0, 70}, {80, 90}}));
+}
+
+TEST(DirtyTimeWindows, SubtractTrimsAndRemoves) {
+	Storage s(4);
+	s.set.add(R(0, 10));
+	s.set.add(R(20, 30));
+	s.set.add(R(40, 50));
+	s.set.subtract(R(5, 45));
+	EXPECT_EQ(s.contents(), (Pairs{{0, 5}, {45, 50}}));
+	s.set.subtract(R(0, 5));
+	EXPECT_EQ(s.contents(), (Pairs{{45, 50}}));
+	s.set.subtract(R(100, 200)); // nothing there
+	s.set.subtract(R(48, 48));   // empty
+	EXPECT_EQ(s.contents(), (Pairs{{45, 50}}));
+	s.set.subtract(R(0, 100));
+	EXPECT_TRUE(s.set.empty());
+}
+
+TEST(DirtyTimeWindows, SubtractSplits) {
+	Storage s(4);
+	s.set.add(R(0, 100));
+	s.set.add(R(200, 300));
+	s.set.subtract(R(40, 60));
+	EXPECT_EQ(s.contents(), (Pairs{{0, 40}, {60, 100}, {200, 300}}));
+	EXPECT_TRUE(s.guard_intact());
+}
+
+TEST(DirtyTimeWindows, SubtractWhenFullKeepsRangeWhole) {
+	Storage s(2);
+	s.set.add(R(0, 100));
+	s.set.add(R(200, 300));
+	s.set.subtract(R(40, 60));
+	EXPECT_EQ(s.contents(), (Pairs{{0, 100}, {200, 300}}));
+	// Trimming needs no slot, so it still happens when full.
+	s.set.subtract(R(250, 400));
+	EXPECT_EQ(s.contents(), (Pairs{{0, 100}, {200, 250}}));
+	EXPECT_TRUE(s.guard_intact());
+}
+
+TEST(DirtyTimeWindows, DropEndingAtOrBefore) {
+	Storage s(4);
+	s.set.add(R(0, 10));
+	s.set.add(R(20, 30));
+	s.set.add(R(40, 50));
+	EXPECT_EQ(s.set.drop_ending_at_or_before(5), 0u);
+	EXPECT_EQ(s.set.drop_ending_at_or_before(30), 2u); // end == t is dropped
+	EXPECT_EQ(s.contents(), (Pairs{{40, 50}}));
+	EXPECT_EQ(s.set.drop_ending_at_or_before(45), 0u); // straddles: kept whole
+	EXPECT_EQ(s.contents(), (Pairs{{40, 50}}));
+	EXPECT_EQ(s.set.drop_ending_at_or_before(INT64_MAX), 1u);
+	EXPECT_TRUE(s.set.empty());
+}
+
+TEST(DirtyTimeWindows, Covers) {
+	Storage s(4);
+	s.set.add(R(0, 10));
+	s.set.add(R(20, 30));
+	EXPECT_TRUE(s.set.covers(R(0, 10)));
+	EXPECT_TRUE(s.set.covers(R(22, 28)));
+	EXPECT_FALSE(s.set.covers(R(5, 25)));  // spans the gap
+	EXPECT_FALSE(s.set.covers(R(15, 18))); // in the gap
+	EXPECT_FALSE(s.set.covers(R(25, 31)));
+	EXPECT_FALSE(s.set.covers(R(-1, 5)));
+}
+
+TEST(DirtyTimeWindows, ClearEmpties) {
+	Storage s(2);
+	s.set.add(R(0, 10));
+	s.set.clear();
+	EXPECT_TRUE(s.set.empty());
+	EXPECT_EQ(s.count, 0u);
+}
+
+TEST(DirtyTimeWindows, CoalesceWhenFullPicksSmallestGap) {
+	Storage s(3);
+	s.set.add(R(0, 10));
+	s.set.add(R(100, 110));
+	s.set.add(R(115, 120)); // gap 5 to the previous one: the smallest
+	s.set.add(R(300, 310)); // 180 away from its neighbour
+	EXPECT_EQ(s.contents(), (Pairs{{0, 10}, {100, 120}, {300, 310}}));
+	EXPECT_TRUE(s.guard_intact());
+}
+
+TEST(DirtyTimeWindows, CoalesceWhenFullMergesNewRangeIntoNearestNeighbour) {
+	Storage s(3);
+	s.set.add(R(0, 10));
+	s.set.add(R(100, 110));
+	s.set.add(R(300, 310));
+	s.set.add(R(112, 120)); // 2 after [100,110): smaller than any existing gap
+	EXPECT_EQ(s.contents(), (Pairs{{0, 10}, {100, 120}, {300, 310}}));
+	s.set.add(R(290, 295)); // 5 before [300,310), 170 after [100,120)
+	EXPECT_EQ(s.contents(), (Pairs{{0, 10}, {100, 120}, {290, 310}}));
+	s.set.add(R(-20, -15)); // new first range, 15 before [0,10)
+	EXPECT_EQ(s.contents(), (Pairs{{-20, 10}, {100, 120}, {290, 310}}));
+	s.set.add(R(395, 500)); // new last range, 85 after [290,310): the smallest gap
+	EXPECT_EQ(s.contents(), (Pairs{{-20, 10}, {100, 120}, {290, 500}}));
+	EXPECT_TRUE(s.guard_intact());
+}
+
+TEST(DirtyTimeWindows, CoalesceTieClosesTheFirstGap) {
+	Storage s(2);
+	s.set.add(R(0, 10));
+	s.set.add(R(100, 110));
+	s.set.add(R(200, 210)); // gap 90 either way
+	EXPECT_EQ(s.contents(), (Pairs{{0, 110}, {200, 210}}));
+	s.set.add(R(-100, -90)); // gap 90 to [0,110), as [110,200) is
+	EXPECT_EQ(s.contents(), (Pairs{{-100, 110}, {200, 210}}));
+}
+
+TEST(DirtyTimeWindows, CoalesceWhenFullStillMergesTouchingRanges) {
+	Storage s(2);
+	s.set.add(R(0, 10));
+	s.set.add(R(100, 110));
+	s.set.add(R(10, 100)); // touches both: merges without coalescing
+	EXPECT_EQ(s.contents(), (Pairs{{0, 110}}));
+}
+
+TEST(DirtyTimeWindows, CapacityOne) {
+	Storage s(1);
+	s.set.add(R(10, 20));
+	s.set.add(R(50, 60));
+	EXPECT_EQ(s.contents(), (Pairs{{10, 60}}));
+	s.set.add(R(0, 5));
+	EXPECT_EQ(s.contents(), (Pairs{{0, 60}}));
+	s.set.subtract(R(20, 30)); // would split: kept whole
+	EXPECT_EQ(s.contents(), (Pairs{{0, 60}}));
+	s.set.subtract(R(0, 20));
+	EXPECT_EQ(s.contents(), (Pairs{{20, 60}}));
+	EXPECT_EQ(s.set.drop_ending_at_or_before(60), 1u);
+	EXPECT_TRUE(s.set.empty());
+	EXPECT_TRUE(s.guard_intact());
+}
+
+TEST(DirtyTimeWindows, GapsNearInt64LimitsDoNotOverflow) {
+	Storage s(2);
+	s.set.add(R(INT64_MIN, INT64_MIN + 1));
+	s.set.add(R(INT64_MAX - 3, INT64_MAX - 2));
+	// The existing gap is nearly 2^64; as an int64 it would wrap negative and win.
+	s.set.add(R(INT64_MAX - 1, INT64_MAX));
+	EXPECT_EQ(s.contents(), (Pairs{{INT64_MIN, INT64_MIN + 1}, {INT64_MAX - 3, INT64_MAX}}));
+	s.set.add(R(INT64_MIN + 2, INT64_MIN + 3));
+	EXPECT_EQ(s.contents(), (Pairs{{INT64_MIN, INT64_MIN + 3}, {INT64_MAX - 3, INT64_MAX}}));
+	EXPECT_TRUE(s.set.covers(R(INT64_MAX - 2, INT64_MAX)));
+}
+
+// --- Randomized property test -------------------------------------------------
+
+constexpr int64_t kWidth = 10;
+constexpr int64_t kWindows = 200; // positions 0..2000
+
+// The documented behaviour spelled out the slow way: insert, merge, and when over
+// capacity close the first smallest gap; a split that needs a slot when full is skipped.
+struct Reference {
+	explicit Reference(uint32_t cap) : capacity(cap) {}
+
+	void add(FnTimeRange r) {
+		if (r.start >= r.end)
+			return;
+		std::vector<FnTimeRange> all = ranges;
+		all.push_back(r);
+		std::sort(all.begin(), all.end(), [](auto a, auto b) { return a.start < b.start; });
+		ranges.clear();
+		for (const FnTimeRange &x : all) {
+			if (!ranges.empty() && x.start <= ranges.back().end)
+				ranges.back().end = std::max(ranges.back().end, x.end);
+			else
+				ranges.push_back(x);
+		}
+		if (ranges.size() > capacity) {
+			size_t best = 1;
+			for (size_t i = 2; i < ranges.size(); i++)
+				if ((__int128)ranges[i].start - ranges[i - 1].end <
+				    (__int128)ranges[best].start - ranges[best - 1].end)
+					best = i;
+			ranges[best - 1].end = ranges[best].end;
+			ranges.erase(ranges.begin() + best);
+		}
+	}
+
+	void subtract(FnTimeRange r) {
+		if (r.start >= r.end)
+			return;
+		bool full = ranges.size() == capacity;
+		std::vector<FnTimeRange> out;
+		for (const FnTimeRange &x : ranges) {
+			bool left = x.start<r.start, right = x.end> r.end;
+			if (x.end <= r.start || x.start >= r.end || (left && right && full)) {
+				out.push_back(x);
+				continue;
+			}
+			if (left)
+				out.push_back(R(x.start, r.start));
+			if (right)
+				out.push_back(R(r.end, x.end));
+		}
+		ranges = out;
+	}
+
+	void drop(int64_t t) {
+		ranges.erase(std::remove_if(ranges.begin(), ranges.end(), [&](auto x) { return x.end <= t; }),
+		             ranges.end());
+	}
+
+	Pairs contents() const {
+		Pairs out;
+		for (const FnTimeRange &x : ranges)
+			out.emplace_back(x.start, x.end);
+		return out;
+	}
+
+	uint32_t capacity;
+	std::vector<FnTimeRange> ranges;
+};
+
+Pairs pairs_of(const std::set<int64_t> &windows) {
+	Pairs out;
+	for (int64_t w : windows) {
+		if (!out.empty() && out.back().second == w * kWidth)
+			out.back().second += kWidth;
+		else
+			out.emplace_back(w * kWidth, (w + 1) * kWidth);
+	}
+	return out;
+}
+
+// The first broken invariant, or "" when all hold.
+std::string violation(const Storage &s, const std::set<int64_t> &marked) {
+	if (s.set.size() > s.set.capacity())
+		return "over capacity";
+	if (!s.guard_intact())
+		return "wrote past capacity";
+	for (uint32_t i = 0; i < s.set.size(); i++) {
+		if (s.set[i].start >= s.set[i].end)
+			return "empty range " + std::to_string(i);
+		if (s.set[i].start % kWidth != 0 || s.set[i].end % kWidth != 0)
+			return "range " + std::to_string(i) + " is not a union of whole windows";
+		if (i > 0 && s.set[i - 1].end >= s.set[i].start)
+			return "range " + std::to_string(i) + " overlaps or touches the previous one";
+	}
+	for (int64_t w : marked)
+		if (!s.set.covers(R(w * kWidth, (w + 1) * kWidth)))
+			return "lost window " + std::to_string(w);
+	return "";
+}
+
+void run_random(uint32_t seed) {
+	std::mt19937 rng(seed);
+	auto uniform = [&](int64_t lo, int64_t hi) {
+		return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+	};
+	for (int round = 0; round < 60; round++) {
+		uint32_t capacity = static_cast<uint32_t>(uniform(1, 16));
+		Storage s(capacity);
+		Reference ref(capacity);
+		std::set<int64_t> marked; // windows that must stay marked
+		bool exact = true;        // no coalescing or skipped split since the set was last empty
+		SCOPED_TRACE(testing::Message() << "seed " << seed << " round " << round << " capacity " << capacity);
+		for (int step = 0; step < 300; step++) {
+			int64_t a = uniform(0, kWindows - 1), b = std::min(kWindows, a + uniform(1, 25));
+			FnTimeRange r = R(a * kWidth, b * kWidth);
+			int op = static_cast<int>(uniform(0, 99));
+			if (op < 55) {
+				if (s.set.size() == capacity)
+					exact = false;
+				s.set.add(r);
+				ref.add(r);
+				for (int64_t w = a; w < b; w++)
+					marked.insert(w);
+			} else if (op < 90) {
+				if (s.set.size() == capacity)
+					exact = false;
+				s.set.subtract(r);
+				ref.subtract(r);
+				for (int64_t w = a; w < b; w++)
+					marked.erase(w);
+			} else if (op < 98) {
+				int64_t t = uniform(0, kWindows) * kWidth;
+				uint32_t expect_dropped = 0;
+				for (uint32_t i = 0; i < s.set.size(); i++) {
+					if (s.set[i].end > t)
+						continue;
+					expect_dropped++;
+					for (int64_t w = s.set[i].start / kWidth; w < s.set[i].end / kWidth; w++)
+						marked.erase(w);
+				}
+				ASSERT_EQ(s.set.drop_ending_at_or_before(t), expect_dropped) << "step " << step;
+				ref.drop(t);
+			} else {
+				s.set.clear();
+				ref.ranges.clear();
+				marked.clear();
+			}
+			if (s.set.empty())
+				exact = true;
+			ASSERT_EQ(violation(s, marked), "") << "step " << step;
+			ASSERT_EQ(s.contents(), ref.contents()) << "step " << step;
+			if (exact) {
+				ASSERT_EQ(s.contents(), pairs_of(marked)) << "step " << step;
+			}
+		}
+	}
+}
+
+TEST(DirtyTimeWindowsProperty, FixedSeed) {
+	ASSERT_NO_FATAL_FAILURE(run_random(12345));
+}
+
+TEST(DirtyTimeWindowsProperty, SeveralSeeds) {
+	for (uint32_t seed : {1u, 2u, 3u, 42u, 2024u, 99991u})
+		ASSERT_NO_FATAL_FAILURE(run_random(seed));
+}
+
+} // namespace

@@ -1,0 +1,203 @@
+#include "flownode/task_state.hpp"
+
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+using flownode::Cadence;
+using flownode::next_sleep_usec;
+using flownode::plan_take;
+using flownode::TakePlan;
+using flownode::TimeWindowExpr;
+using flownode::WindowCalendar;
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+
+namespace {
+
+constexpr int64_t kSec = 1000000;
+
+Pairs pairs_of(const TakePlan &p) {
+	Pairs out;
+	for (const FnTimeRange &r : p.ranges)
+		out.emplace_back(r.start, r.end);
+	return out;
+}
+
+// Windows of 10 from 0.
+class TensCalendar : public WindowCalendar {
+  public:
+	int64_t truncate(int64_t ts) override { return ts - ((ts % 10) + 10) % 10; }
+	int64_t step(int64_t lower) override { return lower + 10; }
+};
+
+// Windows that double in width: [0,1) [1,2) [2,4) [4,8) [8,16) ..., as a stand-in
+// for calendar units of unequal length.
+class DoublingCalendar : public WindowCalendar {
+  public:
+	int64_t truncate(int64_t ts) override {
+		int64_t b = 1;
+		while (b * 2 <= ts)
+			b *= 2;
+		return ts < 1 ? 0 : b;
+	}
+	int64_t step(int64_t lower) override { return lower == 0 ? 1 : lower * 2 + lower / 2; }
+};
+
+class PlanTake : public testing::Test {
+  protected:
+	TensCalendar tens;
+	TimeWindowExpr windows = TimeWindowExpr::fixed(10, &tens);
+	std::vector<FnTimeRange> dirty = {{0, 50}, {100, 120}, {200, 300}}; // 5 + 2 + 10 windows
+
+	TakePlan take(uint64_t budget) {
+		return plan_take(dirty.data(), static_cast<uint32_t>(dirty.size()), budget, windows);
+	}
+};
+
+TEST_F(PlanTake, BudgetSmallerThanFirstRange) {
+	TakePlan p = take(3);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 30}}));
+	EXPECT_EQ(p.windows, 3u);
+	EXPECT_TRUE(p.backlog_remains);
+}
+
+TEST_F(PlanTake, OneWindow) {
+	TakePlan p = take(1);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 10}}));
+	EXPECT_EQ(p.windows, 1u);
+	EXPECT_TRUE(p.backlog_remains);
+}
+
+TEST_F(PlanTake, FirstRangeFitsExactly) {
+	TakePlan p = take(5);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}}));
+	EXPECT_EQ(p.windows, 5u);
+	EXPECT_TRUE(p.backlog_remains); // the other ranges wait
+}
+
+TEST_F(PlanTake, SeveralRangesThenACut) {
+	TakePlan p = take(10);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 230}}));
+	EXPECT_EQ(p.windows, 10u);
+	EXPECT_TRUE(p.backlog_remains);
+}
+
+TEST_F(PlanTake, BudgetEndsOnARangeBoundary) {
+	TakePlan p = take(7);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}}));
+	EXPECT_EQ(p.windows, 7u);
+	EXPECT_TRUE(p.backlog_remains);
+}
+
+TEST_F(PlanTake, EverythingFitsExactly) {
+	TakePlan p = take(17);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 300}}));
+	EXPECT_EQ(p.windows, 17u);
+	EXPECT_FALSE(p.backlog_remains);
+}
+
+TEST_F(PlanTake, EverythingFitsWithRoomToSpare) {
+	TakePlan p = take(UINT64_MAX);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 300}}));
+	EXPECT_EQ(p.windows, 17u);
+	EXPECT_FALSE(p.backlog_remains);
+}
+
+TEST_F(PlanTake, RaggedRangeEndCountsAsAWindow) {
+	dirty = {{0, 25}}; // after a coalesce or expiry the end may fall inside a window
+	TakePlan p = take(3);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 25}}));
+	EXPECT_EQ(p.windows, 3u);
+	EXPECT_FALSE(p.backlog_remains);
+}
+
+TEST_F(PlanTake, NothingDirty) {
+	TakePlan p = plan_take(nullptr, 0, 10, windows);
+	EXPECT_TRUE(p.ranges.empty());
+	EXPECT_EQ(p.windows, 0u);
+	EXPECT_FALSE(p.backlog_remains);
+}
+
+TEST(PlanTakeCalendar, CutsAtCalendarBoundaries) {
+	DoublingCalendar cal;
+	TimeWindowExpr windows = TimeWindowExpr::calendar(8, &cal);
+	std::vector<FnTimeRange> dirty = {{2, 16}, {32, 128}}; // windows 2,4,8 | 32,64
+	auto take = [&](uint64_t budget) { return plan_take(dirty.data(), 2, budget, windows); };
+
+	TakePlan p = take(2);
+	EXPECT_EQ(pairs_of(p), (Pairs{{2, 8}}));
+	EXPECT_EQ(p.windows, 2u);
+	EXPECT_TRUE(p.backlog_remains);
+
+	p = take(4);
+	EXPECT_EQ(pairs_of(p), (Pairs{{2, 16}, {32, 64}}));
+	EXPECT_EQ(p.windows, 4u);
+	EXPECT_TRUE(p.backlog_remains);
+
+	p = take(5);
+	EXPECT_EQ(pairs_of(p), (Pairs{{2, 16}, {32, 128}}));
+	EXPECT_EQ(p.windows, 5u);
+	EXPECT_FALSE(p.backlog_remains);
+}
+
+// --- next_sleep_usec ----------------------------------------------------------------
+
+constexpr Cadence kFixed{5 * kSec, 60 * kSec, 2 * kSec, 300 * kSec};
+constexpr Cadence kAdaptive{0, 60 * kSec, 2 * kSec, 300 * kSec};
+
+TEST(NextSleep, FixedCadence) {
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 0), 5 * kSec);
+	EXPECT_EQ(next_sleep_usec(kFixed, 90 * kSec, false, 0), 5 * kSec); // a slow run changes nothing
+}
+
+TEST(NextSleep, AdaptiveTakesTheLargest) {
+	EXPECT_EQ(next_sleep_usec(kAdaptive, kSec, false, 0), 60 * kSec);      // window size
+	EXPECT_EQ(next_sleep_usec(kAdaptive, 90 * kSec, false, 0), 90 * kSec); // last run
+	Cadence no_window = kAdaptive;
+	no_window.window_size_usec = 0;
+	EXPECT_EQ(next_sleep_usec(no_window, kSec, false, 0), 2 * kSec); // floor
+	EXPECT_EQ(next_sleep_usec(no_window, 3 * kSec, false, 0), 3 * kSec);
+}
+
+TEST(NextSleep, BacklogRunsAgainAtOnce) {
+	EXPECT_EQ(next_sleep_usec(kFixed, kSec, true, 0), 0);
+	EXPECT_EQ(next_sleep_usec(kAdaptive, 90 * kSec, true, 0), 0);
+}
+
+TEST(NextSleep, BackoffDoublesFromEvalInterval) {
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 1), 5 * kSec);
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 2), 10 * kSec);
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 3), 20 * kSec);
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 6), 160 * kSec);
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 7), 300 * kSec); // capped
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, true, 2), 10 * kSec);   // failure beats backlog
+}
+
+TEST(NextSleep, BackoffFromMinRefreshWhenAdaptive) {
+	EXPECT_EQ(next_sleep_usec(kAdaptive, 90 * kSec, false, 1), 2 * kSec); // ignores window and run
+	EXPECT_EQ(next_sleep_usec(kAdaptive, 0, false, 4), 16 * kSec);
+}
+
+TEST(NextSleep, BackoffStartsAtLeastAtOneSecond) {
+	Cadence quick{100000, 0, 0, 300 * kSec}; // eval every 100 ms
+	EXPECT_EQ(next_sleep_usec(quick, 0, false, 1), kSec);
+	EXPECT_EQ(next_sleep_usec(quick, 0, false, 3), 4 * kSec);
+	Cadence adaptive{0, 0, 500000, 300 * kSec};
+	EXPECT_EQ(next_sleep_usec(adaptive, 0, false, 2), 2 * kSec);
+}
+
+TEST(NextSleep, BackoffSaturates) {
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 63), 300 * kSec);
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, 64), 300 * kSec);
+	EXPECT_EQ(next_sleep_usec(kFixed, 0, false, UINT32_MAX), 300 * kSec);
+	Cadence unbounded{5 * kSec, 0, 0, INT64_MAX};
+	EXPECT_EQ(next_sleep_usec(unbounded, 0, false, 40), (5 * kSec) << 39);
+	EXPECT_EQ(next_sleep_usec(unbounded, 0, false, 42), INT64_MAX);
+	EXPECT_EQ(next_sleep_usec(unbounded, 0, false, 1000), INT64_MAX);
+	Cadence huge{INT64_MAX, 0, 0, INT64_MAX};
+	EXPECT_EQ(next_sleep_usec(huge, 0, false, 1), INT64_MAX);
+	EXPECT_EQ(next_sleep_usec(huge, 0, false, 2), INT64_MAX);
+}
+
+} // namespace
