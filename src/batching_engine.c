@@ -79,6 +79,7 @@ typedef struct PendingAction
 	PendingKind kind;
 	int64 flow_id;
 	Oid owner;
+	bool owner_can_login;
 	Oid catalog_relid;
 } PendingAction;
 
@@ -417,7 +418,7 @@ run_commit_actions(void)
 		PendingAction *a = lfirst(lc);
 
 		if (a->kind == PENDING_START)
-			(void) fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner);
+			(void) fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner, a->owner_can_login);
 		else
 		{
 			LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -507,6 +508,7 @@ add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_relid)
 	a->kind = kind;
 	a->flow_id = flow_id;
 	a->owner = owner;
+	a->owner_can_login = OidIsValid(owner) && fn_role_can_login(owner);
 	a->catalog_relid = catalog_relid;
 	pending_actions = lappend(pending_actions, a);
 	MemoryContextSwitchTo(old);

@@ -18,7 +18,10 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "utils/syscache.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -57,7 +60,7 @@ fill_worker(BackgroundWorker *w, const char *function, const char *name, const c
  * is free the flow is marked waiting_for_worker and the launcher retries.
  */
 bool
-fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner)
+fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login)
 {
 	BackgroundWorker w;
 	char name[BGW_MAXLEN];
@@ -70,6 +73,7 @@ fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner)
 	memcpy(w.bgw_extra, &dboid, sizeof(Oid));
 	memcpy(w.bgw_extra + sizeof(Oid), &owner, sizeof(Oid));
 	memcpy(w.bgw_extra + 2 * sizeof(Oid), &catalog_relid, sizeof(Oid));
+	memcpy(w.bgw_extra + 3 * sizeof(Oid), &owner_can_login, sizeof(bool));
 	ok = RegisterDynamicBackgroundWorker(&w, NULL);
 
 	LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -98,8 +102,57 @@ fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner)
 static bool
 needs_worker(FlowSlot *slot, TimestampTz now)
 {
-	return slot->in_use && !slot->dropped && slot->worker_pid == 0 &&
+	return slot->in_use && !slot->dropped && slot->worker_pid == 0 && now >= slot->hold_until &&
 		   (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
+}
+
+/*
+ * A role without LOGIN cannot be a background worker's session user (PostgreSQL
+ * 15 refuses it), so such an owner's worker connects as the bootstrap superuser;
+ * either way every refresh runs with the owner's identity and privileges
+ * (SetUserIdAndSecContext, as REFRESH MATERIALIZED VIEW does).
+ */
+bool
+fn_role_can_login(Oid roleid)
+{
+	HeapTuple tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(roleid));
+	bool can = false;
+
+	if (HeapTupleIsValid(tup))
+	{
+		can = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+		ReleaseSysCache(tup);
+	}
+	return can;
+}
+
+/*
+ * DROP DATABASE waits for the other sessions of that database to go: stop the
+ * flow workers there and hold their restart. If the drop fails, the launcher
+ * starts them again once the hold has passed.
+ */
+void
+fn_before_drop_database(const char *dbname)
+{
+	Oid dboid = get_database_oid(dbname, true);
+	TimestampTz hold = GetCurrentTimestamp() + 30 * USECS_PER_SEC;
+
+	if (!OidIsValid(dboid) || fn_slot_count() == 0)
+		return;
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++)
+	{
+		FlowSlot *slot = fn_slot_at(i);
+
+		if (!slot->in_use || slot->dboid != dboid)
+			continue;
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->hold_until = hold;
+		if (slot->worker_pid != 0)
+			(void) kill(slot->worker_pid, SIGTERM);
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
 }
 
 /* ---- the flow worker ---- */
@@ -357,16 +410,18 @@ flownode_flow_main(Datum arg)
 {
 	int64 flow_id = DatumGetInt64(arg);
 	Oid dboid, owner, catalog_relid;
+	bool owner_can_login;
 	TimestampTz next_eval;
 	int64 last_run_usec = 0;
 
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
 	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
 	memcpy(&catalog_relid, MyBgworkerEntry->bgw_extra + 2 * sizeof(Oid), sizeof(Oid));
+	memcpy(&owner_can_login, MyBgworkerEntry->bgw_extra + 3 * sizeof(Oid), sizeof(bool));
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, owner, 0);
+	BackgroundWorkerInitializeConnectionByOid(dboid, owner_can_login ? owner : InvalidOid, 0);
 
 	load_task(flow_id, dboid, catalog_relid);
 	if (task.cfg == NULL)
@@ -487,21 +542,30 @@ database_list(void)
 	return dbs;
 }
 
+/*
+ * Every second: flows without a worker (the server just started, a worker was
+ * terminated or crashed, no worker slot was free) get their database's starter,
+ * at most once per 5 s per database; slots of databases that no longer exist are
+ * freed.
+ */
 void
 flownode_launcher_main(Datum arg)
 {
-	List *pending;
+	Oid last_db[64];
+	TimestampTz last_start[64];
+	int nlast = 0;
+	bool first = true;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-	pending = database_list();
 
 	for (;;)
 	{
+		List *wanted = NIL;
+		List *dbs;
 		ListCell *lc;
-		List *retry = NIL;
 		TimestampTz now = GetCurrentTimestamp();
 
 		CHECK_FOR_INTERRUPTS();
@@ -510,22 +574,62 @@ flownode_launcher_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		/* flows left without a worker: start their database's starter again */
 		LWLockAcquire(fn_registry_lock(), LW_SHARED);
 		for (int i = 0; i < fn_slot_count(); i++)
 		{
 			FlowSlot *slot = fn_slot_at(i);
 
-			if (needs_worker(slot, now) && slot->state == FLOW_WAITING_FOR_WORKER)
-				pending = list_append_unique_oid(pending, slot->dboid);
+			if (needs_worker(slot, now))
+				wanted = list_append_unique_oid(wanted, slot->dboid);
 		}
 		LWLockRelease(fn_registry_lock());
 
-		foreach (lc, pending)
-			if (!start_db_starter(lfirst_oid(lc)))
-				retry = lappend_oid(retry, lfirst_oid(lc));
-		list_free(pending);
-		pending = retry;
+		if (first || wanted != NIL)
+		{
+			dbs = database_list();
+			if (first)
+				wanted = list_concat_unique_oid(wanted, dbs);
+			first = false;
+
+			/* free the slots of databases that are gone */
+			foreach (lc, wanted)
+			{
+				Oid db = lfirst_oid(lc);
+
+				if (list_member_oid(dbs, db))
+					continue;
+				for (int i = 0; i < fn_slot_count(); i++)
+				{
+					FlowSlot *slot = fn_slot_at(i);
+
+					if (slot->in_use && slot->dboid == db && slot->worker_pid == 0)
+						fn_free_slot(slot);
+				}
+			}
+			foreach (lc, wanted)
+			{
+				Oid db = lfirst_oid(lc);
+				int k;
+
+				if (!list_member_oid(dbs, db))
+					continue;
+				for (k = 0; k < nlast && last_db[k] != db; k++)
+					;
+				if (k < nlast && now - last_start[k] < 5 * USECS_PER_SEC)
+					continue;
+				if (!start_db_starter(db))
+					continue;	/* no worker slot: try again next round */
+				if (k == nlast && nlast < lengthof(last_db))
+					nlast++;
+				if (k < lengthof(last_db))
+				{
+					last_db[k] = db;
+					last_start[k] = now;
+				}
+			}
+			list_free(dbs);
+		}
+		list_free(wanted);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -567,30 +671,41 @@ flownode_db_starter_main(Datum arg)
 		start = needs_worker(slot, GetCurrentTimestamp());
 		LWLockRelease(fn_slot_lock(slot));
 		if (start)
-			(void) fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner);
+			(void) fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner, fn_role_can_login(cfg->owner));
 	}
 
-	/* slots of this database whose flow no longer exists (an aborted create, an
-	 * uninstalled extension) and that no worker holds are freed */
-	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+
+	/*
+	 * Slots of this database whose flow does not exist (a writer claimed one for a
+	 * flow dropped meanwhile, or the extension was reinstalled) are freed: only if
+	 * a fresh look at the catalog still finds no flow and nobody claimed the slot
+	 * since we first looked, so a flow created meanwhile keeps its marks.
+	 */
 	for (int i = 0; i < fn_slot_count(); i++)
 	{
 		FlowSlot *slot = fn_slot_at(i);
-		bool known = false;
+		uint64 seq;
+		bool orphan;
 
-		if (!slot->in_use || slot->dboid != dboid || slot->worker_pid != 0)
+		LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		orphan = slot->in_use && slot->dboid == dboid && slot->worker_pid == 0;
+		seq = slot->acquired_seq;
+		LWLockRelease(fn_registry_lock());
+		if (!orphan)
 			continue;
-		foreach (lc, flows)
-			known |= (slot->catalog_relid == catalog && ((TaskConfig *) lfirst(lc))->flow_id == slot->flow_id);
-		if (!known)
+		if (slot->catalog_relid == catalog)
 		{
-			LWLockRelease(fn_registry_lock());
-			fn_free_slot(slot);
-			LWLockAcquire(fn_registry_lock(), LW_SHARED);
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			orphan = fn_load_task_config(slot->flow_id, true) == NULL;
+			PopActiveSnapshot();
+			CommitTransactionCommand();
 		}
+		if (orphan)
+			(void) fn_free_slot_if_unclaimed(slot, seq);
 	}
-	LWLockRelease(fn_registry_lock());
-	PopActiveSnapshot();
-	CommitTransactionCommand();
 	proc_exit(0);
 }

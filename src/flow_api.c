@@ -436,6 +436,7 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 	bool failed = false;
 	char error[FN_ERROR_LEN];
 	bool started = false;
+	TimestampTz wait_start;
 
 	catalog = fn_catalog_relid(false);
 	(void) fn_registry_lock();
@@ -455,6 +456,7 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 		SetLatch(slot->worker_latch);
 	LWLockRelease(fn_slot_lock(slot));
 
+	wait_start = GetCurrentTimestamp();
 	ConditionVariablePrepareToSleep(&slot->flush_cv);
 	for (;;)
 	{
@@ -494,10 +496,19 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 								errmsg("flow \"%s\" has no running worker to flush it", flow_name),
 								errhint("No background worker slot is free: raise max_worker_processes.")));
 			}
+			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC)
+			{
+				ConditionVariableCancelSleep();
+				ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+								errmsg("flow \"%s\" has no running worker to flush it", flow_name),
+								errdetail("Its worker did not start within 15 seconds."),
+								errhint("See the server log for why the flow's background worker exited.")));
+			}
 			if (!registered && !started)
 			{
 				started = true;
-				(void) fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner);
+				(void) fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner,
+											 fn_role_can_login(cfg->owner));
 			}
 		}
 		ConditionVariableTimedSleep(&slot->flush_cv, 1000, PG_WAIT_EXTENSION);

@@ -10,6 +10,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "tcop/utility.h"
 
 PG_MODULE_MAGIC;
 
@@ -22,9 +23,24 @@ int fn_max_backoff_ms = 300000;
 bool fn_launcher_enabled = true;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void _PG_init(void);
+
+/* DROP DATABASE must not be blocked by the flow workers connected to it. */
+static void
+flownode_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+						 ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
+						 DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, DropdbStmt))
+		fn_before_drop_database(((DropdbStmt *) pstmt->utilityStmt)->dbname);
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+}
 
 static void
 flownode_shmem_request(void)
@@ -91,6 +107,8 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = flownode_shmem_startup;
 	fn_engine_init();
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = flownode_process_utility;
 	if (fn_launcher_enabled)
 		fn_register_launcher();
 }

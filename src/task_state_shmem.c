@@ -177,7 +177,10 @@ fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error)
 		if (slot != NULL)
 		{
 			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+			uint64 seq = slot->acquired_seq;
+
 			memset(slot, 0, offsetof(FlowSlot, flush_cv));
+			slot->acquired_seq = seq;
 			slot->lock_index = (int) (((char *) slot - fn_slots) / slot_size()) + 1;
 			slot->in_use = true;
 			slot->dboid = dboid;
@@ -193,6 +196,8 @@ fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error)
 			LWLockRelease(fn_slot_lock(slot));
 		}
 	}
+	if (slot != NULL)
+		slot->acquired_seq++;
 	LWLockRelease(fn_registry_lock());
 	if (slot == NULL && missing_error)
 		ereport(ERROR,
@@ -216,6 +221,25 @@ fn_free_slot(FlowSlot *slot)
 	LWLockRelease(&fn_locks[0].lock);
 	/* wake flush_flow callers so they notice the flow is gone */
 	ConditionVariableBroadcast(&slot->flush_cv);
+}
+
+/* Frees an orphan slot, unless it was claimed since its sequence was read. */
+bool
+fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq)
+{
+	bool unclaimed;
+
+	LWLockAcquire(&fn_locks[0].lock, LW_EXCLUSIVE);
+	unclaimed = slot->in_use && slot->acquired_seq == seen_seq && slot->worker_pid == 0;
+	if (unclaimed)
+	{
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->in_use = false;
+		slot->ndirty = 0;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(&fn_locks[0].lock);
+	return unclaimed;
 }
 
 /* ---- in-flight publications ---- */

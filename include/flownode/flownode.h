@@ -86,6 +86,9 @@ typedef struct FlowSlot
 	pid_t worker_pid;	  /* 0: no worker attached */
 	Latch *worker_latch;
 	TimestampTz worker_registered_at; /* a start was requested at; 0 when none pending */
+	TimestampTz hold_until;	  /* no restart before (DROP DATABASE in progress) */
+	uint64 acquired_seq;	  /* bumped whenever someone claims the slot: garbage collection
+							   * frees a slot only if nobody claimed it meanwhile */
 	FlowRunState state;
 
 	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
@@ -117,6 +120,7 @@ extern LWLock *fn_slot_lock(FlowSlot *slot);
 extern FlowSlot *fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id); /* registry lock held by caller */
 extern FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error);
 extern void fn_free_slot(FlowSlot *slot);
+extern bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq);
 extern int fn_slot_count(void);
 extern FlowSlot *fn_slot_at(int i);
 extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot);
@@ -134,7 +138,9 @@ extern void fn_on_commit_drop_flow(int64 flow_id);
 
 /* ---- BatchingTask (batching_task.c) ---- */
 extern void fn_register_launcher(void);
-extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner);
+extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login);
+extern bool fn_role_can_login(Oid roleid);
+extern void fn_before_drop_database(const char *dbname);
 PGDLLEXPORT void flownode_launcher_main(Datum arg);
 PGDLLEXPORT void flownode_db_starter_main(Datum arg);
 PGDLLEXPORT void flownode_flow_main(Datum arg);
