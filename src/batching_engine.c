@@ -36,46 +36,37 @@ PG_FUNCTION_INFO_V1(flownode_mark_dirty);
 PG_FUNCTION_INFO_V1(flownode_mark_truncate);
 
 /* The marks one flow collected in one (sub)transaction. */
-typedef struct LocalMarks
-{
+typedef struct LocalMarks {
 	int64 flow_id;
 	SubTransactionId subid;
-	FlowSlot *slot;			/* claimed at PRE_COMMIT */
-	FnTimeRange last;		/* the range added last: a repeat costs nothing */
+	FlowSlot *slot;   /* claimed at PRE_COMMIT */
+	FnTimeRange last; /* the range added last: a repeat costs nothing */
 	uint32 count;
 	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER];
 } LocalMarks;
 
 /* One flow of a source table, as the trigger needs it. */
-typedef struct FlowMarker
-{
+typedef struct FlowMarker {
 	int64 flow_id;
 	Oid owner;
 	Oid sink_relid;
 	AttrNumber time_attnum;
-	FnWindow *window;		  /* NULL: window-less flow */
-	LocalMarks *marks;		  /* this transaction's set, if current */
+	FnWindow *window;  /* NULL: window-less flow */
+	LocalMarks *marks; /* this transaction's set, if current */
 	LocalTransactionId marks_lxid;
 } FlowMarker;
 
-typedef struct SourceEntry
-{
-	Oid relid;				  /* hash key */
+typedef struct SourceEntry {
+	Oid relid; /* hash key */
 	bool valid;
 	int nflows;
 	FlowMarker *flows;
 	MemoryContext cxt;
 } SourceEntry;
 
-typedef enum PendingKind
-{
-	PENDING_START,
-	PENDING_DROP,
-	PENDING_DROP_ALL
-} PendingKind;
+typedef enum PendingKind { PENDING_START, PENDING_DROP, PENDING_DROP_ALL } PendingKind;
 
-typedef struct PendingAction
-{
+typedef struct PendingAction {
 	PendingKind kind;
 	int64 flow_id;
 	Oid owner;
@@ -85,8 +76,8 @@ typedef struct PendingAction
 
 static HTAB *source_cache = NULL;
 static Oid cached_catalog_relid = InvalidOid;
-static List *xact_marks = NIL;		 /* LocalMarks *, in TopTransactionContext */
-static List *pending_actions = NIL;	 /* PendingAction *, in TopTransactionContext */
+static List *xact_marks = NIL;      /* LocalMarks *, in TopTransactionContext */
+static List *pending_actions = NIL; /* PendingAction *, in TopTransactionContext */
 static bool inflight = false;
 static object_access_hook_type prev_object_access_hook = NULL;
 
@@ -94,16 +85,13 @@ static const FnTimeRange WINDOWLESS_MARK = {0, 1};
 
 /* ---- the per-backend cache of flows by source table ---- */
 
-static void
-invalidate_source(Datum arg, Oid relid)
-{
+static void invalidate_source(Datum arg, Oid relid) {
 	HASH_SEQ_STATUS status;
 	SourceEntry *e;
 
 	if (source_cache == NULL)
 		return;
-	if (OidIsValid(relid) && relid != cached_catalog_relid)
-	{
+	if (OidIsValid(relid) && relid != cached_catalog_relid) {
 		e = hash_search(source_cache, &relid, HASH_FIND, NULL);
 		if (e)
 			e->valid = false;
@@ -115,17 +103,14 @@ invalidate_source(Datum arg, Oid relid)
 	cached_catalog_relid = InvalidOid;
 }
 
-static SourceEntry *
-source_entry(Oid relid)
-{
+static SourceEntry *source_entry(Oid relid) {
 	SourceEntry *e;
 	bool found;
 	List *configs;
 	ListCell *lc;
 	int i = 0;
 
-	if (source_cache == NULL)
-	{
+	if (source_cache == NULL) {
 		HASHCTL ctl;
 
 		ctl.keysize = sizeof(Oid);
@@ -149,8 +134,7 @@ source_entry(Oid relid)
 	configs = fn_load_flows_of_source(relid);
 	e->cxt = AllocSetContextCreate(CacheMemoryContext, "flownode source", ALLOCSET_SMALL_SIZES);
 	e->flows = MemoryContextAllocZero(e->cxt, sizeof(FlowMarker) * Max(1, list_length(configs)));
-	foreach (lc, configs)
-	{
+	foreach (lc, configs) {
 		TaskConfig *cfg = lfirst(lc);
 		FlowMarker *m = &e->flows[i++];
 		MemoryContext old = MemoryContextSwitchTo(e->cxt);
@@ -169,9 +153,7 @@ source_entry(Oid relid)
 
 /* ---- the transaction's local marks ---- */
 
-static LocalMarks *
-current_marks(FlowMarker *m)
-{
+static LocalMarks *current_marks(FlowMarker *m) {
 	SubTransactionId subid = GetCurrentSubTransactionId();
 	LocalMarks *lm;
 	ListCell *lc;
@@ -179,8 +161,7 @@ current_marks(FlowMarker *m)
 
 	if (m->marks && m->marks_lxid == MyProc->lxid && m->marks->subid == subid)
 		return m->marks;
-	foreach (lc, xact_marks)
-	{
+	foreach (lc, xact_marks) {
 		lm = lfirst(lc);
 		if (lm->flow_id == m->flow_id && lm->subid == subid)
 			goto done;
@@ -198,59 +179,50 @@ done:
 	return lm;
 }
 
-static inline FnDirtySet
-local_set(LocalMarks *lm)
-{
-	FnDirtySet s = {lm->ranges, &lm->count, (uint32) fn_local_ranges_per_flow};
+static inline FnDirtySet local_set(LocalMarks *lm) {
+	FnDirtySet s = {lm->ranges, &lm->count, (uint32)fn_local_ranges_per_flow};
 
 	return s;
 }
 
-static inline void
-mark_range(LocalMarks *lm, FnTimeRange r)
-{
+static inline void mark_range(LocalMarks *lm, FnTimeRange r) {
 	if (r.start == lm->last.start && r.end == lm->last.end)
 		return;
 	fn_dirty_add(local_set(lm), r);
 	lm->last = r;
 }
 
-static inline void
-mark_slot(FlowMarker *m, TupleTableSlot *slot)
-{
+static inline void mark_slot(FlowMarker *m, TupleTableSlot *slot) {
 	LocalMarks *lm = current_marks(m);
 	bool isnull;
 	Datum d;
 	int64 ts;
 
-	if (m->window == NULL)
-	{
+	if (m->window == NULL) {
 		mark_range(lm, WINDOWLESS_MARK);
 		return;
 	}
 	d = slot_getattr(slot, m->time_attnum, &isnull);
 	if (isnull)
-		return;					/* a NULL time belongs to no window */
+		return; /* a NULL time belongs to no window */
 	ts = DatumGetInt64(d);
 	if (TIMESTAMP_NOT_FINITE(ts))
-		return;					/* nor does an infinite one */
+		return; /* nor does an infinite one */
 	if (ts >= lm->last.start && ts < lm->last.end)
 		return;
 	mark_range(lm, fn_window_of(m->window, ts));
 }
 
-Datum
-flownode_mark_dirty(PG_FUNCTION_ARGS)
-{
-	TriggerData *td = (TriggerData *) fcinfo->context;
+Datum flownode_mark_dirty(PG_FUNCTION_ARGS) {
+	TriggerData *td = (TriggerData *)fcinfo->context;
 	SourceEntry *e;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_AFTER(td->tg_event))
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+	    !TRIGGER_FIRED_AFTER(td->tg_event))
 		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-						errmsg("flownode.mark_dirty() must be called as an AFTER ROW trigger")));
+		                errmsg("flownode.mark_dirty() must be called as an AFTER ROW trigger")));
 	e = source_entry(RelationGetRelid(td->tg_relation));
-	for (int i = 0; i < e->nflows; i++)
-	{
+	for (int i = 0; i < e->nflows; i++) {
 		FlowMarker *m = &e->flows[i];
 
 		mark_slot(m, td->tg_trigslot);
@@ -265,18 +237,15 @@ flownode_mark_dirty(PG_FUNCTION_ARGS)
  * transaction and as each flow's owner. A refresh in flight holds a lock on the
  * source that TRUNCATE waits for, so it cannot write stale rows afterwards.
  */
-Datum
-flownode_mark_truncate(PG_FUNCTION_ARGS)
-{
-	TriggerData *td = (TriggerData *) fcinfo->context;
+Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
+	TriggerData *td = (TriggerData *)fcinfo->context;
 	SourceEntry *e;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
 		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-						errmsg("flownode.mark_truncate() must be called as a TRUNCATE trigger")));
+		                errmsg("flownode.mark_truncate() must be called as a TRUNCATE trigger")));
 	e = source_entry(RelationGetRelid(td->tg_relation));
-	for (int i = 0; i < e->nflows; i++)
-	{
+	for (int i = 0; i < e->nflows; i++) {
 		FlowMarker *m = &e->flows[i];
 		Oid save_userid;
 		int save_sec;
@@ -293,9 +262,7 @@ flownode_mark_truncate(PG_FUNCTION_ARGS)
 			SPI_finish();
 		}
 		PG_FINALLY();
-		{
-			SetUserIdAndSecContext(save_userid, save_sec);
-		}
+		{ SetUserIdAndSecContext(save_userid, save_sec); }
 		PG_END_TRY();
 	}
 	return PointerGetDatum(NULL);
@@ -303,36 +270,28 @@ flownode_mark_truncate(PG_FUNCTION_ARGS)
 
 /* ---- transaction callbacks ---- */
 
-static void
-subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
-{
+static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
+                             void *arg) {
 	ListCell *lc;
 
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-	{
-		foreach (lc, xact_marks)
-		{
+	if (event == SUBXACT_EVENT_ABORT_SUB) {
+		foreach (lc, xact_marks) {
 			LocalMarks *lm = lfirst(lc);
 
-			if (lm->subid == mySubid)
-			{
+			if (lm->subid == mySubid) {
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				pfree(lm);
 			}
 		}
-	}
-	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-	{
-		foreach (lc, xact_marks)
-		{
+	} else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+		foreach (lc, xact_marks) {
 			LocalMarks *child = lfirst(lc);
 			LocalMarks *parent = NULL;
 			ListCell *lc2;
 
 			if (child->subid != mySubid)
 				continue;
-			foreach (lc2, xact_marks)
-			{
+			foreach (lc2, xact_marks) {
 				LocalMarks *p = lfirst(lc2);
 
 				if (p->flow_id == child->flow_id && p->subid == parentSubid)
@@ -340,8 +299,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 			}
 			if (parent == NULL)
 				child->subid = parentSubid;
-			else
-			{
+			else {
 				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
 				parent->last.start = parent->last.end = 0;
 				xact_marks = foreach_delete_current(xact_marks, lc);
@@ -352,17 +310,14 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 }
 
 /* Claims (fallibly) the slots the commit will publish to. */
-static void
-pre_commit(void)
-{
+static void pre_commit(void) {
 	ListCell *lc;
 	Oid catalog = InvalidOid;
 
 	if (xact_marks == NIL)
 		return;
 	catalog = fn_catalog_relid(true);
-	foreach (lc, xact_marks)
-	{
+	foreach (lc, xact_marks) {
 		LocalMarks *lm = lfirst(lc);
 
 		lm->slot = OidIsValid(catalog) ? fn_acquire_slot(MyDatabaseId, catalog, lm->flow_id, true) : NULL;
@@ -372,13 +327,10 @@ pre_commit(void)
 }
 
 /* Runs at COMMIT: nothing here may fail. */
-static void
-publish_marks(void)
-{
+static void publish_marks(void) {
 	ListCell *lc;
 
-	foreach (lc, xact_marks)
-	{
+	foreach (lc, xact_marks) {
 		LocalMarks *lm = lfirst(lc);
 		FlowSlot *slot = lm->slot;
 
@@ -391,9 +343,7 @@ publish_marks(void)
 	}
 }
 
-static void
-stop_flow_slot(FlowSlot *slot)
-{
+static void stop_flow_slot(FlowSlot *slot) {
 	Latch *latch = NULL;
 	bool free_now;
 
@@ -408,28 +358,24 @@ stop_flow_slot(FlowSlot *slot)
 		fn_free_slot(slot);
 }
 
-static void
-run_commit_actions(void)
-{
+static void run_commit_actions(void) {
 	ListCell *lc;
 
-	foreach (lc, pending_actions)
-	{
+	foreach (lc, pending_actions) {
 		PendingAction *a = lfirst(lc);
 
 		if (a->kind == PENDING_START)
-			(void) fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner, a->owner_can_login);
-		else
-		{
+			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
+			                           a->owner_can_login);
+		else {
 			LWLockAcquire(fn_registry_lock(), LW_SHARED);
-			for (int i = 0; i < fn_slot_count(); i++)
-			{
+			for (int i = 0; i < fn_slot_count(); i++) {
 				FlowSlot *slot = fn_slot_at(i);
-				bool match = slot->in_use && slot->dboid == MyDatabaseId && slot->catalog_relid == a->catalog_relid &&
-							 (a->kind == PENDING_DROP_ALL || slot->flow_id == a->flow_id);
+				bool match = slot->in_use && slot->dboid == MyDatabaseId &&
+				             slot->catalog_relid == a->catalog_relid &&
+				             (a->kind == PENDING_DROP_ALL || slot->flow_id == a->flow_id);
 
-				if (match)
-				{
+				if (match) {
 					LWLockRelease(fn_registry_lock());
 					stop_flow_slot(slot);
 					LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -440,17 +386,13 @@ run_commit_actions(void)
 	}
 }
 
-static void
-run_abort_actions(void)
-{
+static void run_abort_actions(void) {
 	ListCell *lc;
 
-	foreach (lc, pending_actions)
-	{
+	foreach (lc, pending_actions) {
 		PendingAction *a = lfirst(lc);
 
-		if (a->kind == PENDING_START)
-		{
+		if (a->kind == PENDING_START) {
 			FlowSlot *slot;
 
 			LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -462,46 +404,41 @@ run_abort_actions(void)
 	}
 }
 
-static void
-xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-			pre_commit();
-			break;
-		case XACT_EVENT_PRE_PREPARE:
-			if (xact_marks != NIL || pending_actions != NIL)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that changed a flow's source table or a flow"),
-						 errhint("Commit it directly; flownode publishes dirty windows at commit.")));
-			break;
-		case XACT_EVENT_COMMIT:
-			publish_marks();
-			if (inflight)
-				fn_inflight_end();
-			run_commit_actions();
-			inflight = false;
-			xact_marks = NIL;
-			pending_actions = NIL;
-			break;
-		case XACT_EVENT_ABORT:
-			if (inflight)
-				fn_inflight_end();
-			run_abort_actions();
-			inflight = false;
-			xact_marks = NIL;
-			pending_actions = NIL;
-			break;
-		default:
-			break;
+static void xact_callback(XactEvent event, void *arg) {
+	switch (event) {
+	case XACT_EVENT_PRE_COMMIT:
+		pre_commit();
+		break;
+	case XACT_EVENT_PRE_PREPARE:
+		if (xact_marks != NIL || pending_actions != NIL)
+			ereport(ERROR,
+			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			         errmsg("cannot PREPARE a transaction that changed a flow's source table or a flow"),
+			         errhint("Commit it directly; flownode publishes dirty windows at commit.")));
+		break;
+	case XACT_EVENT_COMMIT:
+		publish_marks();
+		if (inflight)
+			fn_inflight_end();
+		run_commit_actions();
+		inflight = false;
+		xact_marks = NIL;
+		pending_actions = NIL;
+		break;
+	case XACT_EVENT_ABORT:
+		if (inflight)
+			fn_inflight_end();
+		run_abort_actions();
+		inflight = false;
+		xact_marks = NIL;
+		pending_actions = NIL;
+		break;
+	default:
+		break;
 	}
 }
 
-static void
-add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_relid)
-{
+static void add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_relid) {
 	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
 	PendingAction *a = palloc0(sizeof(PendingAction));
 
@@ -514,15 +451,11 @@ add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_relid)
 	MemoryContextSwitchTo(old);
 }
 
-void
-fn_on_commit_start_worker(int64 flow_id, Oid owner)
-{
+void fn_on_commit_start_worker(int64 flow_id, Oid owner) {
 	add_pending(PENDING_START, flow_id, owner, fn_catalog_relid(false));
 }
 
-void
-fn_on_commit_drop_flow(int64 flow_id)
-{
+void fn_on_commit_drop_flow(int64 flow_id) {
 	add_pending(PENDING_DROP, flow_id, InvalidOid, fn_catalog_relid(false));
 }
 
@@ -531,19 +464,15 @@ fn_on_commit_drop_flow(int64 flow_id)
  * the extension itself, so the catalog's own drop is what tells us: every flow of
  * this database stops when that transaction commits.
  */
-static void
-object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
-{
+static void object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg) {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 && IsTransactionState() &&
-		objectId == fn_catalog_relid(true))
+	    objectId == fn_catalog_relid(true))
 		add_pending(PENDING_DROP_ALL, 0, InvalidOid, objectId);
 }
 
-void
-fn_engine_init(void)
-{
+void fn_engine_init(void) {
 	static bool done = false;
 
 	if (done)
@@ -551,7 +480,7 @@ fn_engine_init(void)
 	done = true;
 	RegisterXactCallback(xact_callback, NULL);
 	RegisterSubXactCallback(subxact_callback, NULL);
-	CacheRegisterRelcacheCallback(invalidate_source, (Datum) 0);
+	CacheRegisterRelcacheCallback(invalidate_source, (Datum)0);
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = object_access;
 }

@@ -42,9 +42,7 @@
 
 /* ---- starting workers ---- */
 
-static void
-fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type)
-{
+static void fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type) {
 	memset(w, 0, sizeof(*w));
 	w->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	w->bgw_start_time = BgWorkerStart_RecoveryFinished;
@@ -59,9 +57,7 @@ fill_worker(BackgroundWorker *w, const char *function, const char *name, const c
  * Registers the flow's worker. Cannot fail (it runs at COMMIT): when no worker slot
  * is free the flow is marked waiting_for_worker and the launcher retries.
  */
-bool
-fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login)
-{
+bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login) {
 	BackgroundWorker w;
 	char name[BGW_MAXLEN];
 	FlowSlot *slot;
@@ -78,8 +74,7 @@ fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, boo
 
 	LWLockAcquire(fn_registry_lock(), LW_SHARED);
 	slot = fn_find_slot(dboid, catalog_relid, flow_id);
-	if (slot)
-	{
+	if (slot) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		if (ok)
 			slot->worker_registered_at = GetCurrentTimestamp();
@@ -89,21 +84,18 @@ fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, boo
 	}
 	LWLockRelease(fn_registry_lock());
 	if (!ok)
-		ereport(WARNING,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("flownode: no free background worker slot for flow " INT64_FORMAT, flow_id),
-				 errdetail("The flow keeps its dirty windows and starts as soon as a slot frees."),
-				 errhint("Raise max_worker_processes (now %d); it needs one per flow plus one.",
-						 max_worker_processes)));
+		ereport(WARNING, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+		                  errmsg("flownode: no free background worker slot for flow " INT64_FORMAT, flow_id),
+		                  errdetail("The flow keeps its dirty windows and starts as soon as a slot frees."),
+		                  errhint("Raise max_worker_processes (now %d); it needs one per flow plus one.",
+		                          max_worker_processes)));
 	return ok;
 }
 
 /* True when the slot has no worker and no start in progress. */
-static bool
-needs_worker(FlowSlot *slot, TimestampTz now)
-{
+static bool needs_worker(FlowSlot *slot, TimestampTz now) {
 	return slot->in_use && !slot->dropped && slot->worker_pid == 0 && now >= slot->hold_until &&
-		   (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
+	       (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
 }
 
 /*
@@ -112,15 +104,12 @@ needs_worker(FlowSlot *slot, TimestampTz now)
  * either way every refresh runs with the owner's identity and privileges
  * (SetUserIdAndSecContext, as REFRESH MATERIALIZED VIEW does).
  */
-bool
-fn_role_can_login(Oid roleid)
-{
+bool fn_role_can_login(Oid roleid) {
 	HeapTuple tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(roleid));
 	bool can = false;
 
-	if (HeapTupleIsValid(tup))
-	{
-		can = ((Form_pg_authid) GETSTRUCT(tup))->rolcanlogin;
+	if (HeapTupleIsValid(tup)) {
+		can = ((Form_pg_authid)GETSTRUCT(tup))->rolcanlogin;
 		ReleaseSysCache(tup);
 	}
 	return can;
@@ -131,17 +120,14 @@ fn_role_can_login(Oid roleid)
  * flow workers there and hold their restart. If the drop fails, the launcher
  * starts them again once the hold has passed.
  */
-void
-fn_before_drop_database(const char *dbname)
-{
+void fn_before_drop_database(const char *dbname) {
 	Oid dboid = get_database_oid(dbname, true);
 	TimestampTz hold = GetCurrentTimestamp() + 30 * USECS_PER_SEC;
 
 	if (!OidIsValid(dboid) || fn_slot_count() == 0)
 		return;
 	LWLockAcquire(fn_registry_lock(), LW_SHARED);
-	for (int i = 0; i < fn_slot_count(); i++)
-	{
+	for (int i = 0; i < fn_slot_count(); i++) {
 		FlowSlot *slot = fn_slot_at(i);
 
 		if (!slot->in_use || slot->dboid != dboid)
@@ -149,7 +135,7 @@ fn_before_drop_database(const char *dbname)
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->hold_until = hold;
 		if (slot->worker_pid != 0)
-			(void) kill(slot->worker_pid, SIGTERM);
+			(void)kill(slot->worker_pid, SIGTERM);
 		LWLockRelease(fn_slot_lock(slot));
 	}
 	LWLockRelease(fn_registry_lock());
@@ -157,41 +143,35 @@ fn_before_drop_database(const char *dbname)
 
 /* ---- the flow worker ---- */
 
-typedef struct TaskRun
-{
+typedef struct TaskRun {
 	TaskConfig *cfg;
-	FnWindow *window;		   /* NULL for window-less flows */
+	FnWindow *window; /* NULL for window-less flows */
 	FlowSlot *slot;
-	MemoryContext cxt;		   /* lives as long as the worker */
-	FnTimeRange *buf;		   /* copy of the dirty set */
-	FnTimeRange *chunk;		   /* this cycle's ranges */
-	uint32 nchunk;			   /* >0 while a refresh holds them (put back at exit) */
-	FnTimeRange *backlog;	   /* a flush's ranges */
+	MemoryContext cxt;    /* lives as long as the worker */
+	FnTimeRange *buf;     /* copy of the dirty set */
+	FnTimeRange *chunk;   /* this cycle's ranges */
+	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
+	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
 } TaskRun;
 
 static TaskRun task;
 
-static FnDirtySet
-backlog_set(void)
-{
-	FnDirtySet s = {task.backlog, &task.nbacklog, (uint32) fn_dirty_ranges_per_flow};
+static FnDirtySet backlog_set(void) {
+	FnDirtySet s = {task.backlog, &task.nbacklog, (uint32)fn_dirty_ranges_per_flow};
 
 	return s;
 }
 
 /* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
-static void
-worker_exit(int code, Datum arg)
-{
+static void worker_exit(int code, Datum arg) {
 	FlowSlot *slot = task.slot;
 	bool dropped;
 
 	if (slot == NULL)
 		return;
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (slot->worker_pid == MyProcPid)
-	{
+	if (slot->worker_pid == MyProcPid) {
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
 		slot->worker_pid = 0;
@@ -205,9 +185,7 @@ worker_exit(int code, Datum arg)
 		fn_free_slot(slot);
 }
 
-static void
-record_failure(ErrorData *edata)
-{
+static void record_failure(ErrorData *edata) {
 	FlowSlot *slot = task.slot;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
@@ -224,9 +202,7 @@ record_failure(ErrorData *edata)
  * (the shared dirty set, or a flush's backlog). The ranges are taken out of `from`
  * before the refresh takes its snapshot; on failure they are put back.
  */
-static bool
-run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains)
-{
+static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains) {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
 	TimestampTz start = GetCurrentTimestamp();
@@ -244,14 +220,12 @@ run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlo
 
 		if (from_shared)
 			LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-		if (from_shared && task.cfg->expire_after != NULL && task.window != NULL)
-		{
+		if (from_shared && task.cfg->expire_after != NULL && task.window != NULL) {
 			TimestampTz cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
 
 			if (!task.cfg->window.with_time_zone)
-				cutoff = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone,
-															   CStringGetTextDatum(task.cfg->timezone),
-															   TimestampTzGetDatum(cutoff)));
+				cutoff = DatumGetTimestamp(DirectFunctionCall2(
+				    timestamptz_zone, CStringGetTextDatum(task.cfg->timezone), TimestampTzGetDatum(cutoff)));
 			fn_dirty_drop_ending_at_or_before(from, cutoff);
 		}
 		n = *from.count;
@@ -259,16 +233,13 @@ run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlo
 		if (from_shared)
 			LWLockRelease(fn_slot_lock(task.slot));
 
-		if (n > 0)
-		{
-			if (task.window == NULL)
-			{
+		if (n > 0) {
+			if (task.window == NULL) {
 				memcpy(task.chunk, task.buf, sizeof(FnTimeRange) * n);
 				task.nchunk = n;
-			}
-			else
-				task.nchunk = fn_plan_take(task.window, task.buf, n, (uint64) fn_max_windows_per_refresh, task.chunk,
-										   &windows, backlog_remains);
+			} else
+				task.nchunk = fn_plan_take(task.window, task.buf, n, (uint64)fn_max_windows_per_refresh,
+				                           task.chunk, &windows, backlog_remains);
 
 			/* take them: from here on they are ours until commit or put back */
 			if (from_shared)
@@ -279,8 +250,8 @@ run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlo
 				LWLockRelease(fn_slot_lock(task.slot));
 
 			rows = fn_execute_insert_plan(task.cfg, task.window ? task.chunk : NULL,
-										  task.window ? (int) task.nchunk : 0);
-			*windows_done += (int64) windows;
+			                              task.window ? (int)task.nchunk : 0);
+			*windows_done += (int64)windows;
 		}
 		CommitTransactionCommand();
 		task.nchunk = 0;
@@ -308,8 +279,7 @@ run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlo
 	MemoryContextSwitchTo(oldcxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
 
-	if (ok)
-	{
+	if (ok) {
 		FlowSlot *slot = task.slot;
 
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
@@ -325,9 +295,7 @@ run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlo
 }
 
 /* flush_flow: refresh everything dirty now, chunk by chunk, then answer the callers. */
-static void
-serve_flush(void)
-{
+static void serve_flush(void) {
 	FlowSlot *slot = task.slot;
 	uint64 serving;
 	int64 windows = 0;
@@ -340,8 +308,7 @@ serve_flush(void)
 	slot->ndirty = 0;
 	LWLockRelease(fn_slot_lock(slot));
 
-	while (ok && task.nbacklog > 0)
-	{
+	while (ok && task.nbacklog > 0) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_refresh(backlog_set(), false, &windows, &more);
 	}
@@ -355,9 +322,7 @@ serve_flush(void)
 	ConditionVariableBroadcast(&slot->flush_cv);
 }
 
-static void
-load_task(int64 flow_id, Oid dboid, Oid catalog_relid)
-{
+static void load_task(int64 flow_id, Oid dboid, Oid catalog_relid) {
 	MemoryContext old;
 
 	task.cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
@@ -380,34 +345,28 @@ load_task(int64 flow_id, Oid dboid, Oid catalog_relid)
 }
 
 /* Claims the slot for this process; false when the flow is gone or already served. */
-static bool
-attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id)
-{
+static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 	FlowSlot *slot = fn_acquire_slot(dboid, catalog_relid, flow_id, true);
 	bool ok;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	ok = !slot->dropped && slot->worker_pid == 0;
-	if (ok)
-	{
+	if (ok) {
 		slot->worker_pid = MyProcPid;
 		slot->worker_latch = MyLatch;
 		slot->worker_registered_at = 0;
 		slot->state = slot->consecutive_failures > 0 ? FLOW_FAILING : FLOW_ACTIVE;
 	}
 	LWLockRelease(fn_slot_lock(slot));
-	if (ok)
-	{
+	if (ok) {
 		task.slot = slot;
-		before_shmem_exit(worker_exit, (Datum) 0);
+		before_shmem_exit(worker_exit, (Datum)0);
 		ConditionVariableBroadcast(&slot->flush_cv);
 	}
 	return ok;
 }
 
-void
-flownode_flow_main(Datum arg)
-{
+void flownode_flow_main(Datum arg) {
 	int64 flow_id = DatumGetInt64(arg);
 	Oid dboid, owner, catalog_relid;
 	bool owner_can_login;
@@ -425,9 +384,9 @@ flownode_flow_main(Datum arg)
 
 	load_task(flow_id, dboid, catalog_relid);
 	if (task.cfg == NULL)
-		proc_exit(0);			/* dropped before we started */
+		proc_exit(0); /* dropped before we started */
 	if (!attach_slot(dboid, catalog_relid, flow_id))
-		proc_exit(0);			/* another worker serves it, or it was dropped */
+		proc_exit(0); /* another worker serves it, or it was dropped */
 	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
 	pgstat_report_appname(task.cfg->flow_name);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
@@ -435,18 +394,16 @@ flownode_flow_main(Datum arg)
 	/* the first evaluation follows the cadence like every other: create_flow has
 	 * just filled the sink, and flush_flow wakes the worker when asked to */
 	next_eval = GetCurrentTimestamp() +
-				fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-								   task.window ? fn_window_nominal_usec(task.window) : 0,
-								   (int64) fn_min_refresh_interval_ms * 1000, (int64) fn_max_backoff_ms * 1000, 0,
-								   false, 0);
-	for (;;)
-	{
+	            fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+	                               task.window ? fn_window_nominal_usec(task.window) : 0,
+	                               (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
+	                               0, false, 0);
+	for (;;) {
 		bool dropped, flush;
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
+		if (ConfigReloadPending) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
@@ -456,43 +413,40 @@ flownode_flow_main(Datum arg)
 		LWLockRelease(fn_slot_lock(task.slot));
 		if (dropped)
 			break;
-		if (flush)
-		{
+		if (flush) {
 			serve_flush();
 			continue;
 		}
 		now = GetCurrentTimestamp();
-		if (now >= next_eval)
-		{
+		if (now >= next_eval) {
 			int64 windows = 0;
 			bool backlog = false;
 			TimestampTz started = now;
 			int64 sleep_usec;
 
-			(void) run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
+			(void)run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
 			now = GetCurrentTimestamp();
 			last_run_usec = now - started;
-			sleep_usec = fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-											task.window ? fn_window_nominal_usec(task.window) : 0,
-											(int64) fn_min_refresh_interval_ms * 1000,
-											(int64) fn_max_backoff_ms * 1000, last_run_usec, backlog,
-											(uint32) task.slot->consecutive_failures);
+			sleep_usec =
+			    fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+			                       task.window ? fn_window_nominal_usec(task.window) : 0,
+			                       (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
+			                       last_run_usec, backlog, (uint32)task.slot->consecutive_failures);
 			next_eval = now + sleep_usec;
 			continue;
 		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(1L, (long) ((next_eval - now + 999) / 1000)), PG_WAIT_EXTENSION);
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+		                Max(1L, (long)((next_eval - now + 999) / 1000)), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
-	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped", task.cfg->flow_name)));
+	ereport(LOG,
+	        (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped", task.cfg->flow_name)));
 	proc_exit(0);
 }
 
 /* ---- the launcher and the per-database starter ---- */
 
-void
-fn_register_launcher(void)
-{
+void fn_register_launcher(void) {
 	BackgroundWorker w;
 
 	fill_worker(&w, "flownode_launcher_main", "flownode launcher", "flownode launcher");
@@ -501,9 +455,7 @@ fn_register_launcher(void)
 	RegisterBackgroundWorker(&w);
 }
 
-static bool
-start_db_starter(Oid dboid)
-{
+static bool start_db_starter(Oid dboid) {
 	BackgroundWorker w;
 
 	fill_worker(&w, "flownode_db_starter_main", "flownode db starter", "flownode db starter");
@@ -511,9 +463,7 @@ start_db_starter(Oid dboid)
 	return RegisterDynamicBackgroundWorker(&w, NULL);
 }
 
-static List *
-database_list(void)
-{
+static List *database_list(void) {
 	List *dbs = NIL;
 	Relation rel;
 	TableScanDesc scan;
@@ -521,15 +471,13 @@ database_list(void)
 	MemoryContext caller = CurrentMemoryContext;
 
 	StartTransactionCommand();
-	(void) GetTransactionSnapshot();
+	(void)GetTransactionSnapshot();
 	rel = table_open(DatabaseRelationId, AccessShareLock);
 	scan = table_beginscan_catalog(rel, 0, NULL);
-	while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
-	{
-		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+	while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection))) {
+		Form_pg_database db = (Form_pg_database)GETSTRUCT(tup);
 
-		if (db->datallowconn && !db->datistemplate)
-		{
+		if (db->datallowconn && !db->datistemplate) {
 			MemoryContext old = MemoryContextSwitchTo(caller);
 
 			dbs = lappend_oid(dbs, db->oid);
@@ -548,9 +496,7 @@ database_list(void)
  * at most once per 5 s per database; slots of databases that no longer exist are
  * freed.
  */
-void
-flownode_launcher_main(Datum arg)
-{
+void flownode_launcher_main(Datum arg) {
 	Oid last_db[64];
 	TimestampTz last_start[64];
 	int nlast = 0;
@@ -561,22 +507,19 @@ flownode_launcher_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
-	for (;;)
-	{
+	for (;;) {
 		List *wanted = NIL;
 		List *dbs;
 		ListCell *lc;
 		TimestampTz now = GetCurrentTimestamp();
 
 		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
+		if (ConfigReloadPending) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		LWLockAcquire(fn_registry_lock(), LW_SHARED);
-		for (int i = 0; i < fn_slot_count(); i++)
-		{
+		for (int i = 0; i < fn_slot_count(); i++) {
 			FlowSlot *slot = fn_slot_at(i);
 
 			if (needs_worker(slot, now))
@@ -584,30 +527,26 @@ flownode_launcher_main(Datum arg)
 		}
 		LWLockRelease(fn_registry_lock());
 
-		if (first || wanted != NIL)
-		{
+		if (first || wanted != NIL) {
 			dbs = database_list();
 			if (first)
 				wanted = list_concat_unique_oid(wanted, dbs);
 			first = false;
 
 			/* free the slots of databases that are gone */
-			foreach (lc, wanted)
-			{
+			foreach (lc, wanted) {
 				Oid db = lfirst_oid(lc);
 
 				if (list_member_oid(dbs, db))
 					continue;
-				for (int i = 0; i < fn_slot_count(); i++)
-				{
+				for (int i = 0; i < fn_slot_count(); i++) {
 					FlowSlot *slot = fn_slot_at(i);
 
 					if (slot->in_use && slot->dboid == db && slot->worker_pid == 0)
 						fn_free_slot(slot);
 				}
 			}
-			foreach (lc, wanted)
-			{
+			foreach (lc, wanted) {
 				Oid db = lfirst_oid(lc);
 				int k;
 
@@ -618,11 +557,10 @@ flownode_launcher_main(Datum arg)
 				if (k < nlast && now - last_start[k] < 5 * USECS_PER_SEC)
 					continue;
 				if (!start_db_starter(db))
-					continue;	/* no worker slot: try again next round */
+					continue; /* no worker slot: try again next round */
 				if (k == nlast && nlast < lengthof(last_db))
 					nlast++;
-				if (k < lengthof(last_db))
-				{
+				if (k < lengthof(last_db)) {
 					last_db[k] = db;
 					last_start[k] = now;
 				}
@@ -631,14 +569,12 @@ flownode_launcher_main(Datum arg)
 		}
 		list_free(wanted);
 
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L, PG_WAIT_EXTENSION);
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 }
 
-void
-flownode_db_starter_main(Datum arg)
-{
+void flownode_db_starter_main(Datum arg) {
 	Oid dboid = DatumGetObjectId(arg);
 	Oid catalog;
 	List *flows = NIL;
@@ -655,23 +591,22 @@ flownode_db_starter_main(Datum arg)
 	if (OidIsValid(catalog))
 		flows = fn_load_all_flows();
 
-	foreach (lc, flows)
-	{
+	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
 		FlowSlot *slot = fn_acquire_slot(dboid, catalog, cfg->flow_id, false);
 		bool start;
 
-		if (slot == NULL)
-		{
+		if (slot == NULL) {
 			ereport(WARNING, (errmsg("flownode: no shared memory slot for flow \"%s\"", cfg->flow_name),
-							  errhint("Raise flownode.max_flows.")));
+			                  errhint("Raise flownode.max_flows.")));
 			continue;
 		}
 		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
 		start = needs_worker(slot, GetCurrentTimestamp());
 		LWLockRelease(fn_slot_lock(slot));
 		if (start)
-			(void) fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner, fn_role_can_login(cfg->owner));
+			(void)fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner,
+			                           fn_role_can_login(cfg->owner));
 	}
 
 	PopActiveSnapshot();
@@ -683,8 +618,7 @@ flownode_db_starter_main(Datum arg)
 	 * a fresh look at the catalog still finds no flow and nobody claimed the slot
 	 * since we first looked, so a flow created meanwhile keeps its marks.
 	 */
-	for (int i = 0; i < fn_slot_count(); i++)
-	{
+	for (int i = 0; i < fn_slot_count(); i++) {
 		FlowSlot *slot = fn_slot_at(i);
 		uint64 seq;
 		bool orphan;
@@ -695,8 +629,7 @@ flownode_db_starter_main(Datum arg)
 		LWLockRelease(fn_registry_lock());
 		if (!orphan)
 			continue;
-		if (slot->catalog_relid == catalog)
-		{
+		if (slot->catalog_relid == catalog) {
 			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
@@ -705,7 +638,7 @@ flownode_db_starter_main(Datum arg)
 			CommitTransactionCommand();
 		}
 		if (orphan)
-			(void) fn_free_slot_if_unclaimed(slot, seq);
+			(void)fn_free_slot_if_unclaimed(slot, seq);
 	}
 	proc_exit(0);
 }

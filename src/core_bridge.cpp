@@ -45,13 +45,15 @@ class PgCalendar final : public flownode::WindowCalendar {
 			PGFunction bin = spec_.with_time_zone ? timestamptz_bin : timestamp_bin;
 			return pg_call([&] {
 				return DatumGetTimestamp(DirectFunctionCall3(bin, IntervalPGetDatum(&stride_),
-				                                             TimestampGetDatum(ts), TimestampGetDatum(spec_.origin)));
+				                                             TimestampGetDatum(ts),
+				                                             TimestampGetDatum(spec_.origin)));
 			});
 		}
 		if (spec_.with_time_zone)
 			return pg_call([&] {
 				return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_trunc_zone, PointerGetDatum(unit_),
-				                                               TimestampTzGetDatum(ts), PointerGetDatum(zone_)));
+				                                               TimestampTzGetDatum(ts),
+				                                               PointerGetDatum(zone_)));
 			});
 		return pg_call([&] {
 			return DatumGetTimestamp(
@@ -66,7 +68,8 @@ class PgCalendar final : public flownode::WindowCalendar {
 			if (!spec_.with_time_zone)
 				return DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval, TimestampGetDatum(lower),
 				                                             IntervalPGetDatum(&step_)));
-			Datum local = DirectFunctionCall2(timestamptz_zone, PointerGetDatum(zone_), TimestampTzGetDatum(lower));
+			Datum local =
+			    DirectFunctionCall2(timestamptz_zone, PointerGetDatum(zone_), TimestampTzGetDatum(lower));
 			Datum next = DirectFunctionCall2(timestamp_pl_interval, local, IntervalPGetDatum(&step_));
 			return DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone, PointerGetDatum(zone_), next));
 		});
@@ -136,10 +139,10 @@ int64_t nominal_usec(const FnWindowSpec &spec) {
 		return 30 * USECS_PER_DAY;
 	if (u == "quarter")
 		return 91 * USECS_PER_DAY;
-	return 365 * USECS_PER_DAY;	 // year and longer: scheduling only needs "long"
+	return 365 * USECS_PER_DAY; // year and longer: scheduling only needs "long"
 }
 
-}  // namespace
+} // namespace
 
 // The C handle: a calendar and the expression over it, both placement-new'd into one
 // palloc'd chunk.
@@ -147,9 +150,9 @@ struct FnWindow {
 	PgCalendar calendar;
 	TimeWindowExpr expr;
 	FnWindow(const FnWindowSpec &spec)
-	    : calendar(spec), expr(spec.kind == FN_WINDOW_DATE_BIN
-	                               ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
-	                               : TimeWindowExpr::calendar(nominal_usec(spec), &calendar)) {}
+	    : calendar(spec),
+	      expr(spec.kind == FN_WINDOW_DATE_BIN ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
+	                                           : TimeWindowExpr::calendar(nominal_usec(spec), &calendar)) {}
 };
 
 extern "C" FnWindow *fn_window_create(const FnWindowSpec *spec) {
@@ -173,7 +176,9 @@ extern "C" uint64_t fn_window_count(FnWindow *w, FnTimeRange r, uint64_t cap) {
 	});
 }
 
-extern "C" int64_t fn_window_nominal_usec(FnWindow *w) { return w->expr.nominal_size(); }
+extern "C" int64_t fn_window_nominal_usec(FnWindow *w) {
+	return w->expr.nominal_size();
+}
 
 extern "C" void fn_window_check(const FnWindowSpec *spec) {
 	FnWindow *w = fn_window_create(spec);
@@ -211,8 +216,9 @@ extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_
 }
 
 extern "C" int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
-                                      int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
-                                      bool backlog_remains, uint32_t consecutive_failures) {
+                                      int64_t min_refresh_usec, int64_t max_backoff_usec,
+                                      int64_t last_run_usec, bool backlog_remains,
+                                      uint32_t consecutive_failures) {
 	flownode::Cadence c{eval_interval_usec, window_size_usec, min_refresh_usec, max_backoff_usec};
 	return flownode::next_sleep_usec(c, last_run_usec, backlog_remains, consecutive_failures);
 }

@@ -42,34 +42,29 @@ PG_FUNCTION_INFO_V1(flownode_flow_status);
 
 #define MIN_EVAL_INTERVAL_USEC 100000
 
-static Interval *
-interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec)
-{
+static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec) {
 	Interval *iv;
 
 	if (PG_ARGISNULL(argno))
 		return NULL;
 	iv = PG_GETARG_INTERVAL_P(argno);
 	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
 	if (fn_interval_usec(iv) < min_usec)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("%s must be at least 100 milliseconds", name)));
+		                errmsg("%s must be at least 100 milliseconds", name)));
 	return iv;
 }
 
-static bool
-bool_arg(FunctionCallInfo fcinfo, int argno, const char *name)
-{
+static bool bool_arg(FunctionCallInfo fcinfo, int argno, const char *name) {
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
 	return PG_GETARG_BOOL(argno);
 }
 
 /* Runs catalog DML as the catalog's owner: users cannot write flownode.flow directly. */
-static int64
-catalog_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
-{
+static int64 catalog_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls) {
 	Oid save_userid;
 	int save_sec;
 	int64 result = 0;
@@ -85,40 +80,33 @@ catalog_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *
 		rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
 		if (rc < 0)
 			elog(ERROR, "flownode: catalog update failed: %s", SPI_result_code_string(rc));
-		if (rc == SPI_OK_INSERT_RETURNING && SPI_processed == 1)
-		{
+		if (rc == SPI_OK_INSERT_RETURNING && SPI_processed == 1) {
 			bool isnull;
 
 			result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		}
-		else
-			result = (int64) SPI_processed;
+		} else
+			result = (int64)SPI_processed;
 		SPI_finish();
 	}
 	PG_FINALLY();
-	{
-		SetUserIdAndSecContext(save_userid, save_sec);
-	}
+	{ SetUserIdAndSecContext(save_userid, save_sec); }
 	PG_END_TRY();
 	return result;
 }
 
-static void
-check_owner(TaskConfig *cfg)
-{
+static void check_owner(TaskConfig *cfg) {
 	if (!has_privs_of_role(GetUserId(), cfg->owner))
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						errmsg("must be owner of flow \"%s\"", cfg->flow_name)));
+		                errmsg("must be owner of flow \"%s\"", cfg->flow_name)));
 }
 
 /*
  * Our triggers are internal (hidden from \d and pg_dump, untouched by DISABLE
  * TRIGGER USER), so PostgreSQL suffixes their names: find them by function.
  */
-static Oid
-find_trigger(Oid source_relid, const char *func)
-{
-	Oid funcoid = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *) func)), 0, NULL, false);
+static Oid find_trigger(Oid source_relid, const char *func) {
+	Oid funcoid =
+	    LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)func)), 0, NULL, false);
 	Relation rel = table_open(source_relid, AccessShareLock);
 	Oid found = InvalidOid;
 
@@ -129,9 +117,7 @@ find_trigger(Oid source_relid, const char *func)
 	return found;
 }
 
-static void
-install_trigger(Oid source_relid, const char *name, const char *func, int16 events, bool row)
-{
+static void install_trigger(Oid source_relid, const char *name, const char *func, int16 events, bool row) {
 	CreateTrigStmt *stmt;
 	ObjectAddress trig, ext;
 
@@ -140,10 +126,10 @@ install_trigger(Oid source_relid, const char *name, const char *func, int16 even
 	stmt = makeNode(CreateTrigStmt);
 	stmt->replace = false;
 	stmt->isconstraint = false;
-	stmt->trigname = (char *) name;
-	stmt->relation = makeRangeVar(get_namespace_name(get_rel_namespace(source_relid)),
-								  get_rel_name(source_relid), -1);
-	stmt->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *) func));
+	stmt->trigname = (char *)name;
+	stmt->relation =
+	    makeRangeVar(get_namespace_name(get_rel_namespace(source_relid)), get_rel_name(source_relid), -1);
+	stmt->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)func));
 	stmt->args = NIL;
 	stmt->row = row;
 	stmt->timing = TRIGGER_TYPE_AFTER;
@@ -155,16 +141,14 @@ install_trigger(Oid source_relid, const char *name, const char *func, int16 even
 	stmt->initdeferred = false;
 	stmt->constrrel = NULL;
 	trig = CreateTrigger(stmt, NULL, source_relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
-						 NULL, true, false);
+	                     NULL, true, false);
 	/* DROP EXTENSION takes the triggers with it */
 	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
 	recordDependencyOn(&trig, &ext, DEPENDENCY_AUTO);
 	CommandCounterIncrement();
 }
 
-static void
-remove_trigger(Oid source_relid, const char *func)
-{
+static void remove_trigger(Oid source_relid, const char *func) {
 	Oid trigoid = find_trigger(source_relid, func);
 	ObjectAddress addr;
 
@@ -175,19 +159,17 @@ remove_trigger(Oid source_relid, const char *func)
 }
 
 /* Removes a flow in the current transaction; its worker stops at commit. */
-static void
-drop_flow_internal(TaskConfig *cfg)
-{
+static void drop_flow_internal(TaskConfig *cfg) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(cfg->flow_id)};
 	Oid others[1] = {OIDOID};
 	Datum othervals[1] = {ObjectIdGetDatum(cfg->source_relid)};
 
-	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values, NULL);
-	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1, others,
-					 othervals, NULL) == 0 &&
-		OidIsValid(get_rel_namespace(cfg->source_relid)))
-	{
+	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values,
+	             NULL);
+	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1,
+	                 others, othervals, NULL) == 0 &&
+	    OidIsValid(get_rel_namespace(cfg->source_relid))) {
 		remove_trigger(cfg->source_relid, "mark_dirty");
 		remove_trigger(cfg->source_relid, "mark_truncate");
 	}
@@ -196,9 +178,7 @@ drop_flow_internal(TaskConfig *cfg)
 	fn_on_commit_drop_flow(cfg->flow_id);
 }
 
-Datum
-flownode_create_flow(PG_FUNCTION_ARGS)
-{
+Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 	char *sink_name = fn_text_arg(fcinfo, 1, "sink_table");
 	char *query = fn_text_arg(fcinfo, 2, "query");
@@ -218,26 +198,26 @@ flownode_create_flow(PG_FUNCTION_ARGS)
 
 	if (if_not_exists && or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("if_not_exists and or_replace cannot both be true")));
-	(void) fn_registry_lock(); /* ERROR unless preloaded */
+		                errmsg("if_not_exists and or_replace cannot both be true")));
+	(void)fn_registry_lock(); /* ERROR unless preloaded */
 	if (IsolationUsesXactSnapshot())
-		ereport(ERROR, (errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
-						errmsg("create_flow must run in a READ COMMITTED transaction"),
-						errdetail("It fills the sink from a snapshot taken after it locked the source, so that "
-								  "no concurrent write is missed.")));
+		ereport(ERROR,
+		        (errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+		         errmsg("create_flow must run in a READ COMMITTED transaction"),
+		         errdetail("It fills the sink from a snapshot taken after it locked the source, so that "
+		                   "no concurrent write is missed.")));
 
 	existing = fn_load_task_config_by_name(flow_name, true);
-	if (existing != NULL)
-	{
-		if (if_not_exists)
-		{
+	if (existing != NULL) {
+		if (if_not_exists) {
 			ereport(NOTICE, (errcode(ERRCODE_DUPLICATE_OBJECT),
-							 errmsg("flow \"%s\" already exists, skipping", flow_name)));
+			                 errmsg("flow \"%s\" already exists, skipping", flow_name)));
 			PG_RETURN_INT64(existing->flow_id);
 		}
 		if (!or_replace)
-			ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", flow_name),
-							errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
+			ereport(ERROR,
+			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", flow_name),
+			         errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
 		check_owner(existing);
 		drop_flow_internal(existing);
 		CommandCounterIncrement();
@@ -246,26 +226,28 @@ flownode_create_flow(PG_FUNCTION_ARGS)
 	fq = fn_analyze_flow_query(query, timezone);
 	source_relid = fq->source_relid;
 	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("the flow query has no time window in its GROUP BY, so eval_interval is required"),
-						errhint("Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass "
-								"eval_interval => '1 minute': a window-less flow is recomputed whole at each "
-								"evaluation after a change.")));
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("the flow query has no time window in its GROUP BY, so eval_interval is required"),
+		         errhint("Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass "
+		                 "eval_interval => '1 minute': a window-less flow is recomputed whole at each "
+		                 "evaluation after a change.")));
 	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("expire_after needs a time window in the flow query's GROUP BY")));
+		                errmsg("expire_after needs a time window in the flow query's GROUP BY")));
 
 	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						errmsg("permission denied for table %s", get_rel_name(source_relid)),
-						errdetail("Creating a flow needs SELECT on its source table.")));
+		                errmsg("permission denied for table %s", get_rel_name(source_relid)),
+		                errdetail("Creating a flow needs SELECT on its source table.")));
 	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_TRIGGER);
 	if (acl != ACLCHECK_OK)
-		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						errmsg("permission denied for table %s", get_rel_name(source_relid)),
-						errdetail("Creating a flow needs TRIGGER on its source table (its writes are marked by a "
-								  "trigger).")));
+		ereport(ERROR,
+		        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		         errmsg("permission denied for table %s", get_rel_name(source_relid)),
+		         errdetail("Creating a flow needs TRIGGER on its source table (its writes are marked by a "
+		                   "trigger).")));
 
 	/* writers wait from here on, and see the trigger once we commit */
 	LockRelationOid(source_relid, ShareRowExclusiveLock);
@@ -274,21 +256,23 @@ flownode_create_flow(PG_FUNCTION_ARGS)
 		Oid types[1] = {OIDOID};
 		Datum values[1] = {ObjectIdGetDatum(sink_relid)};
 
-		if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE sink_table = $1", 1, types,
-						 values, NULL) > 0)
-			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("table \"%s\" is already the sink of another flow", get_rel_name(sink_relid))));
+		if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE sink_table = $1", 1,
+		                 types, values, NULL) > 0)
+			ereport(ERROR,
+			        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			         errmsg("table \"%s\" is already the sink of another flow", get_rel_name(sink_relid))));
 	}
 
 	/* store the query with every name schema-qualified, and check it reads back */
 	nest = fn_pin_deparse_settings(timezone);
 	stored_query = fn_deparse_query(fq->query);
-	(void) fn_analyze_flow_query(stored_query, timezone);
+	(void)fn_analyze_flow_query(stored_query, timezone);
 	fn_unpin_settings(nest);
 
 	{
-		Oid types[18] = {TEXTOID, OIDOID, OIDOID, OIDOID, NAMEOID, INT2OID, TEXTOID, TEXTOID, INTERVALOID,
-						 INT8OID, TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID};
+		Oid types[18] = {TEXTOID, OIDOID,  OIDOID,      OIDOID,  NAMEOID,     INT2OID,
+		                 TEXTOID, TEXTOID, INTERVALOID, INT8OID, TEXTOID,     TEXTOID,
+		                 BOOLOID, TEXTOID, TEXTOID,     TEXTOID, INTERVALOID, INTERVALOID};
 		Datum v[18];
 		char n[19];
 		bool win = fq->window.kind != FN_WINDOW_NONE;
@@ -317,51 +301,50 @@ flownode_create_flow(PG_FUNCTION_ARGS)
 		v[15] = CStringGetTextDatum(timezone);
 		v[16] = eval_interval ? IntervalPGetDatum(eval_interval) : (n[16] = 'n', 0);
 		v[17] = expire_after ? IntervalPGetDatum(expire_after) : (n[17] = 'n', 0);
-		flow_id = catalog_exec("INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
-							   " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
-							   " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
-							   " query, user_query, timezone, eval_interval, expire_after)"
-							   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-							   " $18) RETURNING flow_id",
-							   18, types, v, n);
+		flow_id = catalog_exec(
+		    "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+		    " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
+		    " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
+		    " query, user_query, timezone, eval_interval, expire_after)"
+		    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+		    " $18) RETURNING flow_id",
+		    18, types, v, n);
 	}
-	if (comment != NULL)
-	{
+	if (comment != NULL) {
 		Oid types[2] = {TEXTOID, INT8OID};
 		Datum values[2] = {CStringGetTextDatum(comment), Int64GetDatum(flow_id)};
 
-		catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET comment = $1 WHERE flow_id = $2", 2, types,
-					 values, NULL);
+		catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET comment = $1 WHERE flow_id = $2", 2,
+		             types, values, NULL);
 	}
 
 	install_trigger(source_relid, FLOWNODE_TRIGGER_NAME, "mark_dirty",
-					TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE, true);
-	install_trigger(source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME, "mark_truncate", TRIGGER_TYPE_TRUNCATE, false);
+	                TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE, true);
+	install_trigger(source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME, "mark_truncate", TRIGGER_TYPE_TRUNCATE,
+	                false);
 	CacheInvalidateRelcacheByRelid(source_relid);
 	CommandCounterIncrement();
 
 	/* claim the flow's shared memory now, so flownode.max_flows fails here */
-	(void) fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
+	(void)fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
 	fn_on_commit_start_worker(flow_id, GetUserId());
 
 	/* fill the sink from what the source holds now */
-	(void) fn_execute_insert_plan(fn_load_task_config(flow_id, false), NULL, 0);
+	(void)fn_execute_insert_plan(fn_load_task_config(flow_id, false), NULL, 0);
 	PG_RETURN_INT64(flow_id);
 }
 
-Datum
-flownode_drop_flow(PG_FUNCTION_ARGS)
-{
+Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
 	TaskConfig *cfg;
 
-	(void) fn_catalog_relid(false);
+	(void)fn_catalog_relid(false);
 	cfg = fn_load_task_config_by_name(flow_name, true);
-	if (cfg == NULL)
-	{
+	if (cfg == NULL) {
 		if (!if_exists)
-			ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
+			ereport(ERROR,
+			        (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
 		ereport(NOTICE, (errmsg("flow \"%s\" does not exist, skipping", flow_name)));
 		PG_RETURN_VOID();
 	}
@@ -371,34 +354,29 @@ flownode_drop_flow(PG_FUNCTION_ARGS)
 }
 
 /* A refresh needs these locks; waiting for it while holding a conflicting one would hang. */
-static void
-check_no_conflicting_locks(TaskConfig *cfg)
-{
+static void check_no_conflicting_locks(TaskConfig *cfg) {
 	Relation src = try_relation_open(cfg->source_relid, NoLock);
 	Relation sink = try_relation_open(cfg->sink_relid, NoLock);
 	bool conflict = false;
 
-	if (src)
-	{
+	if (src) {
 		conflict |= CheckRelationLockedByMe(src, AccessExclusiveLock, false);
 		relation_close(src, NoLock);
 	}
-	if (sink)
-	{
+	if (sink) {
 		conflict |= CheckRelationLockedByMe(sink, ShareLock, true);
 		relation_close(sink, NoLock);
 	}
 	if (conflict)
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						errmsg("cannot flush flow \"%s\" while this transaction holds a lock its refresh needs",
-							   cfg->flow_name),
-						errhint("Commit the transaction that locked or truncated the source or sink first.")));
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("cannot flush flow \"%s\" while this transaction holds a lock its refresh needs",
+		                cfg->flow_name),
+		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
 /* True when the flow's catalog row was written by the current transaction. */
-static bool
-created_in_this_transaction(int64 flow_id)
-{
+static bool created_in_this_transaction(int64 flow_id) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(flow_id)};
 	MemoryContext caller = CurrentMemoryContext;
@@ -410,10 +388,10 @@ created_in_this_transaction(int64 flow_id)
 	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
-	if (SPI_execute_with_args("SELECT xmin::text FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1",
-							  1, types, values, NULL, false, 0) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
+	if (SPI_execute_with_args("SELECT xmin::text FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                          " WHERE flow_id = $1",
+	                          1, types, values, NULL, false, 0) == SPI_OK_SELECT &&
+	    SPI_processed == 1) {
 		MemoryContext spi = MemoryContextSwitchTo(caller);
 
 		xmin = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -421,12 +399,10 @@ created_in_this_transaction(int64 flow_id)
 	}
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec); /* an ERROR above restores it at abort */
-	return xmin != NULL && TransactionIdIsCurrentTransactionId((TransactionId) strtoul(xmin, NULL, 10));
+	return xmin != NULL && TransactionIdIsCurrentTransactionId((TransactionId)strtoul(xmin, NULL, 10));
 }
 
-Datum
-flownode_flush_flow(PG_FUNCTION_ARGS)
-{
+Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 	TaskConfig *cfg;
 	Oid catalog;
@@ -439,7 +415,7 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 	TimestampTz wait_start;
 
 	catalog = fn_catalog_relid(false);
-	(void) fn_registry_lock();
+	(void)fn_registry_lock();
 	cfg = fn_load_task_config_by_name(flow_name, false);
 	check_owner(cfg);
 	check_no_conflicting_locks(cfg);
@@ -458,8 +434,7 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 
 	wait_start = GetCurrentTimestamp();
 	ConditionVariablePrepareToSleep(&slot->flush_cv);
-	for (;;)
-	{
+	for (;;) {
 		bool done, attached, waiting, gone;
 
 		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
@@ -467,8 +442,7 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 		done = slot->flush_completed >= my_request;
 		attached = slot->worker_pid != 0;
 		waiting = slot->state == FLOW_WAITING_FOR_WORKER;
-		if (done)
-		{
+		if (done) {
 			windows = slot->flush_windows;
 			failed = slot->flush_failed;
 			strlcpy(error, slot->last_error, sizeof(error));
@@ -476,39 +450,34 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 		LWLockRelease(fn_slot_lock(slot));
 		if (done)
 			break;
-		if (gone)
-		{
+		if (gone) {
 			ConditionVariableCancelSleep();
 			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-							errmsg("flow \"%s\" was dropped while flushing", flow_name)));
+			                errmsg("flow \"%s\" was dropped while flushing", flow_name)));
 		}
-		if (!attached)
-		{
+		if (!attached) {
 			bool registered;
 
 			LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
 			registered = slot->worker_registered_at != 0;
 			LWLockRelease(fn_slot_lock(slot));
-			if (waiting || (!registered && started))
-			{
+			if (waiting || (!registered && started)) {
 				ConditionVariableCancelSleep();
 				ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-								errmsg("flow \"%s\" has no running worker to flush it", flow_name),
-								errhint("No background worker slot is free: raise max_worker_processes.")));
+				                errmsg("flow \"%s\" has no running worker to flush it", flow_name),
+				                errhint("No background worker slot is free: raise max_worker_processes.")));
 			}
-			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC)
-			{
+			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC) {
 				ConditionVariableCancelSleep();
 				ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-								errmsg("flow \"%s\" has no running worker to flush it", flow_name),
-								errdetail("Its worker did not start within 15 seconds."),
-								errhint("See the server log for why the flow's background worker exited.")));
+				                errmsg("flow \"%s\" has no running worker to flush it", flow_name),
+				                errdetail("Its worker did not start within 15 seconds."),
+				                errhint("See the server log for why the flow's background worker exited.")));
 			}
-			if (!registered && !started)
-			{
+			if (!registered && !started) {
 				started = true;
-				(void) fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner,
-											 fn_role_can_login(cfg->owner));
+				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner,
+				                           fn_role_can_login(cfg->owner));
 			}
 		}
 		ConditionVariableTimedSleep(&slot->flush_cv, 1000, PG_WAIT_EXTENSION);
@@ -516,15 +485,13 @@ flownode_flush_flow(PG_FUNCTION_ARGS)
 	ConditionVariableCancelSleep();
 	if (failed)
 		ereport(ERROR, (errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-						errmsg("flush of flow \"%s\" failed: %s", flow_name, error),
-						errhint("The dirty windows are kept; see flownode.flows.last_error.")));
+		                errmsg("flush of flow \"%s\" failed: %s", flow_name, error),
+		                errhint("The dirty windows are kept; see flownode.flows.last_error.")));
 	PG_RETURN_INT64(windows);
 }
 
-Datum
-flownode_flow_status(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+Datum flownode_flow_status(PG_FUNCTION_ARGS) {
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
 	Oid catalog = fn_catalog_relid(false);
 	List *flows;
 	ListCell *lc;
@@ -533,8 +500,7 @@ flownode_flow_status(PG_FUNCTION_ARGS)
 	if (fn_slot_count() == 0)
 		PG_RETURN_VOID();
 	flows = fn_load_all_flows();
-	foreach (lc, flows)
-	{
+	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
 		FlowSlot *slot;
 		FlowSlot copy;
@@ -546,8 +512,7 @@ flownode_flow_status(PG_FUNCTION_ARGS)
 
 		LWLockAcquire(fn_registry_lock(), LW_SHARED);
 		slot = fn_find_slot(MyDatabaseId, catalog, cfg->flow_id);
-		if (slot == NULL)
-		{
+		if (slot == NULL) {
 			LWLockRelease(fn_registry_lock());
 			continue;
 		}
@@ -560,12 +525,11 @@ flownode_flow_status(PG_FUNCTION_ARGS)
 
 		if (cfg->window.kind == FN_WINDOW_NONE)
 			dirty = copy.ndirty > 0 ? 1 : 0;
-		else if (copy.ndirty > 0)
-		{
+		else if (copy.ndirty > 0) {
 			FnWindow *w = fn_window_create(&cfg->window);
 
 			for (uint32 i = 0; i < copy.ndirty; i++)
-				dirty += (int64) fn_window_count(w, ranges[i], 100000000);
+				dirty += (int64)fn_window_count(w, ranges[i], 100000000);
 		}
 		if (copy.worker_pid == 0)
 			state = "waiting_for_worker";

@@ -19,21 +19,15 @@
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
-static const char *
-col(FlowQuery *fq, int pos)
-{
-	return quote_identifier((char *) list_nth(fq->out_names, pos));
+static const char *col(FlowQuery *fq, int pos) {
+	return quote_identifier((char *)list_nth(fq->out_names, pos));
 }
 
-static bool
-is_key(FlowQuery *fq, int pos)
-{
+static bool is_key(FlowQuery *fq, int pos) {
 	return list_member_int(fq->key_positions, pos);
 }
 
-static char *
-timestamp_literal(Oid coltype, int64 value)
-{
+static char *timestamp_literal(Oid coltype, int64 value) {
 	Oid outfunc;
 	bool varlena;
 
@@ -41,9 +35,7 @@ timestamp_literal(Oid coltype, int64 value)
 	return quote_literal_cstr(OidOutputFunctionCall(outfunc, Int64GetDatum(value)));
 }
 
-char *
-fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges)
-{
+char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges) {
 	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
 	int ncols = list_length(fq->out_names);
 	const char *sink = fn_qualified_relname(cfg->sink_relid);
@@ -75,30 +67,26 @@ fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges)
 		have_values |= !is_key(fq, i);
 	if (!have_values)
 		appendStringInfoString(&s, "NOTHING");
-	else
-	{
+	else {
 		bool first = true;
 
 		appendStringInfoString(&s, "UPDATE SET ");
 		for (i = 0; i < ncols; i++)
-			if (!is_key(fq, i))
-			{
+			if (!is_key(fq, i)) {
 				appendStringInfo(&s, "%s%s = EXCLUDED.%s", first ? "" : ", ", col(fq, i), col(fq, i));
 				first = false;
 			}
 		appendStringInfoString(&s, " WHERE ROW(");
 		first = true;
 		for (i = 0; i < ncols; i++)
-			if (!is_key(fq, i))
-			{
+			if (!is_key(fq, i)) {
 				appendStringInfo(&s, "%sfn_sink.%s", first ? "" : ", ", col(fq, i));
 				first = false;
 			}
 		appendStringInfoString(&s, ") IS DISTINCT FROM ROW(");
 		first = true;
 		for (i = 0; i < ncols; i++)
-			if (!is_key(fq, i))
-			{
+			if (!is_key(fq, i)) {
 				appendStringInfo(&s, "%sEXCLUDED.%s", first ? "" : ", ", col(fq, i));
 				first = false;
 			}
@@ -108,26 +96,24 @@ fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges)
 
 	/* delete the groups of the refreshed windows that no longer exist */
 	appendStringInfo(&s, "fn_delete AS (DELETE FROM %s AS fn_sink WHERE ", sink);
-	if (fq->window.kind != FN_WINDOW_NONE && nranges > 0)
-	{
+	if (fq->window.kind != FN_WINDOW_NONE && nranges > 0) {
 		const char *w = col(fq, fq->window_position);
 
 		appendStringInfoChar(&s, '(');
 		for (i = 0; i < nranges; i++)
 			appendStringInfo(&s, "%s(fn_sink.%s >= %s AND fn_sink.%s < %s)", i ? " OR " : "", w,
-							 timestamp_literal(coltype, ranges[i].start), w,
-							 timestamp_literal(coltype, ranges[i].end));
+			                 timestamp_literal(coltype, ranges[i].start), w,
+			                 timestamp_literal(coltype, ranges[i].end));
 		appendStringInfoString(&s, ") AND ");
 	}
 	appendStringInfoString(&s, "NOT EXISTS (SELECT 1 FROM fn_fresh WHERE ");
 	i = 0;
-	foreach (lc, fq->key_positions)
-	{
+	foreach (lc, fq->key_positions) {
 		int pos = lfirst_int(lc);
 		bool notnull = list_nth_int(fq->key_notnull, i) != 0;
 
 		appendStringInfo(&s, "%sfn_fresh.%s %s fn_sink.%s", i ? " AND " : "", col(fq, pos),
-						 notnull ? "=" : "IS NOT DISTINCT FROM", col(fq, pos));
+		                 notnull ? "=" : "IS NOT DISTINCT FROM", col(fq, pos));
 		i++;
 	}
 	appendStringInfoString(&s, ") RETURNING 1)\n");
@@ -140,9 +126,7 @@ fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges)
  * locked before the statement takes its snapshot, so a TRUNCATE of the source is
  * either wholly before the refresh's snapshot or waits for the refresh to commit.
  */
-int64
-fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges)
-{
+int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -150,7 +134,8 @@ fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges)
 
 	LockRelationOid(cfg->source_relid, AccessShareLock);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(cfg->owner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	SetUserIdAndSecContext(cfg->owner,
+	                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	PG_TRY();
 	{
@@ -171,9 +156,7 @@ fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges)
 		SPI_finish();
 	}
 	PG_FINALLY();
-	{
-		SetUserIdAndSecContext(save_userid, save_sec);
-	}
+	{ SetUserIdAndSecContext(save_userid, save_sec); }
 	PG_END_TRY();
 	fn_unpin_settings(nest);
 	return rows;

@@ -32,106 +32,116 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
-#define QUERY_ERROR(msg, hint) \
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", msg), \
-					(hint) ? errhint("%s", (const char *) (hint)) : 0))
+#define QUERY_ERROR(msg, hint)                                                                               \
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", msg),           \
+	                (hint) ? errhint("%s", (const char *)(hint)) : 0))
 
-int
-fn_pin_deparse_settings(const char *timezone)
-{
+int fn_pin_deparse_settings(const char *timezone) {
 	int nest = NewGUCNestLevel();
 
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-							 false);
-	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
-							 0, false);
-	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-							 false);
+	(void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+	                        true, 0, false);
+	(void)set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+	                        false);
+	(void)set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+	                        false);
+	(void)set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+	                        false);
 	if (timezone != NULL)
-		(void) set_config_option("timezone", timezone, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-								 false);
+		(void)set_config_option("timezone", timezone, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+		                        false);
 	return nest;
 }
 
-void
-fn_unpin_settings(int nestlevel)
-{
+void fn_unpin_settings(int nestlevel) {
 	AtEOXact_GUC(true, nestlevel);
 }
 
-char *
-fn_deparse_query(Query *query)
-{
+char *fn_deparse_query(Query *query) {
 	return pg_get_querydef(copyObject(query), false);
 }
 
-static Const *
-window_const_arg(Node *arg, const char *what)
-{
+static Const *window_const_arg(Node *arg, const char *what) {
 	Node *folded = eval_const_expressions(NULL, arg);
 
 	if (!IsA(folded, Const))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("invalid flow query: the %s of the time window must be a constant", what)));
-	if (((Const *) folded)->constisnull)
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		                errmsg("invalid flow query: the %s of the time window must be a constant", what)));
+	if (((Const *)folded)->constisnull)
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						errmsg("invalid flow query: the %s of the time window must not be NULL", what)));
-	return (Const *) folded;
+		                errmsg("invalid flow query: the %s of the time window must not be NULL", what)));
+	return (Const *)folded;
 }
 
 /* Maps any spelling PostgreSQL accepts for a date_trunc unit to one canonical name. */
-static void
-canonical_unit(const char *given, char *out)
-{
+static void canonical_unit(const char *given, char *out) {
 	char *low = downcase_truncate_identifier(given, strlen(given), false);
 	int val;
 	int type = DecodeUnits(0, low, &val);
 	const char *name = NULL;
 
-	if (type == UNITS)
-	{
-		switch (val)
-		{
-			case DTK_MICROSEC: name = "microseconds"; break;
-			case DTK_MILLISEC: name = "milliseconds"; break;
-			case DTK_SECOND: name = "second"; break;
-			case DTK_MINUTE: name = "minute"; break;
-			case DTK_HOUR: name = "hour"; break;
-			case DTK_DAY: name = "day"; break;
-			case DTK_WEEK: name = "week"; break;
-			case DTK_MONTH: name = "month"; break;
-			case DTK_QUARTER: name = "quarter"; break;
-			case DTK_YEAR: name = "year"; break;
-			case DTK_DECADE: name = "decade"; break;
-			case DTK_CENTURY: name = "century"; break;
-			case DTK_MILLENNIUM: name = "millennium"; break;
+	if (type == UNITS) {
+		switch (val) {
+		case DTK_MICROSEC:
+			name = "microseconds";
+			break;
+		case DTK_MILLISEC:
+			name = "milliseconds";
+			break;
+		case DTK_SECOND:
+			name = "second";
+			break;
+		case DTK_MINUTE:
+			name = "minute";
+			break;
+		case DTK_HOUR:
+			name = "hour";
+			break;
+		case DTK_DAY:
+			name = "day";
+			break;
+		case DTK_WEEK:
+			name = "week";
+			break;
+		case DTK_MONTH:
+			name = "month";
+			break;
+		case DTK_QUARTER:
+			name = "quarter";
+			break;
+		case DTK_YEAR:
+			name = "year";
+			break;
+		case DTK_DECADE:
+			name = "decade";
+			break;
+		case DTK_CENTURY:
+			name = "century";
+			break;
+		case DTK_MILLENNIUM:
+			name = "millennium";
+			break;
 		}
 	}
 	if (name == NULL)
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid flow query: date_trunc unit \"%s\" is not recognized", given),
-				 errhint("Use one of microseconds, milliseconds, second, minute, hour, day, week, month, "
-						 "quarter, year, decade, century, millennium.")));
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("invalid flow query: date_trunc unit \"%s\" is not recognized", given),
+		         errhint("Use one of microseconds, milliseconds, second, minute, hour, day, week, month, "
+		                 "quarter, year, decade, century, millennium.")));
 	strlcpy(out, name, FN_UNIT_LEN);
 }
 
-static bool
-is_window_function(Oid funcid)
-{
-	switch (funcid)
-	{
-		case F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP:
-		case F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ:
-		case F_DATE_TRUNC_TEXT_TIMESTAMP:
-		case F_DATE_TRUNC_TEXT_TIMESTAMPTZ:
-		case F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT:
-			return true;
-		default:
-			return false;
+static bool is_window_function(Oid funcid) {
+	switch (funcid) {
+	case F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP:
+	case F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ:
+	case F_DATE_TRUNC_TEXT_TIMESTAMP:
+	case F_DATE_TRUNC_TEXT_TIMESTAMPTZ:
+	case F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT:
+		return true;
+	default:
+		return false;
 	}
 }
 
@@ -139,84 +149,76 @@ is_window_function(Oid funcid)
  * Fills fq->window from a date_bin/date_trunc call; ERROR when its time argument
  * is not a plain timestamp column of the source.
  */
-static void
-read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone)
-{
+static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 	bool is_bin = (fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP ||
-				   fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ);
-	Node *time_arg = (Node *) lsecond(fe->args);
+	               fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ);
+	Node *time_arg = (Node *)lsecond(fe->args);
 	Var *var;
 	FnWindowSpec *spec = &fq->window;
 
 	while (IsA(time_arg, RelabelType))
-		time_arg = (Node *) ((RelabelType *) time_arg)->arg;
-	if (!IsA(time_arg, Var) || ((Var *) time_arg)->varno != fq->source_rtindex ||
-		((Var *) time_arg)->varlevelsup != 0 || ((Var *) time_arg)->varattno <= 0 ||
-		(((Var *) time_arg)->vartype != TIMESTAMPOID && ((Var *) time_arg)->vartype != TIMESTAMPTZOID))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("invalid flow query: the time window must be computed over a timestamp or timestamptz "
-						"column of the source table, not over an expression"),
-				 errhint("Write date_bin(stride, column, origin) or date_trunc(unit, column) with a plain "
-						 "timestamp column; rows are marked dirty by that column.")));
-	var = (Var *) time_arg;
+		time_arg = (Node *)((RelabelType *)time_arg)->arg;
+	if (!IsA(time_arg, Var) || ((Var *)time_arg)->varno != fq->source_rtindex ||
+	    ((Var *)time_arg)->varlevelsup != 0 || ((Var *)time_arg)->varattno <= 0 ||
+	    (((Var *)time_arg)->vartype != TIMESTAMPOID && ((Var *)time_arg)->vartype != TIMESTAMPTZOID))
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		     errmsg("invalid flow query: the time window must be computed over a timestamp or timestamptz "
+		            "column of the source table, not over an expression"),
+		     errhint("Write date_bin(stride, column, origin) or date_trunc(unit, column) with a plain "
+		             "timestamp column; rows are marked dirty by that column.")));
+	var = (Var *)time_arg;
 	memset(spec, 0, sizeof(*spec));
 	spec->with_time_zone = (var->vartype == TIMESTAMPTZOID);
 	fq->time_attnum = var->varattno;
 	fq->time_column = get_attname(fq->source_relid, var->varattno, false);
 
-	if (is_bin)
-	{
+	if (is_bin) {
 		Interval *stride = DatumGetIntervalP(window_const_arg(linitial(fe->args), "stride")->constvalue);
 		Const *origin = window_const_arg(lthird(fe->args), "origin");
 
 		if (stride->month != 0)
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							errmsg("invalid flow query: date_bin stride must not contain months or years"),
-							errhint("Use date_trunc('month', ...) for calendar months.")));
-		if (stride->time + (int64) stride->day * USECS_PER_DAY <= 0 || stride->time < 0 || stride->day < 0)
+			                errmsg("invalid flow query: date_bin stride must not contain months or years"),
+			                errhint("Use date_trunc('month', ...) for calendar months.")));
+		if (stride->time + (int64)stride->day * USECS_PER_DAY <= 0 || stride->time < 0 || stride->day < 0)
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("invalid flow query: date_bin stride must be positive")));
+			                errmsg("invalid flow query: date_bin stride must be positive")));
 		spec->kind = FN_WINDOW_DATE_BIN;
 		spec->stride_time = stride->time;
 		spec->stride_day = stride->day;
 		spec->origin = DatumGetTimestamp(origin->constvalue);
 		if (TIMESTAMP_NOT_FINITE(spec->origin))
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("invalid flow query: date_bin origin must be finite")));
-	}
-	else
-	{
+			                errmsg("invalid flow query: date_bin origin must be finite")));
+	} else {
 		Const *unit = window_const_arg(linitial(fe->args), "unit");
 
 		spec->kind = FN_WINDOW_DATE_TRUNC;
 		canonical_unit(TextDatumGetCString(unit->constvalue), spec->unit);
 		if (list_length(fe->args) == 3)
-			strlcpy(spec->zone, TextDatumGetCString(window_const_arg(lthird(fe->args), "time zone")->constvalue),
-					FN_ZONE_LEN);
+			strlcpy(spec->zone,
+			        TextDatumGetCString(window_const_arg(lthird(fe->args), "time zone")->constvalue),
+			        FN_ZONE_LEN);
 		else if (spec->with_time_zone)
 			strlcpy(spec->zone, timezone, FN_ZONE_LEN);
 	}
 	fn_window_check(spec);
 }
 
-static Node *
-strip_relabel(Node *n)
-{
+static Node *strip_relabel(Node *n) {
 	while (n && IsA(n, RelabelType))
-		n = (Node *) ((RelabelType *) n)->arg;
+		n = (Node *)((RelabelType *)n)->arg;
 	return n;
 }
 
 /* Errors inside the flow query point into the flow query, not the caller's SQL. */
-static void
-flow_query_error_context(void *arg)
-{
-	const char *sql = (const char *) arg;
+static void flow_query_error_context(void *arg) {
+	const char *sql = (const char *)arg;
 	int pos = geterrposition();
 
-	if (pos > 0)
-	{
+	if (pos > 0) {
 		errposition(0);
 		internalerrposition(pos);
 		internalerrquery(sql);
@@ -224,9 +226,7 @@ flow_query_error_context(void *arg)
 	errcontext("flow query");
 }
 
-FlowQuery *
-fn_analyze_flow_query(const char *sql, const char *timezone)
-{
+FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 	FlowQuery *fq = palloc0(sizeof(FlowQuery));
 	ErrorContextCallback errcb;
 	List *raw;
@@ -240,17 +240,17 @@ fn_analyze_flow_query(const char *sql, const char *timezone)
 	TargetEntry *window_tle = NULL;
 
 	errcb.callback = flow_query_error_context;
-	errcb.arg = (void *) sql;
+	errcb.arg = (void *)sql;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 	raw = pg_parse_query(sql);
 	if (list_length(raw) != 1)
 		QUERY_ERROR(list_length(raw) == 0 ? "the query is empty" : "the query must be exactly one statement",
-					"Pass a single SELECT ... GROUP BY statement.");
+		            "Pass a single SELECT ... GROUP BY statement.");
 	rs = linitial_node(RawStmt, raw);
 	if (!IsA(rs->stmt, SelectStmt))
 		QUERY_ERROR("the query must be a SELECT statement", NULL);
-	sel = (SelectStmt *) rs->stmt;
+	sel = (SelectStmt *)rs->stmt;
 	if (sel->intoClause != NULL)
 		QUERY_ERROR("SELECT INTO is not allowed", NULL);
 	if (sel->op != SETOP_NONE)
@@ -281,9 +281,10 @@ fn_analyze_flow_query(const char *sql, const char *timezone)
 	if (q->distinctClause != NIL)
 		QUERY_ERROR("DISTINCT is not supported", NULL);
 	if (q->groupClause == NIL)
-		QUERY_ERROR("the query must aggregate with GROUP BY",
-					"A flow keeps one sink row per group: write SELECT date_bin(...) AS w, ..., agg(...) FROM "
-					"source GROUP BY w, ...");
+		QUERY_ERROR(
+		    "the query must aggregate with GROUP BY",
+		    "A flow keeps one sink row per group: write SELECT date_bin(...) AS w, ..., agg(...) FROM "
+		    "source GROUP BY w, ...");
 
 	/* exactly one plain table */
 	if (list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
@@ -295,77 +296,74 @@ fn_analyze_flow_query(const char *sql, const char *timezone)
 	if (list_length(q->rtable) != 1)
 		QUERY_ERROR("the query must read exactly one table (joins are not supported yet)", NULL);
 	if (rte->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("invalid flow query: source \"%s\" is not a plain table", get_rel_name(rte->relid)),
-				 errhint("Views, foreign tables and partitioned tables are not supported as flow sources yet.")));
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+		     errmsg("invalid flow query: source \"%s\" is not a plain table", get_rel_name(rte->relid)),
+		     errhint("Views, foreign tables and partitioned tables are not supported as flow sources yet.")));
 	if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP)
 		QUERY_ERROR("the source must not be a temporary table",
-					"The flow's worker runs in its own session and cannot see it.");
+		            "The flow's worker runs in its own session and cannot see it.");
 	if (rte->inh && has_subclass(rte->relid))
 		QUERY_ERROR("sources with inheritance children are not supported; use FROM ONLY", NULL);
 	fq->source_relid = rte->relid;
-	if (contain_volatile_functions((Node *) q))
+	if (contain_volatile_functions((Node *)q))
 		QUERY_ERROR("volatile functions are not allowed",
-					"A flow re-runs its query per window; its result must depend only on the rows.");
+		            "A flow re-runs its query per window; its result must depend only on the rows.");
 
 	/* output columns */
 	pos = 0;
-	foreach (lc, q->targetList)
-	{
+	foreach (lc, q->targetList) {
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		ListCell *lc2;
 
 		if (tle->resjunk)
 			continue;
 		if (tle->resname == NULL || strcmp(tle->resname, "?column?") == 0)
-			ereport(ERROR, (errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
-							errmsg("invalid flow query: output column %d has no name", pos + 1),
-							errhint("Name every output column with AS; the names become the sink's columns.")));
+			ereport(ERROR,
+			        (errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+			         errmsg("invalid flow query: output column %d has no name", pos + 1),
+			         errhint("Name every output column with AS; the names become the sink's columns.")));
 		foreach (lc2, fq->out_names)
-			if (strcmp((char *) lfirst(lc2), tle->resname) == 0)
+			if (strcmp((char *)lfirst(lc2), tle->resname) == 0)
 				ereport(ERROR, (errcode(ERRCODE_DUPLICATE_COLUMN),
-								errmsg("invalid flow query: output column name \"%s\" is used twice", tle->resname)));
+				                errmsg("invalid flow query: output column name \"%s\" is used twice",
+				                       tle->resname)));
 		fq->out_names = lappend(fq->out_names, pstrdup(tle->resname));
-		fq->out_types = lappend_oid(fq->out_types, exprType((Node *) tle->expr));
-		fq->out_typmods = lappend_int(fq->out_typmods, exprTypmod((Node *) tle->expr));
-		fq->out_collations = lappend_oid(fq->out_collations, exprCollation((Node *) tle->expr));
+		fq->out_types = lappend_oid(fq->out_types, exprType((Node *)tle->expr));
+		fq->out_typmods = lappend_int(fq->out_typmods, exprTypmod((Node *)tle->expr));
+		fq->out_collations = lappend_oid(fq->out_collations, exprCollation((Node *)tle->expr));
 		pos++;
 	}
 
 	/* group keys, all of which must be output columns; the window key goes first */
 	fq->window_position = -1;
-	foreach (lc, q->groupClause)
-	{
+	foreach (lc, q->groupClause) {
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		TargetEntry *tle = get_sortgroupclause_tle(sgc, q->targetList);
-		Node *expr = strip_relabel((Node *) tle->expr);
+		Node *expr = strip_relabel((Node *)tle->expr);
 
 		if (tle->resjunk)
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							errmsg("invalid flow query: every GROUP BY expression must be an output column"),
-							errhint("The group keys become the sink's primary key.")));
-		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function(((FuncExpr *) expr)->funcid))
-		{
+			                errmsg("invalid flow query: every GROUP BY expression must be an output column"),
+			                errhint("The group keys become the sink's primary key.")));
+		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function(((FuncExpr *)expr)->funcid)) {
 			window_tle = tle;
-			read_window(fq, (FuncExpr *) expr, timezone);
-		}
-		else
+			read_window(fq, (FuncExpr *)expr, timezone);
+		} else
 			key_tles = lappend(key_tles, tle);
 	}
 	if (window_tle != NULL)
 		key_tles = lcons(window_tle, key_tles);
 
-	foreach (lc, key_tles)
-	{
+	foreach (lc, key_tles) {
 		TargetEntry *tle = lfirst(lc);
-		Node *expr = strip_relabel((Node *) tle->expr);
+		Node *expr = strip_relabel((Node *)tle->expr);
 		int out = 0;
 		bool notnull = (tle == window_tle);
 		ListCell *lc2;
 
-		foreach (lc2, q->targetList)
-		{
+		foreach (lc2, q->targetList) {
 			TargetEntry *t = lfirst(lc2);
 
 			if (t == tle)
@@ -375,15 +373,13 @@ fn_analyze_flow_query(const char *sql, const char *timezone)
 		}
 		if (tle == window_tle)
 			fq->window_position = out;
-		if (!notnull && IsA(expr, Var) && ((Var *) expr)->varno == fq->source_rtindex &&
-			((Var *) expr)->varattno > 0)
-		{
+		if (!notnull && IsA(expr, Var) && ((Var *)expr)->varno == fq->source_rtindex &&
+		    ((Var *)expr)->varattno > 0) {
 			HeapTuple atttup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(fq->source_relid),
-											   Int16GetDatum(((Var *) expr)->varattno));
+			                                   Int16GetDatum(((Var *)expr)->varattno));
 
-			if (HeapTupleIsValid(atttup))
-			{
-				notnull = ((Form_pg_attribute) GETSTRUCT(atttup))->attnotnull;
+			if (HeapTupleIsValid(atttup)) {
+				notnull = ((Form_pg_attribute)GETSTRUCT(atttup))->attnotnull;
 				ReleaseSysCache(atttup);
 			}
 		}
@@ -392,33 +388,29 @@ fn_analyze_flow_query(const char *sql, const char *timezone)
 	}
 
 	if (window_tle != NULL)
-		fq->window_text =
-			deparse_expression((Node *) window_tle->expr,
-							   deparse_context_for(get_rel_name(fq->source_relid), fq->source_relid), false, false);
+		fq->window_text = deparse_expression(
+		    (Node *)window_tle->expr, deparse_context_for(get_rel_name(fq->source_relid), fq->source_relid),
+		    false, false);
 	else
 		fq->window.kind = FN_WINDOW_NONE;
 	return fq;
 }
 
-static Const *
-timestamp_const(Oid coltype, int64 value)
-{
+static Const *timestamp_const(Oid coltype, int64 value) {
 	return makeConst(coltype, -1, InvalidOid, sizeof(int64), Int64GetDatum(value), false, FLOAT8PASSBYVAL);
 }
 
-static Expr *
-compare(Oid coltype, int strategy, Var *var, int64 value)
-{
+static Expr *compare(Oid coltype, int strategy, Var *var, int64 value) {
 	Oid opfamily = get_opclass_family(GetDefaultOpClass(coltype, BTREE_AM_OID));
 	Oid opno = get_opfamily_member(opfamily, coltype, coltype, strategy);
 	OpExpr *op;
 
 	if (!OidIsValid(opno))
 		elog(ERROR, "flownode: no btree operator %d for type %u", strategy, coltype);
-	op = (OpExpr *) make_opclause(opno, BOOLOID, false, (Expr *) copyObject(var),
-								  (Expr *) timestamp_const(coltype, value), InvalidOid, InvalidOid);
+	op = (OpExpr *)make_opclause(opno, BOOLOID, false, (Expr *)copyObject(var),
+	                             (Expr *)timestamp_const(coltype, value), InvalidOid, InvalidOid);
 	set_opfuncid(op);
-	return (Expr *) op;
+	return (Expr *)op;
 }
 
 /*
@@ -427,24 +419,21 @@ compare(Oid coltype, int strategy, Var *var, int64 value)
  * filter admits every finite timestamp: rows with a NULL or infinite time belong to
  * no window and never reach a sink.
  */
-void
-fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype, const FnTimeRange *ranges,
-					  int nranges)
-{
+void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype,
+                           const FnTimeRange *ranges, int nranges) {
 	Var *var = makeVar(rtindex, attnum, coltype, -1, InvalidOid, 0);
 	List *ors = NIL;
 	Node *filter;
 
-	if (nranges == 0)
-	{
+	if (nranges == 0) {
 		FnTimeRange all = {MIN_TIMESTAMP, DT_NOEND}; /* < infinity: every finite time */
 
 		return fn_inject_time_filter(query, rtindex, attnum, coltype, &all, 1);
 	}
 	for (int i = 0; i < nranges; i++)
-		ors = lappend(ors, make_andclause(list_make2(compare(coltype, BTGreaterEqualStrategyNumber, var,
-															 ranges[i].start),
-													 compare(coltype, BTLessStrategyNumber, var, ranges[i].end))));
-	filter = (list_length(ors) == 1) ? linitial(ors) : (Node *) make_orclause(ors);
+		ors = lappend(ors, make_andclause(list_make2(
+		                       compare(coltype, BTGreaterEqualStrategyNumber, var, ranges[i].start),
+		                       compare(coltype, BTLessStrategyNumber, var, ranges[i].end))));
+	filter = (list_length(ors) == 1) ? linitial(ors) : (Node *)make_orclause(ors);
 	query->jointree->quals = make_and_qual(query->jointree->quals, filter);
 }

@@ -16,55 +16,45 @@
 #include "utils/datum.h"
 #include "catalog/pg_class.h"
 
-#define CONFIG_COLUMNS                                                                              \
-	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, " \
-	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "     \
+#define CONFIG_COLUMNS                                                                                       \
+	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
+	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
 	"expire_after"
 
-Oid
-fn_catalog_relid(bool missing_ok)
-{
+Oid fn_catalog_relid(bool missing_ok) {
 	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
 	Oid relid = OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
 
 	if (!OidIsValid(relid) && !missing_ok)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						errmsg("extension \"flownode\" is not installed in this database"),
-						errhint("Run CREATE EXTENSION flownode.")));
+		                errmsg("extension \"flownode\" is not installed in this database"),
+		                errhint("Run CREATE EXTENSION flownode.")));
 	return relid;
 }
 
-Oid
-fn_catalog_owner(void)
-{
+Oid fn_catalog_owner(void) {
 	HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(fn_catalog_relid(false)));
 	Oid owner;
 
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "flownode: catalog relation vanished");
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	owner = ((Form_pg_class)GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 	return owner;
 }
 
-int64
-fn_interval_usec(const Interval *iv)
-{
-	return iv->time + (int64) iv->day * USECS_PER_DAY + (int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
+int64 fn_interval_usec(const Interval *iv) {
+	return iv->time + (int64)iv->day * USECS_PER_DAY + (int64)iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
 }
 
-static char *
-get_text(HeapTuple tup, TupleDesc desc, int col)
-{
+static char *get_text(HeapTuple tup, TupleDesc desc, int col) {
 	bool isnull;
 	Datum d = SPI_getbinval(tup, desc, col, &isnull);
 
 	return isnull ? NULL : TextDatumGetCString(d);
 }
 
-static TaskConfig *
-row_to_config(HeapTuple tup, TupleDesc desc)
-{
+static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	TaskConfig *cfg = palloc0(sizeof(TaskConfig));
 	bool isnull;
 	char *kind;
@@ -81,17 +71,14 @@ row_to_config(HeapTuple tup, TupleDesc desc)
 	memset(&cfg->window, 0, sizeof(cfg->window));
 	if (kind == NULL)
 		cfg->window.kind = FN_WINDOW_NONE;
-	else if (strcmp(kind, "date_bin") == 0)
-	{
+	else if (strcmp(kind, "date_bin") == 0) {
 		Interval *stride = DatumGetIntervalP(SPI_getbinval(tup, desc, 8, &isnull));
 
 		cfg->window.kind = FN_WINDOW_DATE_BIN;
 		cfg->window.stride_time = stride->time;
 		cfg->window.stride_day = stride->day;
 		cfg->window.origin = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-	}
-	else
-	{
+	} else {
 		char *unit = get_text(tup, desc, 10);
 		char *zone = get_text(tup, desc, 11);
 
@@ -112,9 +99,7 @@ row_to_config(HeapTuple tup, TupleDesc desc)
 
 /* Runs a catalog query as the catalog's owner and returns its rows as TaskConfigs
  * allocated in the caller's memory context. */
-static List *
-query_configs(const char *where, Oid argtype, Datum arg)
-{
+static List *query_configs(const char *where, Oid argtype, Datum arg) {
 	MemoryContext caller = CurrentMemoryContext;
 	Oid save_userid;
 	int save_sec;
@@ -123,7 +108,7 @@ query_configs(const char *where, Oid argtype, Datum arg)
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
-					 where);
+	                 where);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 	PG_TRY();
@@ -135,8 +120,7 @@ query_configs(const char *where, Oid argtype, Datum arg)
 		rc = SPI_execute_with_args(sql.data, argtype == InvalidOid ? 0 : 1, &argtype, &arg, NULL, false, 0);
 		if (rc != SPI_OK_SELECT)
 			elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
+		for (uint64 i = 0; i < SPI_processed; i++) {
 			MemoryContext spi = MemoryContextSwitchTo(caller);
 
 			result = lappend(result, row_to_config(SPI_tuptable->vals[i], SPI_tuptable->tupdesc));
@@ -145,27 +129,21 @@ query_configs(const char *where, Oid argtype, Datum arg)
 		SPI_finish();
 	}
 	PG_FINALLY();
-	{
-		SetUserIdAndSecContext(save_userid, save_sec);
-	}
+	{ SetUserIdAndSecContext(save_userid, save_sec); }
 	PG_END_TRY();
 	return result;
 }
 
-TaskConfig *
-fn_load_task_config(int64 flow_id, bool missing_ok)
-{
+TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok) {
 	List *l = query_configs("WHERE flow_id = $1", INT8OID, Int64GetDatum(flow_id));
 
 	if (l == NIL && !missing_ok)
-		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow with id " INT64_FORMAT " does not exist",
-																  flow_id)));
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+		                errmsg("flow with id " INT64_FORMAT " does not exist", flow_id)));
 	return l ? linitial(l) : NULL;
 }
 
-TaskConfig *
-fn_load_task_config_by_name(const char *flow_name, bool missing_ok)
-{
+TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok) {
 	List *l = query_configs("WHERE flow_name = $1", TEXTOID, CStringGetTextDatum(flow_name));
 
 	if (l == NIL && !missing_ok)
@@ -173,14 +151,10 @@ fn_load_task_config_by_name(const char *flow_name, bool missing_ok)
 	return l ? linitial(l) : NULL;
 }
 
-List *
-fn_load_flows_of_source(Oid source_relid)
-{
+List *fn_load_flows_of_source(Oid source_relid) {
 	return query_configs("WHERE source_table = $1 ORDER BY flow_id", OIDOID, ObjectIdGetDatum(source_relid));
 }
 
-List *
-fn_load_all_flows(void)
-{
-	return query_configs("ORDER BY flow_id", InvalidOid, (Datum) 0);
+List *fn_load_all_flows(void) {
+	return query_configs("ORDER BY flow_id", InvalidOid, (Datum)0);
 }

@@ -19,8 +19,7 @@
 
 #define FN_TRANCHE "flownode"
 
-typedef struct FnSharedHeader
-{
+typedef struct FnSharedHeader {
 	int nslots;
 	Size slot_size;
 	int ninflight;
@@ -34,21 +33,15 @@ static uint64 *fn_inflight = NULL;
 static char *fn_slots = NULL;
 static LWLockPadded *fn_locks = NULL;
 
-static Size
-slot_size(void)
-{
-	return MAXALIGN(offsetof(FlowSlot, dirty) + sizeof(FnTimeRange) * (Size) fn_dirty_ranges_per_flow);
+static Size slot_size(void) {
+	return MAXALIGN(offsetof(FlowSlot, dirty) + sizeof(FnTimeRange) * (Size)fn_dirty_ranges_per_flow);
 }
 
-static int
-inflight_count(void)
-{
+static int inflight_count(void) {
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
 }
 
-static Size
-shmem_size(void)
-{
+static Size shmem_size(void) {
 	Size size = MAXALIGN(sizeof(FnSharedHeader));
 
 	size = add_size(size, MAXALIGN(mul_size(sizeof(uint64), inflight_count())));
@@ -56,34 +49,28 @@ shmem_size(void)
 	return size;
 }
 
-void
-fn_shmem_request(void)
-{
+void fn_shmem_request(void) {
 	RequestAddinShmemSpace(shmem_size());
 	/* lock 0: registry; lock i+1: slot i */
 	RequestNamedLWLockTranche(FN_TRANCHE, fn_max_flows + 1);
 }
 
-void
-fn_shmem_startup(void)
-{
+void fn_shmem_startup(void) {
 	bool found;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	fn_header = ShmemInitStruct("flownode", shmem_size(), &found);
-	fn_inflight = (uint64 *) ((char *) fn_header + MAXALIGN(sizeof(FnSharedHeader)));
-	fn_slots = (char *) fn_inflight + MAXALIGN(mul_size(sizeof(uint64), inflight_count()));
+	fn_inflight = (uint64 *)((char *)fn_header + MAXALIGN(sizeof(FnSharedHeader)));
+	fn_slots = (char *)fn_inflight + MAXALIGN(mul_size(sizeof(uint64), inflight_count()));
 	fn_locks = GetNamedLWLockTranche(FN_TRANCHE);
-	if (!found)
-	{
+	if (!found) {
 		fn_header->nslots = fn_max_flows;
 		fn_header->slot_size = slot_size();
 		fn_header->ninflight = inflight_count();
 		SpinLockInit(&fn_header->inflight_mutex);
 		fn_header->inflight_seq = 0;
 		memset(fn_inflight, 0, sizeof(uint64) * fn_header->ninflight);
-		for (int i = 0; i < fn_max_flows; i++)
-		{
+		for (int i = 0; i < fn_max_flows; i++) {
 			FlowSlot *slot = fn_slot_at(i);
 
 			memset(slot, 0, offsetof(FlowSlot, dirty));
@@ -94,61 +81,47 @@ fn_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-static void
-check_attached(void)
-{
+static void check_attached(void) {
 	if (fn_header == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("flownode is not loaded through shared_preload_libraries"),
-				 errhint("Add flownode to shared_preload_libraries in postgresql.conf and restart the server.")));
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     errmsg("flownode is not loaded through shared_preload_libraries"),
+		     errhint("Add flownode to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
-LWLock *
-fn_registry_lock(void)
-{
+LWLock *fn_registry_lock(void) {
 	check_attached();
 	return &fn_locks[0].lock;
 }
 
-LWLock *
-fn_slot_lock(FlowSlot *slot)
-{
+LWLock *fn_slot_lock(FlowSlot *slot) {
 	return &fn_locks[slot->lock_index].lock;
 }
 
-int
-fn_slot_count(void)
-{
+int fn_slot_count(void) {
 	return fn_header ? fn_header->nslots : 0;
 }
 
-FlowSlot *
-fn_slot_at(int i)
-{
-	return (FlowSlot *) (fn_slots + (Size) i * slot_size());
+FlowSlot *fn_slot_at(int i) {
+	return (FlowSlot *)(fn_slots + (Size)i * slot_size());
 }
 
-FnDirtySet
-fn_slot_dirty_set(FlowSlot *slot)
-{
+FnDirtySet fn_slot_dirty_set(FlowSlot *slot) {
 	FnDirtySet s;
 
 	s.ranges = slot->dirty;
 	s.count = &slot->ndirty;
-	s.capacity = (uint32) fn_dirty_ranges_per_flow;
+	s.capacity = (uint32)fn_dirty_ranges_per_flow;
 	return s;
 }
 
-FlowSlot *
-fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id)
-{
-	for (int i = 0; i < fn_header->nslots; i++)
-	{
+FlowSlot *fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
+	for (int i = 0; i < fn_header->nslots; i++) {
 		FlowSlot *slot = fn_slot_at(i);
 
 		if (slot->in_use && slot->flow_id == flow_id && slot->dboid == dboid &&
-			slot->catalog_relid == catalog_relid)
+		    slot->catalog_relid == catalog_relid)
 			return slot;
 	}
 	return NULL;
@@ -158,30 +131,25 @@ fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id)
  * Finds the flow's slot, or claims a free one. ERROR when every slot is taken
  * (flownode.max_flows), so call it where failing is allowed (never at COMMIT).
  */
-FlowSlot *
-fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error)
-{
+FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error) {
 	FlowSlot *slot;
 
 	LWLockAcquire(fn_registry_lock(), LW_EXCLUSIVE);
 	slot = fn_find_slot(dboid, catalog_relid, flow_id);
-	if (slot == NULL)
-	{
-		for (int i = 0; i < fn_header->nslots && slot == NULL; i++)
-		{
+	if (slot == NULL) {
+		for (int i = 0; i < fn_header->nslots && slot == NULL; i++) {
 			FlowSlot *candidate = fn_slot_at(i);
 
 			if (!candidate->in_use)
 				slot = candidate;
 		}
-		if (slot != NULL)
-		{
+		if (slot != NULL) {
 			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 			uint64 seq = slot->acquired_seq;
 
 			memset(slot, 0, offsetof(FlowSlot, flush_cv));
 			slot->acquired_seq = seq;
-			slot->lock_index = (int) (((char *) slot - fn_slots) / slot_size()) + 1;
+			slot->lock_index = (int)(((char *)slot - fn_slots) / slot_size()) + 1;
 			slot->in_use = true;
 			slot->dboid = dboid;
 			slot->catalog_relid = catalog_relid;
@@ -200,17 +168,14 @@ fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error)
 		slot->acquired_seq++;
 	LWLockRelease(fn_registry_lock());
 	if (slot == NULL && missing_error)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many flows: all %d flownode slots are in use", fn_max_flows),
-				 errhint("Drop unused flows or raise flownode.max_flows (needs a restart).")));
+		ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+		                errmsg("too many flows: all %d flownode slots are in use", fn_max_flows),
+		                errhint("Drop unused flows or raise flownode.max_flows (needs a restart).")));
 	return slot;
 }
 
 /* Never fails: may run at COMMIT. */
-void
-fn_free_slot(FlowSlot *slot)
-{
+void fn_free_slot(FlowSlot *slot) {
 	LWLockAcquire(&fn_locks[0].lock, LW_EXCLUSIVE);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->in_use = false;
@@ -224,15 +189,12 @@ fn_free_slot(FlowSlot *slot)
 }
 
 /* Frees an orphan slot, unless it was claimed since its sequence was read. */
-bool
-fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq)
-{
+bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq) {
 	bool unclaimed;
 
 	LWLockAcquire(&fn_locks[0].lock, LW_EXCLUSIVE);
 	unclaimed = slot->in_use && slot->acquired_seq == seen_seq && slot->worker_pid == 0;
-	if (unclaimed)
-	{
+	if (unclaimed) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->in_use = false;
 		slot->ndirty = 0;
@@ -246,20 +208,15 @@ fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq)
 
 static bool inflight_registered = false;
 
-static void
-inflight_exit(int code, Datum arg)
-{
+static void inflight_exit(int code, Datum arg) {
 	fn_inflight_end();
 }
 
-void
-fn_inflight_begin(void)
-{
+void fn_inflight_begin(void) {
 	uint64 seq;
 
 	check_attached();
-	if (!inflight_registered)
-	{
+	if (!inflight_registered) {
 		before_shmem_exit(inflight_exit, 0);
 		inflight_registered = true;
 	}
@@ -270,9 +227,7 @@ fn_inflight_begin(void)
 	pg_memory_barrier();
 }
 
-void
-fn_inflight_end(void)
-{
+void fn_inflight_end(void) {
 	if (fn_header == NULL || MyProc == NULL)
 		return;
 	pg_memory_barrier();
@@ -284,21 +239,17 @@ fn_inflight_end(void)
  * called has published: a transaction visible as committed to the caller may not
  * have published its marks yet, and flush_flow must include them.
  */
-void
-fn_inflight_wait_all(void)
-{
+void fn_inflight_wait_all(void) {
 	int n = fn_header->ninflight;
 	uint64 *seen = palloc(sizeof(uint64) * n);
 
 	pg_memory_barrier();
 	for (int i = 0; i < n; i++)
 		seen[i] = fn_inflight[i];
-	for (int i = 0; i < n; i++)
-	{
+	for (int i = 0; i < n; i++) {
 		if (i == MyProc->pgprocno)
 			continue;
-		while (seen[i] != 0 && fn_inflight[i] == seen[i])
-		{
+		while (seen[i] != 0 && fn_inflight[i] == seen[i]) {
 			CHECK_FOR_INTERRUPTS();
 			pg_usleep(200L);
 			pg_memory_barrier();

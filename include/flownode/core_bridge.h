@@ -17,26 +17,24 @@
 extern "C" {
 #endif
 
-typedef enum FnWindowKind
-{
-	FN_WINDOW_NONE = 0,	  /* window-less flow: recomputed whole */
-	FN_WINDOW_DATE_BIN,	  /* date_bin(stride, col, origin) */
-	FN_WINDOW_DATE_TRUNC  /* date_trunc(unit, col [, zone]) */
+typedef enum FnWindowKind {
+	FN_WINDOW_NONE = 0,  /* window-less flow: recomputed whole */
+	FN_WINDOW_DATE_BIN,  /* date_bin(stride, col, origin) */
+	FN_WINDOW_DATE_TRUNC /* date_trunc(unit, col [, zone]) */
 } FnWindowKind;
 
 #define FN_UNIT_LEN 32
 #define FN_ZONE_LEN 128
 
 /* Everything needed to compute a flow's windows, plain data (copied into caches). */
-typedef struct FnWindowSpec
-{
+typedef struct FnWindowSpec {
 	FnWindowKind kind;
-	bool with_time_zone;	   /* column is timestamptz */
-	int64_t stride_time;	   /* date_bin stride: microseconds part */
-	int32_t stride_day;		   /* date_bin stride: days part (months are refused) */
-	int64_t origin;			   /* date_bin origin */
-	char unit[FN_UNIT_LEN];	   /* date_trunc unit, lower case */
-	char zone[FN_ZONE_LEN];	   /* date_trunc zone for timestamptz (explicit or the flow's) */
+	bool with_time_zone;    /* column is timestamptz */
+	int64_t stride_time;    /* date_bin stride: microseconds part */
+	int32_t stride_day;     /* date_bin stride: days part (months are refused) */
+	int64_t origin;         /* date_bin origin */
+	char unit[FN_UNIT_LEN]; /* date_trunc unit, lower case */
+	char zone[FN_ZONE_LEN]; /* date_trunc zone for timestamptz (explicit or the flow's) */
 } FnWindowSpec;
 
 /* A TimeWindowExpr over PostgreSQL's own date_bin/date_trunc, allocated in the
@@ -53,8 +51,7 @@ extern int64_t fn_window_nominal_usec(FnWindow *w);
 extern void fn_window_check(const FnWindowSpec *spec);
 
 /* DirtyTimeWindows over caller-owned storage. Never fail, never allocate. */
-typedef struct FnDirtySet
-{
+typedef struct FnDirtySet {
 	FnTimeRange *ranges;
 	uint32_t *count;
 	uint32_t capacity;
@@ -68,11 +65,11 @@ extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);
 /* plan_take: fills out (room for n entries) with the oldest dirty ranges covering at
  * most max_windows windows; returns how many ranges it filled. */
 extern uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
-							 FnTimeRange *out, uint64_t *windows, bool *backlog_remains);
+                             FnTimeRange *out, uint64_t *windows, bool *backlog_remains);
 
 extern int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
-								  int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
-								  bool backlog_remains, uint32_t consecutive_failures);
+                                  int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
+                                  bool backlog_remains, uint32_t consecutive_failures);
 
 #ifdef __cplusplus
 }

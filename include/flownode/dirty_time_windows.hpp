@@ -52,4 +52,4 @@ class DirtyTimeWindows {
 	uint32_t capacity_;
 };
 
-}  // namespace flownode
+} // namespace flownode

@@ -40,32 +40,30 @@ extern bool fn_launcher_enabled;
 #define FLOWNODE_TRUNCATE_TRIGGER_NAME "flownode_mark_truncate"
 
 /* ---- TaskConfig: a flow's immutable configuration (task_config.c) ---- */
-typedef struct TaskConfig
-{
+typedef struct TaskConfig {
 	int64 flow_id;
 	char *flow_name;
 	Oid owner;
 	Oid source_relid;
 	Oid sink_relid;
-	char *query;			   /* deparsed, every name schema-qualified */
-	char *timezone;			   /* TimeZone the query is evaluated in */
-	Interval *eval_interval;   /* NULL: adaptive */
-	Interval *expire_after;	   /* NULL: never expire */
-	FnWindowSpec window;	   /* kind FN_WINDOW_NONE for window-less flows */
-	AttrNumber time_attnum;	   /* source column of the window, 0 if none */
+	char *query;             /* deparsed, every name schema-qualified */
+	char *timezone;          /* TimeZone the query is evaluated in */
+	Interval *eval_interval; /* NULL: adaptive */
+	Interval *expire_after;  /* NULL: never expire */
+	FnWindowSpec window;     /* kind FN_WINDOW_NONE for window-less flows */
+	AttrNumber time_attnum;  /* source column of the window, 0 if none */
 } TaskConfig;
 
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
 extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
 extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
-extern List *fn_load_all_flows(void); /* List of TaskConfig * */
+extern List *fn_load_all_flows(void);                   /* List of TaskConfig * */
 extern Oid fn_catalog_relid(bool missing_ok);
 extern Oid fn_catalog_owner(void);
 extern int64 fn_interval_usec(const Interval *iv);
 
 /* ---- TaskState in shared memory (task_state_shmem.c) ---- */
-typedef enum FlowRunState
-{
+typedef enum FlowRunState {
 	FLOW_STARTING = 0,
 	FLOW_ACTIVE,
 	FLOW_FAILING,
@@ -74,21 +72,20 @@ typedef enum FlowRunState
 
 #define FN_ERROR_LEN 512
 
-typedef struct FlowSlot
-{
+typedef struct FlowSlot {
 	bool in_use;
-	bool dropped;		  /* flow dropped: worker exits and frees the slot */
+	bool dropped; /* flow dropped: worker exits and frees the slot */
 	Oid dboid;
-	Oid catalog_relid;	  /* flownode.flow of that database: a new extension is a new key */
+	Oid catalog_relid; /* flownode.flow of that database: a new extension is a new key */
 	int64 flow_id;
-	int lock_index;		  /* into the flownode LWLock tranche */
+	int lock_index; /* into the flownode LWLock tranche */
 
-	pid_t worker_pid;	  /* 0: no worker attached */
+	pid_t worker_pid; /* 0: no worker attached */
 	Latch *worker_latch;
 	TimestampTz worker_registered_at; /* a start was requested at; 0 when none pending */
-	TimestampTz hold_until;	  /* no restart before (DROP DATABASE in progress) */
-	uint64 acquired_seq;	  /* bumped whenever someone claims the slot: garbage collection
-							   * frees a slot only if nobody claimed it meanwhile */
+	TimestampTz hold_until;           /* no restart before (DROP DATABASE in progress) */
+	uint64 acquired_seq;              /* bumped whenever someone claims the slot: garbage collection
+	                                   * frees a slot only if nobody claimed it meanwhile */
 	FlowRunState state;
 
 	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
@@ -138,7 +135,8 @@ extern void fn_on_commit_drop_flow(int64 flow_id);
 
 /* ---- BatchingTask (batching_task.c) ---- */
 extern void fn_register_launcher(void);
-extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login);
+extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner,
+                                 bool owner_can_login);
 extern bool fn_role_can_login(Oid roleid);
 extern void fn_before_drop_database(const char *dbname);
 PGDLLEXPORT void flownode_launcher_main(Datum arg);
@@ -153,29 +151,28 @@ extern char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int 
 extern int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
 
 /* ---- query_analysis.c ---- */
-typedef struct FlowQuery
-{
-	Query *query;			  /* analyzed */
+typedef struct FlowQuery {
+	Query *query; /* analyzed */
 	Oid source_relid;
 	int source_rtindex;
-	List *out_names;		  /* char *, output column names (non-junk) */
-	List *out_types;		  /* Oid */
-	List *out_typmods;		  /* int32 */
-	List *out_collations;	  /* Oid */
-	List *key_positions;	  /* int, 0-based output positions of GROUP BY keys, window first */
-	List *key_notnull;		  /* bool as int: key is known NOT NULL */
-	int window_position;	  /* 0-based output position of the window column, -1 if none */
+	List *out_names;      /* char *, output column names (non-junk) */
+	List *out_types;      /* Oid */
+	List *out_typmods;    /* int32 */
+	List *out_collations; /* Oid */
+	List *key_positions;  /* int, 0-based output positions of GROUP BY keys, window first */
+	List *key_notnull;    /* bool as int: key is known NOT NULL */
+	int window_position;  /* 0-based output position of the window column, -1 if none */
 	FnWindowSpec window;
 	AttrNumber time_attnum;
 	char *time_column;
-	char *window_text;		  /* deparsed window expression for the flows view */
+	char *window_text; /* deparsed window expression for the flows view */
 } FlowQuery;
 
 /* Parses and analyzes `sql` under the current search_path; validates; ERROR on bad input. */
 extern FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone);
 /* Injects `col >= lo AND col < hi OR ...` (all finite timestamps when nranges = 0). */
 extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype,
-								  const FnTimeRange *ranges, int nranges);
+                                  const FnTimeRange *ranges, int nranges);
 /* Deparses with every name schema-qualified and a fixed DateStyle. */
 extern char *fn_deparse_query(Query *query);
 /* Runs the callback with search_path, DateStyle, IntervalStyle and TimeZone pinned. */

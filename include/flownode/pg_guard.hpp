@@ -28,7 +28,7 @@ namespace flownode {
 struct PgError : std::exception {
 	explicit PgError(ErrorData *e) : edata(e) {}
 	const char *what() const noexcept override { return edata->message ? edata->message : "error"; }
-	ErrorData *edata;  // palloc'd, re-thrown by invoke_cpp
+	ErrorData *edata; // palloc'd, re-thrown by invoke_cpp
 };
 
 template <typename F> auto pg_call(F &&f) -> decltype(f()) {
@@ -78,4 +78,4 @@ template <typename F> auto invoke_cpp(const char *what, F &&f) -> decltype(f()) 
 	pg_unreachable();
 }
 
-}  // namespace flownode
+} // namespace flownode

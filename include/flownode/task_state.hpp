@@ -15,7 +15,7 @@ namespace flownode {
 // One refresh cycle's share of the dirty set: whole leading ranges, plus the head
 // of the first range that does not fit, cut at a window boundary.
 struct TakePlan {
-	std::vector<FnTimeRange> ranges;  // sorted, as in the dirty set
+	std::vector<FnTimeRange> ranges; // sorted, as in the dirty set
 	uint64_t windows = 0;            // windows covered
 	bool backlog_remains = false;    // dirty windows were left for a later cycle
 };
@@ -25,10 +25,10 @@ struct TakePlan {
 TakePlan plan_take(const FnTimeRange *ranges, uint32_t n, uint64_t max_windows, TimeWindowExpr &windows);
 
 struct Cadence {
-	int64_t eval_interval_usec;   // > 0: fixed cadence; 0: adaptive
-	int64_t window_size_usec;     // TimeWindowExpr::nominal_size(); 0 when no window
-	int64_t min_refresh_usec;     // adaptive floor (GUC)
-	int64_t max_backoff_usec;     // cap of the failure backoff
+	int64_t eval_interval_usec; // > 0: fixed cadence; 0: adaptive
+	int64_t window_size_usec;   // TimeWindowExpr::nominal_size(); 0 when no window
+	int64_t min_refresh_usec;   // adaptive floor (GUC)
+	int64_t max_backoff_usec;   // cap of the failure backoff
 };
 
 // Microseconds to sleep before the next evaluation.
@@ -40,4 +40,4 @@ struct Cadence {
 int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_remains,
                         uint32_t consecutive_failures) noexcept;
 
-}  // namespace flownode
+} // namespace flownode

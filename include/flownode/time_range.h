@@ -8,8 +8,7 @@
 
 #include <stdint.h>
 
-typedef struct FnTimeRange
-{
+typedef struct FnTimeRange {
 	int64_t start;
 	int64_t end;
 } FnTimeRange;

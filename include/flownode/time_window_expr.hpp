@@ -76,4 +76,4 @@ class TimeWindowExpr {
 	Window last_{0, 0};
 };
 
-}  // namespace flownode
+} // namespace flownode
