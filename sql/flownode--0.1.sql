@@ -30,6 +30,17 @@ CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
 GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 
+-- The durable record of pending work (invariant 4): each committing writer adds one
+-- row per flow it dirtied, in its own transaction, holding its merged windows;
+-- a refresh removes the windows it covered in its own transaction. Shared memory is
+-- rebuilt from it whenever a flow's worker starts.
+CREATE TABLE flownode.pending (
+    flow_id bigint NOT NULL,
+    ranges  int8multirange NOT NULL
+) WITH (autovacuum_vacuum_scale_factor = 0.0, autovacuum_vacuum_threshold = 1000,
+        autovacuum_vacuum_insert_threshold = 10000);
+REVOKE ALL ON flownode.pending FROM PUBLIC;
+
 CREATE FUNCTION flownode.create_flow(
     flow_name text,
     sink_table text,

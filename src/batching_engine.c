@@ -40,6 +40,7 @@ typedef struct LocalMarks {
 	int64 flow_id;
 	SubTransactionId subid;
 	FlowSlot *slot;   /* claimed at PRE_COMMIT */
+	bool recorded;    /* written to flownode.pending at PRE_COMMIT */
 	FnTimeRange last; /* the range added last: a repeat costs nothing */
 	uint32 count;
 	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER];
@@ -310,6 +311,14 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 }
 
 /* Claims (fallibly) the slots the commit will publish to. */
+/*
+ * Claims (fallibly) the slots the commit will publish to, and records the marks
+ * durably in this transaction, unless the slot's durable set already holds them.
+ * The writer registers as in flight first: a refresh that removes windows from the
+ * durable set waits for every writer in flight before taking its snapshot, so a
+ * writer that skipped its record because of a window the refresh is about to clear
+ * is always visible to that refresh.
+ */
 static void pre_commit(void) {
 	ListCell *lc;
 	Oid catalog = InvalidOid;
@@ -317,13 +326,25 @@ static void pre_commit(void) {
 	if (xact_marks == NIL)
 		return;
 	catalog = fn_catalog_relid(true);
-	foreach (lc, xact_marks) {
-		LocalMarks *lm = lfirst(lc);
-
-		lm->slot = OidIsValid(catalog) ? fn_acquire_slot(MyDatabaseId, catalog, lm->flow_id, true) : NULL;
-	}
 	fn_inflight_begin();
 	inflight = true;
+	foreach (lc, xact_marks) {
+		LocalMarks *lm = lfirst(lc);
+		bool covered = true;
+
+		lm->slot = OidIsValid(catalog) ? fn_acquire_slot(MyDatabaseId, catalog, lm->flow_id, true) : NULL;
+		lm->recorded = false;
+		if (lm->slot == NULL || lm->count == 0)
+			continue;
+		LWLockAcquire(fn_slot_lock(lm->slot), LW_SHARED);
+		for (uint32 i = 0; i < lm->count && covered; i++)
+			covered = fn_dirty_covers(fn_slot_durable_set(lm->slot), lm->ranges[i]);
+		LWLockRelease(fn_slot_lock(lm->slot));
+		if (!covered) {
+			fn_record_pending(lm->flow_id, lm->ranges, lm->count);
+			lm->recorded = true;
+		}
+	}
 }
 
 /* Runs at COMMIT: nothing here may fail. */
@@ -337,8 +358,11 @@ static void publish_marks(void) {
 		if (slot == NULL || lm->count == 0)
 			continue;
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		if (slot->in_use && slot->flow_id == lm->flow_id && slot->dboid == MyDatabaseId && !slot->dropped)
+		if (slot->in_use && slot->flow_id == lm->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
 			fn_dirty_add_all(fn_slot_dirty_set(slot), lm->ranges, lm->count);
+			for (uint32 i = 0; lm->recorded && i < lm->count; i++)
+				fn_durable_add(fn_slot_durable_set(slot), lm->ranges[i]);
+		}
 		LWLockRelease(fn_slot_lock(slot));
 	}
 }

@@ -207,31 +207,33 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	volatile bool ok = true;
 	TimestampTz start = GetCurrentTimestamp();
 	int64 rows = 0;
+	FlowSlot *slot = task.slot;
 
 	*backlog_remains = false;
 	PG_TRY();
 	{
 		uint32 n;
 		uint64 windows = 1;
+		int64 cutoff = 0;
 
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		pgstat_report_activity(STATE_RUNNING, "flownode: refreshing dirty windows");
 
-		if (from_shared)
-			LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
 		if (from_shared && task.cfg->expire_after != NULL && task.window != NULL) {
-			TimestampTz cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
-
-			if (!task.cfg->window.with_time_zone)
+			cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
+			if (!task.cfg->window.with_time_zone) /* a timestamp column holds the flow's local time */
 				cutoff = DatumGetTimestamp(DirectFunctionCall2(
 				    timestamptz_zone, CStringGetTextDatum(task.cfg->timezone), TimestampTzGetDatum(cutoff)));
-			fn_dirty_drop_ending_at_or_before(from, cutoff);
 		}
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		if (cutoff != 0 && fn_dirty_drop_ending_at_or_before(from, cutoff) > 0)
+			(void)fn_dirty_drop_ending_at_or_before(fn_slot_durable_set(slot), cutoff);
+		else
+			cutoff = 0; /* nothing expired: nothing to remove from the record */
 		n = *from.count;
 		memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
-		if (from_shared)
-			LWLockRelease(fn_slot_lock(task.slot));
+		LWLockRelease(fn_slot_lock(slot));
 
 		if (n > 0) {
 			if (task.window == NULL) {
@@ -241,18 +243,23 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 				task.nchunk = fn_plan_take(task.window, task.buf, n, (uint64)fn_max_windows_per_refresh,
 				                           task.chunk, &windows, backlog_remains);
 
-			/* take them: from here on they are ours until commit or put back */
-			if (from_shared)
-				LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-			for (uint32 i = 0; i < task.nchunk; i++)
+			/* take them: from here on they are ours until commit or put back; and they
+			 * are no longer known as durably recorded, since this refresh removes them
+			 * from the record */
+			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+			for (uint32 i = 0; i < task.nchunk; i++) {
 				fn_dirty_subtract(from, task.chunk[i]);
-			if (from_shared)
-				LWLockRelease(fn_slot_lock(task.slot));
+				fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
+			}
+			LWLockRelease(fn_slot_lock(slot));
 
-			rows = fn_execute_insert_plan(task.cfg, task.window ? task.chunk : NULL,
-			                              task.window ? (int)task.nchunk : 0);
+			/* a writer that skipped its record on the strength of these windows is
+			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
+			fn_inflight_wait_all();
+			rows = fn_execute_refresh(task.cfg, task.chunk, (int)task.nchunk, cutoff);
 			*windows_done += (int64)windows;
-		}
+		} else if (cutoff != 0)
+			(void)fn_execute_refresh(task.cfg, NULL, 0, cutoff);
 		CommitTransactionCommand();
 		task.nchunk = 0;
 	}
@@ -265,11 +272,10 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		if (from_shared)
-			LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+		/* put them back (not into the durable set: they may hold coalesced gaps) */
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		fn_dirty_add_all(from, task.chunk, task.nchunk);
-		if (from_shared)
-			LWLockRelease(fn_slot_lock(task.slot));
+		LWLockRelease(fn_slot_lock(slot));
 		task.nchunk = 0;
 		record_failure(edata);
 		FreeErrorData(edata);
@@ -280,8 +286,6 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	if (ok) {
-		FlowSlot *slot = task.slot;
-
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->runs++;
 		slot->rows_written += rows;
@@ -387,6 +391,14 @@ void flownode_flow_main(Datum arg) {
 		proc_exit(0); /* dropped before we started */
 	if (!attach_slot(dboid, catalog_relid, flow_id))
 		proc_exit(0); /* another worker serves it, or it was dropped */
+
+	/* shared memory may have been lost (restart, crash): rebuild it from the record */
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_reload_pending(flow_id, task.slot);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
 	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
 	pgstat_report_appname(task.cfg->flow_name);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));

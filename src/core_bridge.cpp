@@ -202,6 +202,26 @@ extern "C" uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t) {
 	return DirtyTimeWindows(s.ranges, s.count, s.capacity).drop_ending_at_or_before(t);
 }
 
+extern "C" bool fn_dirty_covers(FnDirtySet s, FnTimeRange r) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).covers(r);
+}
+
+extern "C" void fn_durable_add(FnDirtySet s, FnTimeRange r) {
+	DirtyTimeWindows set(s.ranges, s.count, s.capacity);
+
+	if (set.size() < set.capacity()) // then add() never has to coalesce
+		set.add(r);
+}
+
+extern "C" void fn_durable_remove(FnDirtySet s, FnTimeRange r) {
+	DirtyTimeWindows set(s.ranges, s.count, s.capacity);
+
+	if (set.size() < set.capacity()) // room for a split: exact
+		set.subtract(r);
+	else
+		set.drop_overlapping(r);
+}
+
 extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
                                  FnTimeRange *out, uint64_t *windows, bool *backlog_remains) {
 	return invoke_cpp("plan", [&] {

@@ -167,6 +167,7 @@ static void drop_flow_internal(TaskConfig *cfg) {
 
 	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values,
 	             NULL);
+	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA ".pending WHERE flow_id = $1", 1, types, values, NULL);
 	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1,
 	                 others, othervals, NULL) == 0 &&
 	    OidIsValid(get_rel_namespace(cfg->source_relid))) {

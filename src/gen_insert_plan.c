@@ -126,38 +126,106 @@ char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges
  * locked before the statement takes its snapshot, so a TRUNCATE of the source is
  * either wholly before the refresh's snapshot or waits for the refresh to commit.
  */
-int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges) {
+/* '{[a,b),[c,d)}' as an int8multirange literal. */
+static char *multirange_literal(const FnTimeRange *ranges, int nranges) {
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfoChar(&s, '{');
+	for (int i = 0; i < nranges; i++)
+		appendStringInfo(&s, "%s[" INT64_FORMAT "," INT64_FORMAT ")", i ? "," : "", (int64)ranges[i].start,
+		                 (int64)ranges[i].end);
+	appendStringInfoChar(&s, '}');
+	return quote_literal_cstr(s.data);
+}
+
+/* Runs a prepared statement in the given snapshot; returns the first column of its row. */
+static int64 run_in_snapshot(const char *sql, Snapshot snap, int expect) {
+	SPIPlanPtr plan = SPI_prepare(sql, 0, NULL);
+	int rc;
+	bool isnull;
+
+	if (plan == NULL)
+		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
+	rc = SPI_execute_snapshot(plan, NULL, NULL, snap, InvalidSnapshot, false, true, 0);
+	if (rc != expect)
+		elog(ERROR, "flownode: refresh statement failed: %s", SPI_result_code_string(rc));
+	if (rc == SPI_OK_SELECT && SPI_processed == 1)
+		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return (int64)SPI_processed;
+}
+
+/*
+ * Runs one refresh in the current transaction: the upsert/delete statement as the
+ * flow's owner and, with the very same snapshot, the removal of the refreshed
+ * windows from the durable record as the catalog's owner. A writer that committed
+ * after that snapshot keeps both its rows out of this refresh and its record.
+ *
+ * The source is locked before the snapshot is taken, so a TRUNCATE of the source
+ * is either wholly before the refresh's snapshot or waits for it to commit.
+ */
+static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool trim,
+                     int64 expired_before) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
 	int64 rows = 0;
+	Snapshot snap;
 
 	LockRelationOid(cfg->source_relid, AccessShareLock);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(cfg->owner,
-	                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	nest = fn_pin_deparse_settings(cfg->timezone);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	/* taken after the lock, and after the caller took its dirty ranges */
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	PushActiveSnapshot(snap);
 	PG_TRY();
 	{
-		char *sql;
-		int rc;
-		bool isnull;
+		SetUserIdAndSecContext(cfg->owner,
+		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+		rows = run_in_snapshot(fn_gen_insert_plan(cfg, ranges, nranges), snap, SPI_OK_SELECT);
+		if (trim) {
+			char *sql;
+			const char *windows = nranges > 0 ? multirange_literal(ranges, nranges) : "'{}'";
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "flownode: SPI_connect failed");
-		/* taken after the lock, and after the caller took its dirty ranges */
-		PushActiveSnapshot(GetTransactionSnapshot());
-		sql = fn_gen_insert_plan(cfg, ranges, nranges);
-		rc = SPI_execute(sql, false, 0);
-		PopActiveSnapshot();
-		if (rc != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "flownode: refresh statement failed: %s", SPI_result_code_string(rc));
-		rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		SPI_finish();
+			SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+			sql = psprintf("UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) "
+			               "%s::pg_catalog.int8multirange"
+			               " WHERE flow_id = " INT64_FORMAT
+			               " AND ranges OPERATOR(pg_catalog.&&) %s::pg_catalog.int8multirange",
+			               windows, cfg->flow_id, windows);
+			(void)run_in_snapshot(sql, snap, SPI_OK_UPDATE);
+			if (expired_before != 0) {
+				/* whole recorded windows that ended before the cutoff: never partial ones */
+				sql = psprintf(
+				    "UPDATE flownode.pending SET ranges = (SELECT "
+				    "pg_catalog.coalesce(pg_catalog.range_agg(r),"
+				    " '{}') FROM pg_catalog.unnest(ranges) r WHERE pg_catalog.upper(r) > " INT64_FORMAT ")"
+				    " WHERE flow_id = " INT64_FORMAT " AND pg_catalog.lower(ranges) < " INT64_FORMAT,
+				    expired_before, cfg->flow_id, expired_before);
+				(void)run_in_snapshot(sql, snap, SPI_OK_UPDATE);
+			}
+			sql = psprintf("DELETE FROM flownode.pending WHERE flow_id = " INT64_FORMAT
+			               " AND pg_catalog.isempty(ranges)",
+			               cfg->flow_id);
+			(void)run_in_snapshot(sql, snap, SPI_OK_DELETE);
+		}
 	}
 	PG_FINALLY();
 	{ SetUserIdAndSecContext(save_userid, save_sec); }
 	PG_END_TRY();
+	PopActiveSnapshot();
+	UnregisterSnapshot(snap);
+	SPI_finish();
 	fn_unpin_settings(nest);
 	return rows;
+}
+
+int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges) {
+	return execute(cfg, ranges, nranges, false, 0);
+}
+
+int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before) {
+	return execute(cfg, ranges, nranges, true, expired_before);
 }

@@ -34,7 +34,7 @@ static char *fn_slots = NULL;
 static LWLockPadded *fn_locks = NULL;
 
 static Size slot_size(void) {
-	return MAXALIGN(offsetof(FlowSlot, dirty) + sizeof(FnTimeRange) * (Size)fn_dirty_ranges_per_flow);
+	return MAXALIGN(offsetof(FlowSlot, dirty) + 2 * sizeof(FnTimeRange) * (Size)fn_dirty_ranges_per_flow);
 }
 
 static int inflight_count(void) {
@@ -116,6 +116,15 @@ FnDirtySet fn_slot_dirty_set(FlowSlot *slot) {
 	return s;
 }
 
+FnDirtySet fn_slot_durable_set(FlowSlot *slot) {
+	FnDirtySet s;
+
+	s.ranges = slot->dirty + fn_dirty_ranges_per_flow;
+	s.count = &slot->ndurable;
+	s.capacity = (uint32)fn_dirty_ranges_per_flow;
+	return s;
+}
+
 FlowSlot *fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 	for (int i = 0; i < fn_header->nslots; i++) {
 		FlowSlot *slot = fn_slot_at(i);
@@ -161,6 +170,7 @@ FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool miss
 			slot->consecutive_failures = 0;
 			slot->last_error[0] = '\0';
 			slot->ndirty = 0;
+			slot->ndurable = 0;
 			LWLockRelease(fn_slot_lock(slot));
 		}
 	}
@@ -180,6 +190,7 @@ void fn_free_slot(FlowSlot *slot) {
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->in_use = false;
 	slot->ndirty = 0;
+	slot->ndurable = 0;
 	slot->worker_pid = 0;
 	slot->worker_latch = NULL;
 	LWLockRelease(fn_slot_lock(slot));
@@ -198,6 +209,7 @@ bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->in_use = false;
 		slot->ndirty = 0;
+		slot->ndurable = 0;
 		LWLockRelease(fn_slot_lock(slot));
 	}
 	LWLockRelease(&fn_locks[0].lock);

@@ -61,6 +61,13 @@ extern void fn_dirty_add(FnDirtySet s, FnTimeRange r);
 extern void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
 extern void fn_dirty_subtract(FnDirtySet s, FnTimeRange r);
 extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);
+extern bool fn_dirty_covers(FnDirtySet s, FnTimeRange r);
+
+/* The durable set: windows known to be recorded in flownode.pending. It may claim
+ * less than is recorded, never more: adding skips when full, removing drops whole
+ * ranges when a split has no room. */
+extern void fn_durable_add(FnDirtySet s, FnTimeRange r);
+extern void fn_durable_remove(FnDirtySet s, FnTimeRange r);
 
 /* plan_take: fills out (room for n entries) with the oldest dirty ranges covering at
  * most max_windows windows; returns how many ranges it filled. */

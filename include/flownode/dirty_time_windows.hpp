@@ -39,6 +39,11 @@ class DirtyTimeWindows {
 	// straddles `t` is kept whole. Returns how many ranges were dropped.
 	uint32_t drop_ending_at_or_before(int64_t t) noexcept;
 
+	// Removes every range that overlaps [r.start, r.end), whole. Unlike subtract()
+	// this under-approximates: it is for sets that must never claim too much (the
+	// set of windows known to be durably recorded).
+	void drop_overlapping(FnTimeRange r) noexcept;
+
 	void clear() noexcept { *count_ = 0; }
 
 	// True when [r.start, r.end) is entirely marked.

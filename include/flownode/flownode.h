@@ -60,6 +60,10 @@ extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * 
 extern List *fn_load_all_flows(void);                   /* List of TaskConfig * */
 extern Oid fn_catalog_relid(bool missing_ok);
 extern Oid fn_catalog_owner(void);
+extern Oid fn_pending_relid(void);
+extern void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n);
+struct FlowSlot;
+extern void fn_reload_pending(int64 flow_id, struct FlowSlot *slot);
 extern int64 fn_interval_usec(const Interval *iv);
 
 /* ---- TaskState in shared memory (task_state_shmem.c) ---- */
@@ -105,9 +109,11 @@ typedef struct FlowSlot {
 	TimestampTz last_error_at;
 	char last_error[FN_ERROR_LEN];
 
-	/* DirtyTimeWindows: sorted, non-overlapping [start, end) ranges */
+	/* DirtyTimeWindows: sorted, non-overlapping [start, end) ranges; then, in the
+	 * same array, the durable set (ranges known to be in flownode.pending) */
 	uint32 ndirty;
-	FnTimeRange dirty[FLEXIBLE_ARRAY_MEMBER];
+	uint32 ndurable;
+	FnTimeRange dirty[FLEXIBLE_ARRAY_MEMBER]; /* dirty[0..cap), durable[cap..2cap) */
 } FlowSlot;
 
 extern void fn_shmem_request(void);
@@ -121,6 +127,7 @@ extern bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq);
 extern int fn_slot_count(void);
 extern FlowSlot *fn_slot_at(int i);
 extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot);
+extern FnDirtySet fn_slot_durable_set(FlowSlot *slot);
 
 /* In-flight publications: a committing writer is registered from PRE_COMMIT until
  * it has published its marks, so flush_flow can wait for commits it must see. */
@@ -149,6 +156,10 @@ PGDLLEXPORT void flownode_flow_main(Datum arg);
 extern char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
 /* Runs it under the flow owner's identity; returns rows upserted + deleted. */
 extern int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
+/* The same, and in the same snapshot removes the refreshed ranges from the flow's
+ * durable record (and the windows that ended before expired_before, if not 0). */
+extern int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
+                                int64 expired_before);
 
 /* ---- query_analysis.c ---- */
 typedef struct FlowQuery {

@@ -108,6 +108,15 @@ uint32_t DirtyTimeWindows::drop_ending_at_or_before(int64_t t) noexcept {
 	return dropped;
 }
 
+void DirtyTimeWindows::drop_overlapping(FnTimeRange r) noexcept {
+	if (r.start >= r.end)
+		return;
+	FnTimeRange *end = ranges_ + *count_;
+	FnTimeRange *out = std::remove_if(
+	    ranges_, end, [&](const FnTimeRange &x) { return x.start < r.end && r.start < x.end; });
+	*count_ = static_cast<uint32_t>(out - ranges_);
+}
+
 bool DirtyTimeWindows::covers(FnTimeRange r) const noexcept {
 	if (r.start >= r.end)
 		return true;

@@ -400,3 +400,22 @@ TEST(DirtyTimeWindowsProperty, SeveralSeeds) {
 }
 
 } // namespace
+
+TEST(DirtyTimeWindowsDropOverlapping, RemovesWholeOverlappingRangesOnly) {
+	FnTimeRange storage[8];
+	uint32_t count = 0;
+	flownode::DirtyTimeWindows set(storage, &count, 8);
+	set.add({0, 10});
+	set.add({20, 30});
+	set.add({40, 50});
+	set.drop_overlapping({25, 41});
+	ASSERT_EQ(set.size(), 1u);
+	EXPECT_EQ(set[0].start, 0);
+	EXPECT_EQ(set[0].end, 10);
+	set.drop_overlapping({10, 20}); // touches [0,10) only at its end: not an overlap
+	EXPECT_EQ(set.size(), 1u);
+	set.drop_overlapping({9, 9}); // empty
+	EXPECT_EQ(set.size(), 1u);
+	set.drop_overlapping({9, 10});
+	EXPECT_TRUE(set.empty());
+}

@@ -1,0 +1,103 @@
+/*
+ * pending_log.c: the durable record of pending work (DESIGN invariant 4).
+ *
+ * Shared memory is lost at every restart and crash, so a committing writer also
+ * records its windows in flownode.pending, in its own transaction (PRE_COMMIT): a
+ * committed change always has a committed record. A refresh removes the windows it
+ * covered from the record in its own transaction and with its own snapshot, so the
+ * sink and the record move together. A worker rebuilds its flow's shared-memory
+ * state from the record when it starts.
+ *
+ * The record is written with a plain heap insert (no SPI, no executor): it is one
+ * small row per (transaction, flow), and only when the windows are not already
+ * known to be recorded (the slot's durable set).
+ */
+#include "flownode/flownode.h"
+
+#include "access/heapam.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/multirangetypes.h"
+#include "utils/rangetypes.h"
+#include "utils/typcache.h"
+
+Oid fn_pending_relid(void) {
+	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, false);
+	Oid relid = get_relname_relid("pending", nsp);
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "flownode: table flownode.pending is missing");
+	return relid;
+}
+
+/* An int8multirange datum of the given sorted, disjoint ranges. */
+static Datum ranges_datum(const FnTimeRange *ranges, uint32 n) {
+	TypeCacheEntry *rangetyp = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
+	RangeType **rs = palloc(sizeof(RangeType *) * Max(n, 1));
+
+	for (uint32 i = 0; i < n; i++) {
+		RangeBound lo = {Int64GetDatum(ranges[i].start), false, true, true}; /* [start */
+		RangeBound hi = {Int64GetDatum(ranges[i].end), false, false, false}; /* end) */
+
+		rs[i] = make_range(rangetyp, &lo, &hi, false);
+	}
+	return MultirangeTypePGetDatum(make_multirange(INT8MULTIRANGEOID, rangetyp, (int32)n, rs));
+}
+
+/* Called at PRE_COMMIT of a writer: one row for this flow's windows. */
+void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n) {
+	Relation rel = table_open(fn_pending_relid(), RowExclusiveLock);
+	Datum values[2];
+	bool nulls[2] = {false, false};
+	HeapTuple tup;
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = ranges_datum(ranges, n);
+	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+	simple_heap_insert(rel, tup);
+	heap_freetuple(tup);
+	table_close(rel, NoLock);
+}
+
+/*
+ * Adds the flow's recorded windows to its slot (dirty and durable sets). Called by
+ * the flow's worker at start, inside a transaction. Adding is idempotent, so
+ * windows already in shared memory are harmless.
+ */
+void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
+	Oid save_userid;
+	int save_sec;
+	Oid argtypes[1] = {INT8OID};
+	Datum args[1] = {Int64GetDatum(flow_id)};
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	/* merged first: a backlog of many small transactions becomes few ranges */
+	if (SPI_execute_with_args(
+	        "SELECT pg_catalog.lower(r), pg_catalog.upper(r) FROM pg_catalog.unnest("
+	        "(SELECT pg_catalog.range_agg(x) FROM flownode.pending p, pg_catalog.unnest(p.ranges) x"
+	        " WHERE p.flow_id = $1)) r",
+	        1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading flownode.pending failed");
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	for (uint64 i = 0; i < SPI_processed; i++) {
+		bool n1, n2;
+		FnTimeRange r;
+
+		r.start = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &n1));
+		r.end = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &n2));
+		if (n1 || n2)
+			continue;
+		fn_dirty_add(fn_slot_dirty_set(slot), r);
+		fn_durable_add(fn_slot_durable_set(slot), r);
+	}
+	LWLockRelease(fn_slot_lock(slot));
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+}
