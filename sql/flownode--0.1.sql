@@ -91,7 +91,9 @@ CREATE FUNCTION flownode.flow_status(
     OUT runs bigint,
     OUT failures bigint,
     OUT rows_written bigint,
-    OUT worker_pid integer)
+    OUT worker_pid integer,
+    OUT last_error_at timestamptz,
+    OUT consecutive_failures integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -114,7 +116,10 @@ SELECT f.flow_id,
        s.last_error,
        COALESCE(s.runs, 0) AS runs,
        COALESCE(s.failures, 0) AS failures,
-       COALESCE(s.rows_written, 0) AS rows_written
+       COALESCE(s.rows_written, 0) AS rows_written,
+       s.last_error_at,
+       COALESCE(s.consecutive_failures, 0) AS consecutive_failures,
+       s.worker_pid
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

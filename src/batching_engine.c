@@ -31,6 +31,9 @@
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/lsyscache.h"
+#include "catalog/namespace.h"
 
 PG_FUNCTION_INFO_V1(flownode_mark_dirty);
 PG_FUNCTION_INFO_V1(flownode_mark_truncate);
@@ -65,14 +68,20 @@ typedef struct SourceEntry {
 	MemoryContext cxt;
 } SourceEntry;
 
-typedef enum PendingKind { PENDING_START, PENDING_DROP, PENDING_DROP_ALL } PendingKind;
+typedef enum PendingKind {
+	PENDING_START,
+	PENDING_DROP,
+	PENDING_DROP_ALL,
+	PENDING_TRIGGER_CLEANUP
+} PendingKind;
 
 typedef struct PendingAction {
 	PendingKind kind;
 	int64 flow_id;
 	Oid owner;
 	bool owner_can_login;
-	Oid catalog_relid;
+	Oid catalog_relid;      /* the source, for PENDING_TRIGGER_CLEANUP */
+	SubTransactionId subid; /* undone if this subtransaction aborts */
 } PendingAction;
 
 static HTAB *source_cache = NULL;
@@ -271,11 +280,21 @@ Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
 
 /* ---- transaction callbacks ---- */
 
+static void undo_action(PendingAction *a);
+
 static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
                              void *arg) {
 	ListCell *lc;
 
 	if (event == SUBXACT_EVENT_ABORT_SUB) {
+		foreach (lc, pending_actions) {
+			PendingAction *a = lfirst(lc);
+
+			if (a->subid == mySubid) {
+				undo_action(a);
+				pending_actions = foreach_delete_current(pending_actions, lc);
+			}
+		}
 		foreach (lc, xact_marks) {
 			LocalMarks *lm = lfirst(lc);
 
@@ -285,6 +304,12 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 			}
 		}
 	} else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+		foreach (lc, pending_actions) {
+			PendingAction *a = lfirst(lc);
+
+			if (a->subid == mySubid)
+				a->subid = parentSubid;
+		}
 		foreach (lc, xact_marks) {
 			LocalMarks *child = lfirst(lc);
 			LocalMarks *parent = NULL;
@@ -323,6 +348,16 @@ static void pre_commit(void) {
 	ListCell *lc;
 	Oid catalog = InvalidOid;
 
+	/* a sink dropped with its flows: the source's triggers go with the last flow */
+	foreach (lc, pending_actions) {
+		PendingAction *a = lfirst(lc);
+
+		if (a->kind == PENDING_TRIGGER_CLEANUP) {
+			PushActiveSnapshot(GetTransactionSnapshot());
+			fn_remove_triggers_if_unused(a->catalog_relid);
+			PopActiveSnapshot();
+		}
+	}
 	if (xact_marks == NIL)
 		return;
 	catalog = fn_catalog_relid(true);
@@ -388,6 +423,8 @@ static void run_commit_actions(void) {
 	foreach (lc, pending_actions) {
 		PendingAction *a = lfirst(lc);
 
+		if (a->kind == PENDING_TRIGGER_CLEANUP)
+			continue; /* done at PRE_COMMIT */
 		if (a->kind == PENDING_START)
 			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
 			                           a->owner_can_login);
@@ -410,22 +447,24 @@ static void run_commit_actions(void) {
 	}
 }
 
+/* A flow created in an aborted (sub)transaction gives back the slot it reserved. */
+static void undo_action(PendingAction *a) {
+	if (a->kind == PENDING_START) {
+		FlowSlot *slot;
+
+		LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		slot = fn_find_slot(MyDatabaseId, a->catalog_relid, a->flow_id);
+		LWLockRelease(fn_registry_lock());
+		if (slot)
+			fn_free_slot(slot);
+	}
+}
+
 static void run_abort_actions(void) {
 	ListCell *lc;
 
-	foreach (lc, pending_actions) {
-		PendingAction *a = lfirst(lc);
-
-		if (a->kind == PENDING_START) {
-			FlowSlot *slot;
-
-			LWLockAcquire(fn_registry_lock(), LW_SHARED);
-			slot = fn_find_slot(MyDatabaseId, a->catalog_relid, a->flow_id);
-			LWLockRelease(fn_registry_lock());
-			if (slot)
-				fn_free_slot(slot);
-		}
-	}
+	foreach (lc, pending_actions)
+		undo_action(lfirst(lc));
 }
 
 static void xact_callback(XactEvent event, void *arg) {
@@ -471,6 +510,7 @@ static void add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_
 	a->owner = owner;
 	a->owner_can_login = OidIsValid(owner) && fn_role_can_login(owner);
 	a->catalog_relid = catalog_relid;
+	a->subid = GetCurrentSubTransactionId();
 	pending_actions = lappend(pending_actions, a);
 	MemoryContextSwitchTo(old);
 }
@@ -491,9 +531,18 @@ void fn_on_commit_drop_flow(int64 flow_id) {
 static void object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg) {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
-	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 && IsTransactionState() &&
-	    objectId == fn_catalog_relid(true))
+	if (access != OAT_DROP || classId != RelationRelationId || subId != 0 || !IsTransactionState())
+		return;
+	if (objectId == fn_catalog_relid(true))
 		add_pending(PENDING_DROP_ALL, 0, InvalidOid, objectId);
+	else if (get_rel_relkind(objectId) == RELKIND_RELATION &&
+	         get_rel_persistence(objectId) != RELPERSISTENCE_TEMP && OidIsValid(fn_catalog_relid(true)) &&
+	         get_rel_namespace(objectId) != get_namespace_oid(FLOWNODE_SCHEMA, true))
+		fn_drop_flows_of_relation(objectId);
+}
+
+void fn_on_pre_commit_cleanup_triggers(Oid source_relid) {
+	add_pending(PENDING_TRIGGER_CLEANUP, 0, InvalidOid, source_relid);
 }
 
 void fn_engine_init(void) {

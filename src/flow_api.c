@@ -158,6 +158,49 @@ static void remove_trigger(Oid source_relid, const char *func) {
 	performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
 }
 
+/* Removes the source's triggers when no flow reads it any more. */
+void fn_remove_triggers_if_unused(Oid source_relid) {
+	Oid types[1] = {OIDOID};
+	Datum values[1] = {ObjectIdGetDatum(source_relid)};
+
+	if (!OidIsValid(get_rel_namespace(source_relid)))
+		return; /* the source itself is gone */
+	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1,
+	                 types, values, NULL) > 0)
+		return;
+	remove_trigger(source_relid, "mark_dirty");
+	remove_trigger(source_relid, "mark_truncate");
+	CacheInvalidateRelcacheByRelid(source_relid);
+}
+
+/*
+ * DROP TABLE (or DROP SCHEMA ... CASCADE, DROP OWNED) of a flow's source or sink
+ * drops the flow too, with a NOTICE, as PostgreSQL does for dependent objects.
+ * Called from the object-access hook while the table is being dropped: the source's
+ * triggers go with the source; when only the sink goes, they are removed at
+ * PRE_COMMIT if no other flow reads the source.
+ */
+void fn_drop_flows_of_relation(Oid relid) {
+	List *flows = fn_load_flows_of_relation(relid);
+	ListCell *lc;
+
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+		Oid types[1] = {INT8OID};
+		Datum values[1] = {Int64GetDatum(cfg->flow_id)};
+
+		ereport(NOTICE, (errmsg("drop cascades to flow \"%s\"", cfg->flow_name)));
+		catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types,
+		             values, NULL);
+		catalog_exec("DELETE FROM " FLOWNODE_SCHEMA ".pending WHERE flow_id = $1", 1, types, values, NULL);
+		if (cfg->source_relid != relid) {
+			CacheInvalidateRelcacheByRelid(cfg->source_relid);
+			fn_on_pre_commit_cleanup_triggers(cfg->source_relid);
+		}
+		fn_on_commit_drop_flow(cfg->flow_id);
+	}
+}
+
 /* Removes a flow in the current transaction; its worker stops at commit. */
 static void drop_flow_internal(TaskConfig *cfg) {
 	Oid types[1] = {INT8OID};
@@ -506,8 +549,8 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 		FlowSlot *slot;
 		FlowSlot copy;
 		FnTimeRange *ranges;
-		Datum values[10];
-		bool nulls[10] = {0};
+		Datum values[12];
+		bool nulls[12] = {0};
 		int64 dirty = 0;
 		const char *state;
 
@@ -557,6 +600,9 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 		values[8] = Int64GetDatum(copy.rows_written);
 		values[9] = Int32GetDatum(copy.worker_pid);
 		nulls[9] = copy.worker_pid == 0;
+		values[10] = TimestampTzGetDatum(copy.last_error_at);
+		nulls[10] = copy.last_error_at == 0;
+		values[11] = Int32GetDatum(copy.consecutive_failures);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -155,6 +155,11 @@ List *fn_load_flows_of_source(Oid source_relid) {
 	return query_configs("WHERE source_table = $1 ORDER BY flow_id", OIDOID, ObjectIdGetDatum(source_relid));
 }
 
+List *fn_load_flows_of_relation(Oid relid) {
+	return query_configs("WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id", OIDOID,
+	                     ObjectIdGetDatum(relid));
+}
+
 List *fn_load_all_flows(void) {
 	return query_configs("ORDER BY flow_id", InvalidOid, (Datum)0);
 }

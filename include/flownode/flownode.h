@@ -57,7 +57,10 @@ typedef struct TaskConfig {
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
 extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
 extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
-extern List *fn_load_all_flows(void);                   /* List of TaskConfig * */
+extern List *fn_load_flows_of_relation(Oid relid);      /* flows reading or writing it */
+extern void fn_drop_flows_of_relation(Oid relid);
+extern void fn_remove_triggers_if_unused(Oid source_relid);
+extern List *fn_load_all_flows(void); /* List of TaskConfig * */
 extern Oid fn_catalog_relid(bool missing_ok);
 extern Oid fn_catalog_owner(void);
 extern Oid fn_pending_relid(void);
@@ -137,6 +140,7 @@ extern void fn_inflight_wait_all(void);
 
 /* ---- BatchingEngine (batching_engine.c) ---- */
 extern void fn_engine_init(void);
+extern void fn_on_pre_commit_cleanup_triggers(Oid source_relid);
 extern void fn_on_commit_start_worker(int64 flow_id, Oid owner);
 extern void fn_on_commit_drop_flow(int64 flow_id);
 

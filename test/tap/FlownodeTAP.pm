@@ -1,0 +1,110 @@
+# Helpers shared by flownode's TAP tests (test/tap/*.pl). run_all.sh runs prove
+# with -I test/tap, so `use FlownodeTAP;` finds this file.
+package FlownodeTAP;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+our @EXPORT = qw(fn_node fn_try fn_poll fn_worker_pid fn_wait_worker
+  fn_sink_diff fn_wait_reinit fn_flow_field);
+
+# A started node. TEMP_CONFIG (test/flownode.conf) already preloads flownode;
+# @conf lines are appended after it, so they win.
+sub fn_node
+{
+	my ($name, @conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', join("\n", @conf, ''));
+	$node->start;
+	return $node;
+}
+
+# Runs $sql, never dies: returns its output, or undef when psql failed (the
+# server may be restarting).
+sub fn_try
+{
+	my ($node, $db, $sql) = @_;
+	my ($out, $err) = ('', '');
+	my $rc = $node->psql($db, $sql, stdout => \$out, stderr => \$err);
+	return $rc == 0 ? $out : undef;
+}
+
+# Polls $sql until it prints $expected (default 't'), at most $secs seconds
+# (default 60). Returns 1 on success, 0 (with a diag) on timeout.
+sub fn_poll
+{
+	my ($node, $db, $sql, $expected, $secs) = @_;
+	$expected //= 't';
+	$secs //= 60;
+	my $deadline = time() + $secs;
+	my $last;
+	while (1)
+	{
+		$last = fn_try($node, $db, $sql);
+		return 1 if defined $last && $last eq $expected;
+		last if time() > $deadline;
+		usleep(200_000);
+	}
+	diag("gave up after ${secs}s polling: $sql\nexpected: $expected\nlast: "
+		  . ($last // '(error)'));
+	return 0;
+}
+
+# pid of the flow's worker in $db as pg_stat_activity shows it ('' if none).
+sub fn_worker_pid
+{
+	my ($node, $db, $flow) = @_;
+	return fn_try($node, $db,
+		"SELECT string_agg(pid::text, ',') FROM pg_stat_activity "
+		  . "WHERE backend_type = 'flownode flow' AND application_name = '$flow' "
+		  . "AND datname = current_database()") // '';
+}
+
+# Waits until exactly one worker of $flow runs in $db, with a pid other than
+# $old_pid (if given). Returns the new pid, or '' on timeout.
+sub fn_wait_worker
+{
+	my ($node, $db, $flow, $old_pid, $secs) = @_;
+	$old_pid = 0 unless $old_pid && $old_pid =~ /^\d+$/;
+	my $ok = fn_poll($node, $db,
+		"SELECT count(*) = 1 AND bool_and(pid <> $old_pid) FROM pg_stat_activity "
+		  . "WHERE backend_type = 'flownode flow' AND application_name = '$flow' "
+		  . "AND datname = current_database()", 't', $secs // 60);
+	return $ok ? fn_worker_pid($node, $db, $flow) : '';
+}
+
+# Rows in the sink but not in the query, plus rows in the query but not in the
+# sink (EXCEPT ALL both ways): 0 when the sink is exactly the query's result.
+sub fn_sink_diff
+{
+	my ($node, $db, $sink, $query) = @_;
+	return $node->safe_psql($db,
+		"SELECT (SELECT count(*) FROM (TABLE $sink EXCEPT ALL ($query)) a)"
+		  . " + (SELECT count(*) FROM (($query) EXCEPT ALL TABLE $sink) b)");
+}
+
+# One column of flownode.flows for $flow.
+sub fn_flow_field
+{
+	my ($node, $db, $flow, $col) = @_;
+	return $node->safe_psql($db,
+		"SELECT $col FROM flownode.flows WHERE flow_name = '$flow'");
+}
+
+# After a backend was SIGKILLed: waits for the postmaster to reinitialize
+# shared memory (log after $offset) and to accept connections again.
+sub fn_wait_reinit
+{
+	my ($node, $offset) = @_;
+	$node->wait_for_log(
+		qr/all server processes terminated; reinitializing/, $offset);
+	return fn_poll($node, 'postgres', 'SELECT 1', '1', 60);
+}
+
+1;
