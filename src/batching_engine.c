@@ -31,6 +31,7 @@
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/acl.h"
 #include "utils/snapmgr.h"
 #include "utils/lsyscache.h"
 #include "catalog/namespace.h"
@@ -259,7 +260,11 @@ Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
 		FlowMarker *m = &e->flows[i];
 		Oid save_userid;
 		int save_sec;
-		char *sql = psprintf("TRUNCATE ONLY %s", fn_qualified_relname(m->sink_relid));
+		/* TRUNCATE when the owner may (a sink it created), else DELETE (an existing
+		 * sink needs only DELETE); without either the writer gets the error */
+		bool can_truncate = pg_class_aclcheck(m->sink_relid, m->owner, ACL_TRUNCATE) == ACLCHECK_OK;
+		char *sql = psprintf("%s %s", can_truncate ? "TRUNCATE ONLY" : "DELETE FROM ONLY",
+		                     fn_qualified_relname(m->sink_relid));
 
 		GetUserIdAndSecContext(&save_userid, &save_sec);
 		SetUserIdAndSecContext(m->owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
@@ -267,7 +272,7 @@ Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
 		{
 			if (SPI_connect() != SPI_OK_CONNECT)
 				elog(ERROR, "flownode: SPI_connect failed");
-			if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			if (SPI_execute(sql, false, 0) < 0)
 				elog(ERROR, "flownode: emptying sink failed");
 			SPI_finish();
 		}

@@ -37,6 +37,9 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
+#include "utils/timeout.h"
+#include "executor/spi.h"
+#include "catalog/pg_type.h"
 
 #define WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
 
@@ -153,6 +156,8 @@ typedef struct TaskRun {
 	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
+	uint64 budget;  /* windows per refresh: 1 after a failure, doubling back to the GUC */
+	int timeout_ms; /* the owner's statement_timeout, or flownode.statement_timeout */
 } TaskRun;
 
 static TaskRun task;
@@ -219,6 +224,8 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		pgstat_report_activity(STATE_RUNNING, "flownode: refreshing dirty windows");
+		if (task.timeout_ms > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, task.timeout_ms);
 
 		if (from_shared && task.cfg->expire_after != NULL && task.window != NULL) {
 			cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
@@ -240,8 +247,9 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 				memcpy(task.chunk, task.buf, sizeof(FnTimeRange) * n);
 				task.nchunk = n;
 			} else
-				task.nchunk = fn_plan_take(task.window, task.buf, n, (uint64)fn_max_windows_per_refresh,
-				                           task.chunk, &windows, backlog_remains);
+				task.nchunk = fn_plan_take(task.window, task.buf, n,
+				                           Min(task.budget, (uint64)fn_max_windows_per_refresh), task.chunk,
+				                           &windows, backlog_remains);
 
 			/* take them: from here on they are ours until commit or put back; and they
 			 * are no longer known as durably recorded, since this refresh removes them
@@ -260,12 +268,17 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			*windows_done += (int64)windows;
 		} else if (cutoff != 0)
 			(void)fn_execute_refresh(task.cfg, NULL, 0, cutoff);
+		if (task.timeout_ms > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
 		CommitTransactionCommand();
 		task.nchunk = 0;
 	}
 	PG_CATCH();
 	{
 		ErrorData *edata;
+
+		if (task.timeout_ms > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
 
 		MemoryContextSwitchTo(task.cxt);
 		edata = CopyErrorData();
@@ -279,6 +292,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		task.nchunk = 0;
 		record_failure(edata);
 		FreeErrorData(edata);
+		task.budget = 1; /* GreptimeDB's rule: retry small, then ramp up */
 		ok = false;
 	}
 	PG_END_TRY();
@@ -286,6 +300,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	if (ok) {
+		task.budget = Min(task.budget * 2, (uint64)fn_max_windows_per_refresh);
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->runs++;
 		slot->rows_written += rows;
@@ -348,6 +363,43 @@ static void load_task(int64 flow_id, Oid dboid, Oid catalog_relid) {
 	CommitTransactionCommand();
 }
 
+/*
+ * The refresh runs under the owner's statement_timeout (ALTER ROLE ... SET, for
+ * this database or all) when there is one, else under flownode.statement_timeout.
+ * A background worker arms it itself: only client statements get it for free.
+ */
+static void load_statement_timeout(void) {
+	Oid save_userid;
+	int save_sec;
+	Oid types[2] = {OIDOID, OIDOID};
+	Datum args[2] = {ObjectIdGetDatum(task.cfg->owner), ObjectIdGetDatum(MyDatabaseId)};
+	int ms = fn_statement_timeout_ms;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	if (SPI_execute_with_args(
+	        "SELECT pg_catalog.substr(s, 19) FROM pg_catalog.pg_db_role_setting d,"
+	        " pg_catalog.unnest(d.setconfig) s WHERE d.setrole = $1 AND d.setdatabase IN (0, $2)"
+	        " AND s LIKE 'statement_timeout=%' ORDER BY d.setdatabase DESC LIMIT 1",
+	        2, types, args, NULL, true, 1) == SPI_OK_SELECT &&
+	    SPI_processed == 1) {
+		char *value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (value == NULL || !parse_int(value, &ms, GUC_UNIT_MS, NULL))
+			ms = fn_statement_timeout_ms;
+	}
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	task.timeout_ms = ms;
+}
+
 /* Claims the slot for this process; false when the flow is gone or already served. */
 static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 	FlowSlot *slot = fn_acquire_slot(dboid, catalog_relid, flow_id, true);
@@ -399,6 +451,8 @@ void flownode_flow_main(Datum arg) {
 	fn_reload_pending(flow_id, task.slot);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	task.budget = (uint64)fn_max_windows_per_refresh;
+	load_statement_timeout();
 	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
 	pgstat_report_appname(task.cfg->flow_name);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
@@ -418,6 +472,7 @@ void flownode_flow_main(Datum arg) {
 		if (ConfigReloadPending) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			load_statement_timeout();
 		}
 		LWLockAcquire(fn_slot_lock(task.slot), LW_SHARED);
 		dropped = task.slot->dropped;

@@ -554,6 +554,8 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 		int64 dirty = 0;
 		const char *state;
 
+		if (!has_privs_of_role(GetUserId(), cfg->owner))
+			continue; /* each role sees the state of its own flows only */
 		LWLockAcquire(fn_registry_lock(), LW_SHARED);
 		slot = fn_find_slot(MyDatabaseId, catalog, cfg->flow_id);
 		if (slot == NULL) {

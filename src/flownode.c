@@ -20,6 +20,7 @@ int fn_local_ranges_per_flow = 256;
 int fn_max_windows_per_refresh = 20;
 int fn_min_refresh_interval_ms = 5000;
 int fn_max_backoff_ms = 300000;
+int fn_statement_timeout_ms = 600000;
 bool fn_launcher_enabled = true;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -76,6 +77,11 @@ static void define_gucs(void) {
 	DefineCustomIntVariable(
 	    "flownode.max_backoff", "Longest wait before retrying a failing flow (backoff doubles from 1 s).",
 	    NULL, &fn_max_backoff_ms, 300000, 1000, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("flownode.statement_timeout",
+	                        "Longest a refresh may run when the flow's owner has no statement_timeout of its "
+	                        "own (ALTER ROLE ... SET statement_timeout); 0 disables it.",
+	                        NULL, &fn_statement_timeout_ms, 600000, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, NULL,
+	                        NULL, NULL);
 	DefineCustomBoolVariable("flownode.launcher", "Starts the workers of every flow when the server starts.",
 	                         NULL, &fn_launcher_enabled, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("flownode");

@@ -53,12 +53,24 @@ static void check_existing_sink(Oid relid, FlowQuery *fq) {
 		ereport(ERROR,
 		        (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("sink \"%s\" is not a plain table", relname)));
 
-	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE);
-	if (acl != ACLCHECK_OK)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-		         errmsg("permission denied for sink table \"%s\"", relname),
-		         errdetail("A flow's owner needs SELECT, INSERT, UPDATE and DELETE on an existing sink.")));
+	{
+		static const struct {
+			AclMode mode;
+			const char *name;
+		} needed[] = {
+		    {ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"}, {ACL_DELETE, "DELETE"}};
+
+		for (int i = 0; i < lengthof(needed); i++) {
+			acl = pg_class_aclcheck(relid, GetUserId(), needed[i].mode);
+			if (acl != ACLCHECK_OK)
+				ereport(ERROR,
+				        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				         errmsg("permission denied for sink table \"%s\": %s is missing", relname,
+				                needed[i].name),
+				         errdetail(
+				             "A flow's owner needs SELECT, INSERT, UPDATE and DELETE on an existing sink.")));
+		}
+	}
 
 	for (int i = 0; i < ncols; i++) {
 		AttrNumber att = get_attnum(relid, out_name(fq, i));

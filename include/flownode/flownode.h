@@ -32,6 +32,7 @@ extern int fn_local_ranges_per_flow;
 extern int fn_max_windows_per_refresh;
 extern int fn_min_refresh_interval_ms;
 extern int fn_max_backoff_ms;
+extern int fn_statement_timeout_ms;
 extern bool fn_launcher_enabled;
 
 #define FLOWNODE_SCHEMA "flownode"

@@ -11,7 +11,7 @@ use Test::More;
 use Time::HiRes qw(usleep time);
 
 our @EXPORT = qw(fn_node fn_try fn_poll fn_worker_pid fn_wait_worker
-  fn_sink_diff fn_wait_reinit fn_flow_field);
+  fn_sink_diff fn_wait_reinit fn_flow_field fn_wait_log);
 
 # A started node. TEMP_CONFIG (test/flownode.conf) already preloads flownode;
 # @conf lines are appended after it, so they win.
@@ -102,9 +102,24 @@ sub fn_flow_field
 sub fn_wait_reinit
 {
 	my ($node, $offset) = @_;
-	$node->wait_for_log(
-		qr/all server processes terminated; reinitializing/, $offset);
+	return 0
+	  unless fn_wait_log($node,
+		qr/all server processes terminated; reinitializing/, $offset, 60);
 	return fn_poll($node, 'postgres', 'SELECT 1', '1', 60);
+}
+
+# Waits at most $secs seconds (default 30) for the server log after $offset to
+# match $re. Returns 1 or 0.
+sub fn_wait_log
+{
+	my ($node, $re, $offset, $secs) = @_;
+	my $deadline = time() + ($secs // 30);
+	while (1)
+	{
+		return 1 if $node->log_contains($re, $offset);
+		return 0 if time() > $deadline;
+		usleep(200_000);
+	}
 }
 
 1;
