@@ -55,6 +55,8 @@ SELECT flownode.flush_flow('recent');
 SELECT n FROM recent_days WHERE day = date_trunc('day', now());
 SELECT n FROM recent_days WHERE day = '2024-01-01';
 SELECT count(*) AS n_in_source FROM s WHERE ts >= '2024-01-01' AND ts < '2024-01-02';
+-- and the durable record no longer holds the expired window either
+SELECT count(*) AS recorded FROM flownode.pending p JOIN flownode.flow f USING (flow_id) WHERE f.flow_name = 'recent';
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows;
 DROP TABLE s, busy_hours, mine, recent_days;

@@ -47,6 +47,7 @@ typedef struct LocalMarks {
 	bool recorded;    /* written to flownode.pending at PRE_COMMIT */
 	FnTimeRange last; /* the range added last: a repeat costs nothing */
 	uint32 count;
+	uint32 capacity;
 	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER];
 } LocalMarks;
 
@@ -179,6 +180,7 @@ static LocalMarks *current_marks(FlowMarker *m) {
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	lm = palloc0(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * fn_local_ranges_per_flow);
+	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
 	lm->flow_id = m->flow_id;
 	lm->subid = subid;
 	lm->last.start = lm->last.end = 0;
@@ -191,7 +193,7 @@ done:
 }
 
 static inline FnDirtySet local_set(LocalMarks *lm) {
-	FnDirtySet s = {lm->ranges, &lm->count, (uint32)fn_local_ranges_per_flow};
+	FnDirtySet s = {lm->ranges, &lm->count, lm->capacity};
 
 	return s;
 }

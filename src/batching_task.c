@@ -227,7 +227,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		if (task.timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, task.timeout_ms);
 
-		if (from_shared && task.cfg->expire_after != NULL && task.window != NULL) {
+		if (task.cfg->expire_after != NULL && task.window != NULL) { /* at every evaluation, flush included */
 			cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
 			if (!task.cfg->window.with_time_zone) /* a timestamp column holds the flow's local time */
 				cutoff = DatumGetTimestamp(DirectFunctionCall2(

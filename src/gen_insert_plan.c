@@ -184,7 +184,10 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 	{
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		rows = run_in_snapshot(fn_gen_insert_plan(cfg, ranges, nranges), snap, SPI_OK_SELECT);
+		/* a refresh of no ranges is a trim only (expired windows); with trim off,
+		 * no ranges means the whole query (create_flow's fill) */
+		if (nranges > 0 || !trim)
+			rows = run_in_snapshot(fn_gen_insert_plan(cfg, ranges, nranges), snap, SPI_OK_SELECT);
 		if (trim) {
 			char *sql;
 			const char *windows = nranges > 0 ? multirange_literal(ranges, nranges) : "'{}'";
@@ -200,7 +203,7 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 				/* whole recorded windows that ended before the cutoff: never partial ones */
 				sql = psprintf(
 				    "UPDATE flownode.pending SET ranges = (SELECT "
-				    "pg_catalog.coalesce(pg_catalog.range_agg(r),"
+				    "COALESCE(pg_catalog.range_agg(r),"
 				    " '{}') FROM pg_catalog.unnest(ranges) r WHERE pg_catalog.upper(r) > " INT64_FORMAT ")"
 				    " WHERE flow_id = " INT64_FORMAT " AND pg_catalog.lower(ranges) < " INT64_FORMAT,
 				    expired_before, cfg->flow_id, expired_before);
