@@ -14,13 +14,15 @@ our @EXPORT = qw(fn_node fn_try fn_poll fn_worker_pid fn_wait_worker
   fn_sink_diff fn_wait_reinit fn_flow_field fn_wait_log);
 
 # A started node. TEMP_CONFIG (test/flownode.conf) already preloads flownode;
-# @conf lines are appended after it, so they win.
+# @conf lines are appended after it, so they win. PostgreSQL::Test::Cluster turns
+# restart_after_crash off; the crash tests need the server's default (on).
 sub fn_node
 {
 	my ($name, @conf) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
-	$node->append_conf('postgresql.conf', join("\n", @conf, ''));
+	$node->append_conf('postgresql.conf',
+		join("\n", 'restart_after_crash = on', @conf, ''));
 	$node->start;
 	return $node;
 }
