@@ -260,27 +260,17 @@ Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
 	e = source_entry(RelationGetRelid(td->tg_relation));
 	for (int i = 0; i < e->nflows; i++) {
 		FlowMarker *m = &e->flows[i];
-		Oid save_userid;
-		int save_sec;
+		SpiAs scope;
 		/* TRUNCATE when the owner may (a sink it created), else DELETE (an existing
 		 * sink needs only DELETE); without either the writer gets the error */
 		bool can_truncate = pg_class_aclcheck(m->sink_relid, m->owner, ACL_TRUNCATE) == ACLCHECK_OK;
 		char *sql = psprintf("%s %s", can_truncate ? "TRUNCATE ONLY" : "DELETE FROM ONLY",
 		                     fn_qualified_relname(m->sink_relid));
 
-		GetUserIdAndSecContext(&save_userid, &save_sec);
-		SetUserIdAndSecContext(m->owner, save_sec | SECURITY_LOCAL_USERID_CHANGE);
-		PG_TRY();
-		{
-			if (SPI_connect() != SPI_OK_CONNECT)
-				elog(ERROR, "flownode: SPI_connect failed");
-			if (SPI_execute(sql, false, 0) < 0)
-				elog(ERROR, "flownode: emptying sink failed");
-			SPI_finish();
-		}
-		PG_FINALLY();
-		{ SetUserIdAndSecContext(save_userid, save_sec); }
-		PG_END_TRY();
+		fn_spi_begin_as(&scope, m->owner, 0);
+		if (SPI_execute(sql, false, 0) < 0)
+			elog(ERROR, "flownode: emptying sink failed");
+		fn_spi_end(&scope);
 	}
 	return PointerGetDatum(NULL);
 }

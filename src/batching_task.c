@@ -369,8 +369,7 @@ static void load_task(int64 flow_id, Oid dboid, Oid catalog_relid) {
  * A background worker arms it itself: only client statements get it for free.
  */
 static void load_statement_timeout(void) {
-	Oid save_userid;
-	int save_sec;
+	SpiAs scope;
 	Oid types[2] = {OIDOID, OIDOID};
 	Datum args[2] = {ObjectIdGetDatum(task.cfg->owner), ObjectIdGetDatum(MyDatabaseId)};
 	int ms = fn_statement_timeout_ms;
@@ -378,10 +377,7 @@ static void load_statement_timeout(void) {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "flownode: SPI_connect failed");
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
 	if (SPI_execute_with_args(
 	        "SELECT pg_catalog.substr(s, 19) FROM pg_catalog.pg_db_role_setting d,"
 	        " pg_catalog.unnest(d.setconfig) s WHERE d.setrole = $1 AND d.setdatabase IN (0, $2)"
@@ -393,8 +389,7 @@ static void load_statement_timeout(void) {
 		if (value == NULL || !parse_int(value, &ms, GUC_UNIT_MS, NULL))
 			ms = fn_statement_timeout_ms;
 	}
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	fn_spi_end(&scope);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	task.timeout_ms = ms;

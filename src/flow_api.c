@@ -65,32 +65,21 @@ static bool bool_arg(FunctionCallInfo fcinfo, int argno, const char *name) {
 
 /* Runs catalog DML as the catalog's owner: users cannot write flownode.flow directly. */
 static int64 catalog_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls) {
-	Oid save_userid;
-	int save_sec;
-	int64 result = 0;
+	SpiAs scope;
+	int64 result;
+	int rc;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	PG_TRY();
-	{
-		int rc;
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	if (rc < 0)
+		elog(ERROR, "flownode: catalog update failed: %s", SPI_result_code_string(rc));
+	if (rc == SPI_OK_INSERT_RETURNING && SPI_processed == 1) {
+		bool isnull;
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "flownode: SPI_connect failed");
-		rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
-		if (rc < 0)
-			elog(ERROR, "flownode: catalog update failed: %s", SPI_result_code_string(rc));
-		if (rc == SPI_OK_INSERT_RETURNING && SPI_processed == 1) {
-			bool isnull;
-
-			result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		} else
-			result = (int64)SPI_processed;
-		SPI_finish();
-	}
-	PG_FINALLY();
-	{ SetUserIdAndSecContext(save_userid, save_sec); }
-	PG_END_TRY();
+		result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	} else
+		result = (int64)SPI_processed;
+	fn_spi_end(&scope);
 	return result;
 }
 
@@ -423,27 +412,18 @@ static void check_no_conflicting_locks(TaskConfig *cfg) {
 static bool created_in_this_transaction(int64 flow_id) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(flow_id)};
-	MemoryContext caller = CurrentMemoryContext;
-	char *xmin = NULL;
-	Oid save_userid;
-	int save_sec;
+	TransactionId xmin = InvalidTransactionId;
+	SpiAs scope;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "flownode: SPI_connect failed");
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
 	if (SPI_execute_with_args("SELECT xmin::text FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
 	                          " WHERE flow_id = $1",
 	                          1, types, values, NULL, false, 0) == SPI_OK_SELECT &&
-	    SPI_processed == 1) {
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		xmin = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec); /* an ERROR above restores it at abort */
-	return xmin != NULL && TransactionIdIsCurrentTransactionId((TransactionId)strtoul(xmin, NULL, 10));
+	    SPI_processed == 1)
+		xmin =
+		    (TransactionId)strtoul(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), NULL, 10);
+	fn_spi_end(&scope);
+	return TransactionIdIsValid(xmin) && TransactionIdIsCurrentTransactionId(xmin);
 }
 
 Datum flownode_flush_flow(PG_FUNCTION_ARGS) {

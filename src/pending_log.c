@@ -69,15 +69,11 @@ void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n) {
  * windows already in shared memory are harmless.
  */
 void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
-	Oid save_userid;
-	int save_sec;
+	SpiAs scope;
 	Oid argtypes[1] = {INT8OID};
 	Datum args[1] = {Int64GetDatum(flow_id)};
 
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "flownode: SPI_connect failed");
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
 	/* merged first: a backlog of many small transactions becomes few ranges */
 	if (SPI_execute_with_args(
 	        "SELECT pg_catalog.lower(r), pg_catalog.upper(r) FROM pg_catalog.unnest("
@@ -98,6 +94,5 @@ void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
 		fn_durable_add(fn_slot_durable_set(slot), r);
 	}
 	LWLockRelease(fn_slot_lock(slot));
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec);
+	fn_spi_end(&scope);
 }

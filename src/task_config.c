@@ -97,40 +97,38 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	return cfg;
 }
 
+void fn_spi_begin_as(SpiAs *scope, Oid role, int sec_flags) {
+	GetUserIdAndSecContext(&scope->save_userid, &scope->save_sec);
+	SetUserIdAndSecContext(role, scope->save_sec | SECURITY_LOCAL_USERID_CHANGE | sec_flags);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+}
+
+void fn_spi_end(SpiAs *scope) {
+	SPI_finish();
+	SetUserIdAndSecContext(scope->save_userid, scope->save_sec);
+}
+
 /* Runs a catalog query as the catalog's owner and returns its rows as TaskConfigs
  * allocated in the caller's memory context. */
 static List *query_configs(const char *where, Oid argtype, Datum arg) {
 	MemoryContext caller = CurrentMemoryContext;
-	Oid save_userid;
-	int save_sec;
 	List *result = NIL;
-	StringInfoData sql;
+	char *sql = psprintf("SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s", where);
+	SpiAs scope;
+	int rc;
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
-	                 where);
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-	PG_TRY();
-	{
-		int rc;
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	rc = SPI_execute_with_args(sql, argtype == InvalidOid ? 0 : 1, &argtype, &arg, NULL, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++) {
+		MemoryContext spi = MemoryContextSwitchTo(caller);
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "flownode: SPI_connect failed");
-		rc = SPI_execute_with_args(sql.data, argtype == InvalidOid ? 0 : 1, &argtype, &arg, NULL, false, 0);
-		if (rc != SPI_OK_SELECT)
-			elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
-		for (uint64 i = 0; i < SPI_processed; i++) {
-			MemoryContext spi = MemoryContextSwitchTo(caller);
-
-			result = lappend(result, row_to_config(SPI_tuptable->vals[i], SPI_tuptable->tupdesc));
-			MemoryContextSwitchTo(spi);
-		}
-		SPI_finish();
+		result = lappend(result, row_to_config(SPI_tuptable->vals[i], SPI_tuptable->tupdesc));
+		MemoryContextSwitchTo(spi);
 	}
-	PG_FINALLY();
-	{ SetUserIdAndSecContext(save_userid, save_sec); }
-	PG_END_TRY();
+	fn_spi_end(&scope);
 	return result;
 }
 

@@ -64,6 +64,15 @@ extern void fn_remove_triggers_if_unused(Oid source_relid);
 extern List *fn_load_all_flows(void); /* List of TaskConfig * */
 extern Oid fn_catalog_relid(bool missing_ok);
 extern Oid fn_catalog_owner(void);
+
+/* SPI as another role (the catalog's owner, or a flow's owner). An ERROR in between
+ * needs no cleanup: the (sub)transaction abort restores the user and SPI. */
+typedef struct SpiAs {
+	Oid save_userid;
+	int save_sec;
+} SpiAs;
+extern void fn_spi_begin_as(SpiAs *scope, Oid role, int sec_flags);
+extern void fn_spi_end(SpiAs *scope);
 extern Oid fn_pending_relid(void);
 extern void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n);
 struct FlowSlot;
