@@ -408,24 +408,6 @@ static void check_no_conflicting_locks(TaskConfig *cfg) {
 		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
-/* True when the flow's catalog row was written by the current transaction. */
-static bool created_in_this_transaction(int64 flow_id) {
-	Oid types[1] = {INT8OID};
-	Datum values[1] = {Int64GetDatum(flow_id)};
-	TransactionId xmin = InvalidTransactionId;
-	SpiAs scope;
-
-	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	if (SPI_execute_with_args("SELECT xmin::text FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
-	                          " WHERE flow_id = $1",
-	                          1, types, values, NULL, false, 0) == SPI_OK_SELECT &&
-	    SPI_processed == 1)
-		xmin =
-		    (TransactionId)strtoul(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), NULL, 10);
-	fn_spi_end(&scope);
-	return TransactionIdIsValid(xmin) && TransactionIdIsCurrentTransactionId(xmin);
-}
-
 Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 	TaskConfig *cfg;
@@ -443,7 +425,7 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	cfg = fn_load_task_config_by_name(flow_name, false);
 	check_owner(cfg);
 	check_no_conflicting_locks(cfg);
-	if (created_in_this_transaction(cfg->flow_id))
+	if (cfg->created_here)
 		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
 
 	/* writers that committed before this call but have not yet published */

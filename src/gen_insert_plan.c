@@ -100,10 +100,12 @@ char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges
 		const char *w = col(fq, fq->window_position);
 
 		appendStringInfoChar(&s, '(');
-		for (i = 0; i < nranges; i++)
-			appendStringInfo(&s, "%s(fn_sink.%s >= %s AND fn_sink.%s < %s)", i ? " OR " : "", w,
-			                 timestamp_literal(coltype, ranges[i].start), w,
-			                 timestamp_literal(coltype, ranges[i].end));
+		for (i = 0; i < nranges; i++) {
+			char *lo = ranges ? timestamp_literal(coltype, ranges[i].start) : psprintf("$%d", 2 * i + 1);
+			char *hi = ranges ? timestamp_literal(coltype, ranges[i].end) : psprintf("$%d", 2 * i + 2);
+
+			appendStringInfo(&s, "%s(fn_sink.%s >= %s AND fn_sink.%s < %s)", i ? " OR " : "", w, lo, w, hi);
+		}
 		appendStringInfoString(&s, ") AND ");
 	}
 	appendStringInfoString(&s, "NOT EXISTS (SELECT 1 FROM fn_fresh WHERE ");
@@ -126,33 +128,126 @@ char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges
  * locked before the statement takes its snapshot, so a TRUNCATE of the source is
  * either wholly before the refresh's snapshot or waits for the refresh to commit.
  */
-/* '{[a,b),[c,d)}' as an int8multirange literal. */
-static char *multirange_literal(const FnTimeRange *ranges, int nranges) {
-	StringInfoData s;
+/*
+ * A worker refreshes the same flow over and over: it keeps its statements prepared
+ * (SPI_keepplan) instead of parsing and analyzing them per refresh. The refresh
+ * statement takes its window bounds as parameters and is kept per power-of-two
+ * number of ranges (unused ranges are empty: lo = hi), so a flow needs at most a
+ * handful of plans. PostgreSQL's plan cache re-validates them after DDL on the
+ * source or sink, so an ALTER TABLE that breaks the query still fails the refresh.
+ */
+#define PLAN_SLOTS 32
 
-	initStringInfo(&s);
-	appendStringInfoChar(&s, '{');
-	for (int i = 0; i < nranges; i++)
-		appendStringInfo(&s, "%s[" INT64_FORMAT "," INT64_FORMAT ")", i ? "," : "", (int64)ranges[i].start,
-		                 (int64)ranges[i].end);
-	appendStringInfoChar(&s, '}');
-	return quote_literal_cstr(s.data);
-}
+typedef struct RefreshPlans {
+	int64 flow_id;
+	SPIPlanPtr refresh[PLAN_SLOTS]; /* [log2(k)]; [0] also serves window-less flows */
+	SPIPlanPtr trim;
+	SPIPlanPtr expire;
+	SPIPlanPtr delete_empty;
+} RefreshPlans;
 
-/* Runs a prepared statement in the given snapshot; returns the first column of its row. */
-static int64 run_in_snapshot(const char *sql, Snapshot snap, int expect) {
-	SPIPlanPtr plan = SPI_prepare(sql, 0, NULL);
-	int rc;
-	bool isnull;
+static RefreshPlans plans = {-1};
+
+static SPIPlanPtr prepare_kept(const char *sql, int nargs, Oid *argtypes) {
+	SPIPlanPtr plan = SPI_prepare(sql, nargs, argtypes);
 
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
-	rc = SPI_execute_snapshot(plan, NULL, NULL, snap, InvalidSnapshot, false, true, 0);
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "flownode: keeping a refresh statement failed");
+	return plan;
+}
+
+/* Runs a plan in the given snapshot; returns the first column of its one row, or
+ * the number of rows processed. */
+static int64 run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect) {
+	int rc = SPI_execute_snapshot(plan, values, NULL, snap, InvalidSnapshot, false, true, 0);
+	bool isnull;
+
 	if (rc != expect)
 		elog(ERROR, "flownode: refresh statement failed: %s", SPI_result_code_string(rc));
 	if (rc == SPI_OK_SELECT && SPI_processed == 1)
 		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	return (int64)SPI_processed;
+}
+
+static int64 run_sql(const char *sql, Snapshot snap, int expect) {
+	SPIPlanPtr plan = SPI_prepare(sql, 0, NULL);
+
+	if (plan == NULL)
+		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
+	return run_plan(plan, NULL, snap, expect);
+}
+
+/* The refresh statement for `nranges` ranges, as the flow's owner. */
+static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap) {
+	bool windowed = cfg->window.kind != FN_WINDOW_NONE;
+	int slot = 0;
+	int k = 1;
+	Datum *values;
+	Oid *types;
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+
+	while (windowed && k < nranges) {
+		k *= 2;
+		slot++;
+	}
+	if (slot >= PLAN_SLOTS)
+		elog(ERROR, "flownode: too many ranges in one refresh (%d)", nranges);
+	if (plans.flow_id != cfg->flow_id) {
+		memset(&plans, 0, sizeof(plans));
+		plans.flow_id = cfg->flow_id;
+	}
+	values = palloc0(sizeof(Datum) * 2 * k);
+	types = palloc(sizeof(Oid) * 2 * k);
+	for (int i = 0; i < 2 * k; i++)
+		types[i] = coltype;
+	for (int i = 0; windowed && i < nranges; i++) {
+		values[2 * i] = Int64GetDatum(ranges[i].start);
+		values[2 * i + 1] = Int64GetDatum(ranges[i].end);
+	}
+	for (int i = windowed ? nranges : 0; i < k; i++)
+		values[2 * i] = values[2 * i + 1] = Int64GetDatum(0); /* [0, 0): empty */
+	if (plans.refresh[slot] == NULL)
+		plans.refresh[slot] =
+		    prepare_kept(fn_gen_insert_plan(cfg, NULL, windowed ? k : 0), windowed ? 2 * k : 0, types);
+	return run_plan(plans.refresh[slot], values, snap, SPI_OK_SELECT);
+}
+
+/* Removes the refreshed (and expired) windows from the durable record. */
+static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
+                        Snapshot snap) {
+	Datum args[2];
+
+	Oid t[2] = {INT8MULTIRANGEOID, INT8OID};
+	Oid e[2] = {INT8OID, INT8OID};
+	Oid d[1] = {INT8OID};
+
+	if (plans.trim == NULL)
+		plans.trim = prepare_kept("UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) $1"
+		                          " WHERE flow_id = $2 AND ranges OPERATOR(pg_catalog.&&) $1",
+		                          2, t);
+	/* whole recorded windows that ended before the cutoff: never partial ones */
+	if (plans.expire == NULL)
+		plans.expire =
+		    prepare_kept("UPDATE flownode.pending SET ranges = (SELECT COALESCE(pg_catalog.range_agg(r),"
+		                 " '{}') FROM pg_catalog.unnest(ranges) r WHERE pg_catalog.upper(r) > $1)"
+		                 " WHERE flow_id = $2 AND pg_catalog.lower(ranges) < $1",
+		                 2, e);
+	if (plans.delete_empty == NULL)
+		plans.delete_empty = prepare_kept(
+		    "DELETE FROM flownode.pending WHERE flow_id = $1 AND pg_catalog.isempty(ranges)", 1, d);
+	args[1] = Int64GetDatum(cfg->flow_id);
+	if (nranges > 0) {
+		args[0] = fn_ranges_datum(ranges, (uint32)nranges);
+		(void)run_plan(plans.trim, args, snap, SPI_OK_UPDATE);
+	}
+	if (expired_before != 0) {
+		args[0] = Int64GetDatum(expired_before);
+		(void)run_plan(plans.expire, args, snap, SPI_OK_UPDATE);
+	}
+	args[0] = Int64GetDatum(cfg->flow_id);
+	(void)run_plan(plans.delete_empty, args, snap, SPI_OK_DELETE);
 }
 
 /*
@@ -163,8 +258,10 @@ static int64 run_in_snapshot(const char *sql, Snapshot snap, int expect) {
  *
  * The source is locked before the snapshot is taken, so a TRUNCATE of the source
  * is either wholly before the refresh's snapshot or waits for it to commit.
+ *
+ * refresh = false is create_flow's fill: the whole query, once, not prepared.
  */
-static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool trim,
+static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool refresh,
                      int64 expired_before) {
 	Oid save_userid;
 	int save_sec;
@@ -184,35 +281,13 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 	{
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		/* a refresh of no ranges is a trim only (expired windows); with trim off,
-		 * no ranges means the whole query (create_flow's fill) */
-		if (nranges > 0 || !trim)
-			rows = run_in_snapshot(fn_gen_insert_plan(cfg, ranges, nranges), snap, SPI_OK_SELECT);
-		if (trim) {
-			char *sql;
-			const char *windows = nranges > 0 ? multirange_literal(ranges, nranges) : "'{}'";
-
+		if (!refresh)
+			rows = run_sql(fn_gen_insert_plan(cfg, ranges, nranges), snap, SPI_OK_SELECT);
+		else if (nranges > 0) /* no ranges: only expired windows to forget */
+			rows = run_refresh_statement(cfg, ranges, nranges, snap);
+		if (refresh) {
 			SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
-			sql = psprintf("UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) "
-			               "%s::pg_catalog.int8multirange"
-			               " WHERE flow_id = " INT64_FORMAT
-			               " AND ranges OPERATOR(pg_catalog.&&) %s::pg_catalog.int8multirange",
-			               windows, cfg->flow_id, windows);
-			(void)run_in_snapshot(sql, snap, SPI_OK_UPDATE);
-			if (expired_before != 0) {
-				/* whole recorded windows that ended before the cutoff: never partial ones */
-				sql = psprintf(
-				    "UPDATE flownode.pending SET ranges = (SELECT "
-				    "COALESCE(pg_catalog.range_agg(r),"
-				    " '{}') FROM pg_catalog.unnest(ranges) r WHERE pg_catalog.upper(r) > " INT64_FORMAT ")"
-				    " WHERE flow_id = " INT64_FORMAT " AND pg_catalog.lower(ranges) < " INT64_FORMAT,
-				    expired_before, cfg->flow_id, expired_before);
-				(void)run_in_snapshot(sql, snap, SPI_OK_UPDATE);
-			}
-			sql = psprintf("DELETE FROM flownode.pending WHERE flow_id = " INT64_FORMAT
-			               " AND pg_catalog.isempty(ranges)",
-			               cfg->flow_id);
-			(void)run_in_snapshot(sql, snap, SPI_OK_DELETE);
+			trim_record(cfg, ranges, nranges, expired_before, snap);
 		}
 	}
 	PG_FINALLY();

@@ -35,7 +35,7 @@ Oid fn_pending_relid(void) {
 }
 
 /* An int8multirange datum of the given sorted, disjoint ranges. */
-static Datum ranges_datum(const FnTimeRange *ranges, uint32 n) {
+Datum fn_ranges_datum(const FnTimeRange *ranges, uint32 n) {
 	TypeCacheEntry *rangetyp = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);
 	RangeType **rs = palloc(sizeof(RangeType *) * Max(n, 1));
 
@@ -56,7 +56,7 @@ void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n) {
 	HeapTuple tup;
 
 	values[0] = Int64GetDatum(flow_id);
-	values[1] = ranges_datum(ranges, n);
+	values[1] = fn_ranges_datum(ranges, n);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 	simple_heap_insert(rel, tup);
 	heap_freetuple(tup);

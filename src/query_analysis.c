@@ -400,22 +400,36 @@ static Const *timestamp_const(Oid coltype, int64 value) {
 	return makeConst(coltype, -1, InvalidOid, sizeof(int64), Int64GetDatum(value), false, FLOAT8PASSBYVAL);
 }
 
-static Expr *compare(Oid coltype, int strategy, Var *var, int64 value) {
+static Expr *bound_param(Oid coltype, int paramid) {
+	Param *p = makeNode(Param);
+
+	p->paramkind = PARAM_EXTERN;
+	p->paramid = paramid;
+	p->paramtype = coltype;
+	p->paramtypmod = -1;
+	p->paramcollid = InvalidOid;
+	p->location = -1;
+	return (Expr *)p;
+}
+
+static Expr *compare(Oid coltype, int strategy, Var *var, Expr *bound) {
 	Oid opfamily = get_opclass_family(GetDefaultOpClass(coltype, BTREE_AM_OID));
 	Oid opno = get_opfamily_member(opfamily, coltype, coltype, strategy);
 	OpExpr *op;
 
 	if (!OidIsValid(opno))
 		elog(ERROR, "flownode: no btree operator %d for type %u", strategy, coltype);
-	op = (OpExpr *)make_opclause(opno, BOOLOID, false, (Expr *)copyObject(var),
-	                             (Expr *)timestamp_const(coltype, value), InvalidOid, InvalidOid);
+	op =
+	    (OpExpr *)make_opclause(opno, BOOLOID, false, (Expr *)copyObject(var), bound, InvalidOid, InvalidOid);
 	set_opfuncid(op);
 	return (Expr *)op;
 }
 
 /*
  * Adds `col >= lo1 AND col < hi1 OR ...` to the query's WHERE: the form the planner
- * turns into (bitmap) index range scans on the time column. With no ranges, the
+ * turns into (bitmap) index range scans on the time column. With ranges == NULL the
+ * bounds are the parameters $1, $2 (first range) ... $2n-1, $2n, so that a worker
+ * can keep one prepared statement per number of ranges. With no ranges at all, the
  * filter admits every finite timestamp: rows with a NULL or infinite time belong to
  * no window and never reach a sink.
  */
@@ -424,16 +438,20 @@ void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid col
 	Var *var = makeVar(rtindex, attnum, coltype, -1, InvalidOid, 0);
 	List *ors = NIL;
 	Node *filter;
+	FnTimeRange all = {MIN_TIMESTAMP, DT_NOEND}; /* < infinity: every finite time */
 
 	if (nranges == 0) {
-		FnTimeRange all = {MIN_TIMESTAMP, DT_NOEND}; /* < infinity: every finite time */
-
-		return fn_inject_time_filter(query, rtindex, attnum, coltype, &all, 1);
+		ranges = &all;
+		nranges = 1;
 	}
-	for (int i = 0; i < nranges; i++)
-		ors = lappend(ors, make_andclause(list_make2(
-		                       compare(coltype, BTGreaterEqualStrategyNumber, var, ranges[i].start),
-		                       compare(coltype, BTLessStrategyNumber, var, ranges[i].end))));
+	for (int i = 0; i < nranges; i++) {
+		Expr *lo =
+		    ranges ? (Expr *)timestamp_const(coltype, ranges[i].start) : bound_param(coltype, 2 * i + 1);
+		Expr *hi = ranges ? (Expr *)timestamp_const(coltype, ranges[i].end) : bound_param(coltype, 2 * i + 2);
+
+		ors = lappend(ors, make_andclause(list_make2(compare(coltype, BTGreaterEqualStrategyNumber, var, lo),
+		                                             compare(coltype, BTLessStrategyNumber, var, hi))));
+	}
 	filter = (list_length(ors) == 1) ? linitial(ors) : (Node *)make_orclause(ors);
 	query->jointree->quals = make_and_qual(query->jointree->quals, filter);
 }

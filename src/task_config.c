@@ -19,7 +19,7 @@
 #define CONFIG_COLUMNS                                                                                       \
 	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
 	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
-	"expire_after"
+	"expire_after, xmin::text"
 
 Oid fn_catalog_relid(bool missing_ok) {
 	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
@@ -94,6 +94,12 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	cfg->eval_interval = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
 	d = SPI_getbinval(tup, desc, 16, &isnull);
 	cfg->expire_after = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+	{
+		char *xmin = get_text(tup, desc, 17);
+		TransactionId x = xmin ? (TransactionId)strtoul(xmin, NULL, 10) : InvalidTransactionId;
+
+		cfg->created_here = TransactionIdIsValid(x) && TransactionIdIsCurrentTransactionId(x);
+	}
 	return cfg;
 }
 

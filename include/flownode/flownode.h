@@ -53,6 +53,7 @@ typedef struct TaskConfig {
 	Interval *expire_after;  /* NULL: never expire */
 	FnWindowSpec window;     /* kind FN_WINDOW_NONE for window-less flows */
 	AttrNumber time_attnum;  /* source column of the window, 0 if none */
+	bool created_here;       /* the flow was created by the current transaction */
 } TaskConfig;
 
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
@@ -74,6 +75,7 @@ typedef struct SpiAs {
 extern void fn_spi_begin_as(SpiAs *scope, Oid role, int sec_flags);
 extern void fn_spi_end(SpiAs *scope);
 extern Oid fn_pending_relid(void);
+extern Datum fn_ranges_datum(const FnTimeRange *ranges, uint32 n);
 extern void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n);
 struct FlowSlot;
 extern void fn_reload_pending(int64 flow_id, struct FlowSlot *slot);
