@@ -449,6 +449,10 @@ void flownode_flow_main(Datum arg) {
 	task.budget = (uint64)fn_max_windows_per_refresh;
 	load_statement_timeout();
 	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
+	/* A refresh need not wait for its WAL flush: if a crash loses its commit, it
+	 * loses the removal of its windows from the durable record with it, and they are
+	 * refreshed again after recovery. Writers' commits are untouched. */
+	SetConfigOption("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION);
 	pgstat_report_appname(task.cfg->flow_name);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
 
