@@ -156,7 +156,7 @@ typedef struct TaskRun {
 	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
-	uint64 budget;  /* windows per refresh: 1 after a failure, doubling back to the GUC */
+	uint64 budget;  /* windows the next refresh may take (next_window_budget) */
 	int timeout_ms; /* the owner's statement_timeout, or flownode.statement_timeout */
 } TaskRun;
 
@@ -210,6 +210,7 @@ static void record_failure(ErrorData *edata) {
 static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains) {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
+	volatile bool worked = false;
 	TimestampTz start = GetCurrentTimestamp();
 	int64 rows = 0;
 	FlowSlot *slot = task.slot;
@@ -243,13 +244,13 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		LWLockRelease(fn_slot_lock(slot));
 
 		if (n > 0) {
+			worked = true;
 			if (task.window == NULL) {
 				memcpy(task.chunk, task.buf, sizeof(FnTimeRange) * n);
 				task.nchunk = n;
 			} else
-				task.nchunk = fn_plan_take(task.window, task.buf, n,
-				                           Min(task.budget, (uint64)fn_max_windows_per_refresh), task.chunk,
-				                           &windows, backlog_remains);
+				task.nchunk = fn_plan_take(task.window, task.buf, n, task.budget, task.chunk, &windows,
+				                           backlog_remains);
 
 			/* take them: from here on they are ours until commit or put back; and they
 			 * are no longer known as durably recorded, since this refresh removes them
@@ -292,15 +293,16 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		task.nchunk = 0;
 		record_failure(edata);
 		FreeErrorData(edata);
-		task.budget = 1; /* GreptimeDB's rule: retry small, then ramp up */
 		ok = false;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
+	if (worked) /* an idle evaluation says nothing about how big a refresh may be */
+		task.budget = fn_next_window_budget(task.budget, (uint64)fn_max_windows_per_refresh,
+		                                    GetCurrentTimestamp() - start, !ok);
 
 	if (ok) {
-		task.budget = Min(task.budget * 2, (uint64)fn_max_windows_per_refresh);
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->runs++;
 		slot->rows_written += rows;
@@ -446,7 +448,7 @@ void flownode_flow_main(Datum arg) {
 	fn_reload_pending(flow_id, task.slot);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-	task.budget = (uint64)fn_max_windows_per_refresh;
+	task.budget = fn_next_window_budget(0, (uint64)fn_max_windows_per_refresh, 0, false);
 	load_statement_timeout();
 	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
 	/* A refresh need not wait for its WAL flush: if a crash loses its commit, it

@@ -235,6 +235,10 @@ extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_
 	});
 }
 
+extern "C" uint64_t fn_next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) {
+	return flownode::next_window_budget(budget, cap, last_run_usec, failed);
+}
+
 extern "C" int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
                                       int64_t min_refresh_usec, int64_t max_backoff_usec,
                                       int64_t last_run_usec, bool backlog_remains,

@@ -74,6 +74,8 @@ extern void fn_durable_remove(FnDirtySet s, FnTimeRange r);
 extern uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
                              FnTimeRange *out, uint64_t *windows, bool *backlog_remains);
 
+extern uint64_t fn_next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed);
+
 extern int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
                                   int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
                                   bool backlog_remains, uint32_t consecutive_failures);

@@ -40,4 +40,15 @@ struct Cadence {
 int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_remains,
                         uint32_t consecutive_failures) noexcept;
 
+// How many windows the next refresh may take. A flow that keeps up refreshes a few
+// windows per cycle; a backlog (late data, a new flow's history) is worked off in
+// refreshes whose size adapts to how long they take: the budget starts at
+// kStartWindows (GreptimeDB's 20), doubles after a refresh faster than kFastUsec,
+// halves after one slower than kSlowUsec, never exceeds `cap` (the GUC bound) and
+// drops to 1 after a failure (then ramps up again).
+constexpr uint64_t kStartWindows = 20;
+constexpr int64_t kFastUsec = 250 * 1000;
+constexpr int64_t kSlowUsec = 1000 * 1000;
+uint64_t next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept;
+
 } // namespace flownode

@@ -56,4 +56,17 @@ int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_re
 	return std::max<int64_t>(sleep, 0);
 }
 
+uint64_t next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept {
+	cap = std::max<uint64_t>(cap, 1);
+	if (failed)
+		return 1;
+	if (budget == 0)
+		budget = std::min(kStartWindows, cap);
+	else if (last_run_usec < kFastUsec)
+		budget = budget > cap / 2 ? cap : budget * 2;
+	else if (last_run_usec > kSlowUsec)
+		budget = std::max<uint64_t>(budget / 2, 1);
+	return std::min(budget, cap);
+}
+
 } // namespace flownode

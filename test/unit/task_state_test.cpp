@@ -201,3 +201,38 @@ TEST(NextSleep, BackoffSaturates) {
 }
 
 } // namespace
+
+TEST(NextWindowBudget, StartsAtTwentyWithinTheCap) {
+	EXPECT_EQ(flownode::next_window_budget(0, 1000, 0, false), 20u);
+	EXPECT_EQ(flownode::next_window_budget(0, 5, 0, false), 5u);
+	EXPECT_EQ(flownode::next_window_budget(0, 0, 0, false), 1u);
+}
+
+TEST(NextWindowBudget, DoublesWhileFastUpToTheCap) {
+	uint64_t b = 20;
+	b = flownode::next_window_budget(b, 100, 1000, false);
+	EXPECT_EQ(b, 40u);
+	b = flownode::next_window_budget(b, 100, 1000, false);
+	EXPECT_EQ(b, 80u);
+	b = flownode::next_window_budget(b, 100, 1000, false);
+	EXPECT_EQ(b, 100u);
+	b = flownode::next_window_budget(b, 100, 1000, false);
+	EXPECT_EQ(b, 100u);
+	// never overflows
+	EXPECT_EQ(flownode::next_window_budget(UINT64_MAX / 2 + 1, UINT64_MAX, 0, false), UINT64_MAX);
+}
+
+TEST(NextWindowBudget, KeepsBetweenFastAndSlowHalvesWhenSlow) {
+	EXPECT_EQ(flownode::next_window_budget(40, 100, flownode::kFastUsec, false), 40u);
+	EXPECT_EQ(flownode::next_window_budget(40, 100, flownode::kSlowUsec, false), 40u);
+	EXPECT_EQ(flownode::next_window_budget(40, 100, flownode::kSlowUsec + 1, false), 20u);
+	EXPECT_EQ(flownode::next_window_budget(1, 100, flownode::kSlowUsec + 1, false), 1u);
+	// a lowered cap applies at once
+	EXPECT_EQ(flownode::next_window_budget(80, 10, flownode::kFastUsec, false), 10u);
+}
+
+TEST(NextWindowBudget, OneWindowAfterAFailureThenRampsUp) {
+	uint64_t b = flownode::next_window_budget(80, 100, 0, true);
+	EXPECT_EQ(b, 1u);
+	EXPECT_EQ(flownode::next_window_budget(b, 100, 1000, false), 2u);
+}
