@@ -223,6 +223,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	const char *timezone = pg_get_timezone_name(session_timezone);
 	TaskConfig *existing;
 	FlowQuery *fq;
+	bool sink_is_new = false;
 	Oid source_relid, sink_relid;
 	AclResult acl;
 	char *stored_query;
@@ -284,7 +285,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 
 	/* writers wait from here on, and see the trigger once we commit */
 	LockRelationOid(source_relid, ShareRowExclusiveLock);
-	sink_relid = fn_prepare_sink(sink_name, fq, source_relid);
+	sink_relid = fn_prepare_sink(sink_name, fq, source_relid, &sink_is_new);
 	{
 		Oid types[1] = {OIDOID};
 		Datum values[1] = {ObjectIdGetDatum(sink_relid)};
@@ -363,7 +364,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	fn_on_commit_start_worker(flow_id, GetUserId());
 
 	/* fill the sink from what the source holds now */
-	(void)fn_execute_insert_plan(fn_load_task_config(flow_id, false), NULL, 0);
+	(void)fn_execute_fill(fn_load_task_config(flow_id, false), sink_is_new);
 	PG_RETURN_INT64(flow_id);
 }
 

@@ -35,6 +35,22 @@ static char *timestamp_literal(Oid coltype, int64 value) {
 	return quote_literal_cstr(OidOutputFunctionCall(outfunc, Int64GetDatum(value)));
 }
 
+/* The whole query into an empty sink: nothing to upsert or delete. */
+static char *gen_plain_insert(TaskConfig *cfg) {
+	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+	StringInfoData s;
+
+	if (fq->window.kind != FN_WINDOW_NONE)
+		fn_inject_time_filter(fq->query, fq->source_rtindex, fq->time_attnum,
+		                      cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, NULL, 0);
+	initStringInfo(&s);
+	appendStringInfo(&s, "INSERT INTO %s (", fn_qualified_relname(cfg->sink_relid));
+	for (int i = 0; i < list_length(fq->out_names); i++)
+		appendStringInfo(&s, "%s%s", i ? ", " : "", col(fq, i));
+	appendStringInfo(&s, ") %s", fn_deparse_query(fq->query));
+	return s.data;
+}
+
 char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges) {
 	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
 	int ncols = list_length(fq->out_names);
@@ -262,7 +278,7 @@ static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
  * refresh = false is create_flow's fill: the whole query, once, not prepared.
  */
 static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool refresh,
-                     int64 expired_before) {
+                     int64 expired_before, bool sink_is_new) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -281,7 +297,9 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 	{
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		if (!refresh)
+		if (!refresh && sink_is_new)
+			rows = run_sql(gen_plain_insert(cfg), snap, SPI_OK_INSERT);
+		else if (!refresh)
 			rows = run_sql(fn_gen_insert_plan(cfg, ranges, nranges), snap, SPI_OK_SELECT);
 		else if (nranges > 0) /* no ranges: only expired windows to forget */
 			rows = run_refresh_statement(cfg, ranges, nranges, snap);
@@ -300,10 +318,10 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 	return rows;
 }
 
-int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges) {
-	return execute(cfg, ranges, nranges, false, 0);
+int64 fn_execute_fill(TaskConfig *cfg, bool sink_is_new) {
+	return execute(cfg, NULL, 0, false, 0, sink_is_new);
 }
 
 int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before) {
-	return execute(cfg, ranges, nranges, true, expired_before);
+	return execute(cfg, ranges, nranges, true, expired_before, false);
 }

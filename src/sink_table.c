@@ -197,7 +197,7 @@ static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
 }
 
 /* Returns the sink's OID, creating it when absent. */
-Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid) {
+Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool *created) {
 	RangeVar *rv = makeRangeVarFromNameList(stringToQualifiedNameList(sink_name));
 	Oid relid = RangeVarGetRelid(rv, NoLock, true);
 
@@ -214,7 +214,9 @@ Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid) {
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("sink \"%s\" must not be a temporary table", sink_name)));
 		check_existing_sink(relid, fq);
+		*created = false;
 		return relid;
 	}
+	*created = true;
 	return create_sink(rv, fq);
 }

@@ -171,7 +171,8 @@ PGDLLEXPORT void flownode_flow_main(Datum arg);
  * the SQL text built from the analyzed, rewritten query tree. */
 extern char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
 /* Runs it under the flow owner's identity; returns rows upserted + deleted. */
-extern int64 fn_execute_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
+/* create_flow's fill: the whole query; into an empty sink it just created, a plain INSERT. */
+extern int64 fn_execute_fill(TaskConfig *cfg, bool sink_is_new);
 /* The same, and in the same snapshot removes the refreshed ranges from the flow's
  * durable record (and the windows that ended before expired_before, if not 0). */
 extern int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
@@ -207,7 +208,7 @@ extern int fn_pin_deparse_settings(const char *timezone);
 extern void fn_unpin_settings(int nestlevel);
 
 /* ---- sink_table.c ---- */
-extern Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid);
+extern Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool *created);
 
 /* ---- misc helpers ---- */
 extern char *fn_qualified_relname(Oid relid);
