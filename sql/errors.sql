@@ -147,5 +147,6 @@ DROP TABLE good_sink;
 SELECT leftovers();
 -- the trigger refuses to be called any other way
 SELECT flownode.mark_dirty();
+SELECT flownode.mark_insert();
 DROP TABLE m CASCADE;
 DROP FUNCTION leftovers();

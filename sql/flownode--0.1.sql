@@ -70,10 +70,17 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.flush_flow(text) IS
 'returns once every change committed before the call is in the sink; returns the number of windows refreshed';
 
--- The row and TRUNCATE triggers that create_flow installs on a source table.
+-- The triggers that create_flow installs on a source table: a statement trigger over
+-- the inserted rows (transition table), a row trigger for UPDATE and DELETE, and one
+-- for TRUNCATE.
 CREATE FUNCTION flownode.mark_dirty()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'flownode_mark_dirty'
+LANGUAGE C;
+
+CREATE FUNCTION flownode.mark_insert()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flownode_mark_insert'
 LANGUAGE C;
 
 CREATE FUNCTION flownode.mark_truncate()

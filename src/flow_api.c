@@ -106,7 +106,8 @@ static Oid find_trigger(Oid source_relid, const char *func) {
 	return found;
 }
 
-static void install_trigger(Oid source_relid, const char *name, const char *func, int16 events, bool row) {
+static void install_trigger(Oid source_relid, const char *name, const char *func, int16 events, bool row,
+                            const char *new_table) {
 	CreateTrigStmt *stmt;
 	ObjectAddress trig, ext;
 
@@ -126,6 +127,14 @@ static void install_trigger(Oid source_relid, const char *name, const char *func
 	stmt->columns = NIL;
 	stmt->whenClause = NULL;
 	stmt->transitionRels = NIL;
+	if (new_table != NULL) {
+		TriggerTransition *tt = makeNode(TriggerTransition);
+
+		tt->name = (char *)new_table;
+		tt->isNew = true;
+		tt->isTable = true;
+		stmt->transitionRels = list_make1(tt);
+	}
 	stmt->deferrable = false;
 	stmt->initdeferred = false;
 	stmt->constrrel = NULL;
@@ -157,6 +166,7 @@ void fn_remove_triggers_if_unused(Oid source_relid) {
 	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1,
 	                 types, values, NULL) > 0)
 		return;
+	remove_trigger(source_relid, "mark_insert");
 	remove_trigger(source_relid, "mark_dirty");
 	remove_trigger(source_relid, "mark_truncate");
 	CacheInvalidateRelcacheByRelid(source_relid);
@@ -203,6 +213,7 @@ static void drop_flow_internal(TaskConfig *cfg) {
 	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1,
 	                 others, othervals, NULL) == 0 &&
 	    OidIsValid(get_rel_namespace(cfg->source_relid))) {
+		remove_trigger(cfg->source_relid, "mark_insert");
 		remove_trigger(cfg->source_relid, "mark_dirty");
 		remove_trigger(cfg->source_relid, "mark_truncate");
 	}
@@ -352,10 +363,12 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 		             types, values, NULL);
 	}
 
+	install_trigger(source_relid, FLOWNODE_INSERT_TRIGGER_NAME, "mark_insert", TRIGGER_TYPE_INSERT, false,
+	                "flownode_new_rows");
 	install_trigger(source_relid, FLOWNODE_TRIGGER_NAME, "mark_dirty",
-	                TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE, true);
+	                TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE, true, NULL);
 	install_trigger(source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME, "mark_truncate", TRIGGER_TYPE_TRUNCATE,
-	                false);
+	                false, NULL);
 	CacheInvalidateRelcacheByRelid(source_relid);
 	CommandCounterIncrement();
 

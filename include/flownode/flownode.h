@@ -38,6 +38,7 @@ extern bool fn_launcher_enabled;
 #define FLOWNODE_SCHEMA "flownode"
 #define FLOWNODE_CATALOG "flow"
 #define FLOWNODE_TRIGGER_NAME "flownode_mark_dirty"
+#define FLOWNODE_INSERT_TRIGGER_NAME "flownode_mark_insert"
 #define FLOWNODE_TRUNCATE_TRIGGER_NAME "flownode_mark_truncate"
 
 /* ---- TaskConfig: a flow's immutable configuration (task_config.c) ---- */
