@@ -26,6 +26,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies: rebuild everything when a header changes
+# (shared-memory structs are laid out in them).
+$(OBJS): $(wildcard include/flownode/*.h include/flownode/*.hpp)
+
 # Debian's PGXS also emits LLVM bitcode for JIT inlining with clang, which sees
 # neither PG_CXXFLAGS nor g++'s defaults: PostgreSQL's headers use `register`,
 # an error in C++17 unless silenced.

@@ -79,6 +79,7 @@ bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner
 	slot = fn_find_slot(dboid, catalog_relid, flow_id);
 	if (slot) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->reserved_by = 0; /* the creating transaction committed */
 		if (ok)
 			slot->worker_registered_at = GetCurrentTimestamp();
 		else if (slot->worker_pid == 0)
@@ -97,7 +98,8 @@ bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner
 
 /* True when the slot has no worker and no start in progress. */
 static bool needs_worker(FlowSlot *slot, TimestampTz now) {
-	return slot->in_use && !slot->dropped && slot->worker_pid == 0 && now >= slot->hold_until &&
+	return slot->in_use && !slot->dropped && slot->worker_pid == 0 && slot->reserved_by == 0 &&
+	       now >= slot->hold_until &&
 	       (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
 }
 
@@ -692,7 +694,7 @@ void flownode_db_starter_main(Datum arg) {
 		bool orphan;
 
 		LWLockAcquire(fn_registry_lock(), LW_SHARED);
-		orphan = slot->in_use && slot->dboid == dboid && slot->worker_pid == 0;
+		orphan = slot->in_use && slot->dboid == dboid && slot->worker_pid == 0 && slot->reserved_by == 0;
 		seq = slot->acquired_seq;
 		LWLockRelease(fn_registry_lock());
 		if (!orphan)

@@ -373,7 +373,13 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	CommandCounterIncrement();
 
 	/* claim the flow's shared memory now, so flownode.max_flows fails here */
-	(void)fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
+	{
+		FlowSlot *slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
+
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->reserved_by = MyProcPid; /* until this transaction ends */
+		LWLockRelease(fn_slot_lock(slot));
+	}
 	fn_on_commit_start_worker(flow_id, GetUserId());
 
 	/* fill the sink from what the source holds now */
