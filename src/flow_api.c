@@ -41,6 +41,7 @@ PG_FUNCTION_INFO_V1(flownode_flush_flow);
 PG_FUNCTION_INFO_V1(flownode_flow_status);
 
 #define MIN_EVAL_INTERVAL_USEC 100000
+#define WALK_CAP 100000
 
 static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec) {
 	Interval *iv;
@@ -556,8 +557,16 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 		else if (copy.ndirty > 0) {
 			FnWindow *w = fn_window_create(&cfg->window);
 
-			for (uint32 i = 0; i < copy.ndirty; i++)
-				dirty += (int64)fn_window_count(w, ranges[i], 100000000);
+			/* calendar windows are walked one by one: past WALK_CAP in one range the
+			 * count is estimated from the unit's usual width (documented) */
+			for (uint32 i = 0; i < copy.ndirty; i++) {
+				uint64 n = fn_window_count(w, ranges[i],
+				                           cfg->window.kind == FN_WINDOW_DATE_BIN ? PG_UINT64_MAX : WALK_CAP);
+
+				if (n >= WALK_CAP && cfg->window.kind != FN_WINDOW_DATE_BIN)
+					n = Max(n, (uint64)((ranges[i].end - ranges[i].start) / fn_window_nominal_usec(w)));
+				dirty += (int64)n;
+			}
 		}
 		if (copy.worker_pid == 0)
 			state = "waiting_for_worker";
