@@ -39,6 +39,8 @@ CREATE TABLE flownode.pending (
     ranges  int8multirange NOT NULL
 ) WITH (autovacuum_vacuum_scale_factor = 0.0, autovacuum_vacuum_threshold = 1000,
         autovacuum_vacuum_insert_threshold = 10000);
+-- a refresh reads and trims only its own flow's rows, however many other flows have
+CREATE INDEX pending_flow_idx ON flownode.pending (flow_id);
 REVOKE ALL ON flownode.pending FROM PUBLIC;
 
 CREATE FUNCTION flownode.create_flow(

@@ -8,7 +8,7 @@
  * sink and the record move together. A worker rebuilds its flow's shared-memory
  * state from the record when it starts.
  *
- * The record is written with a plain heap insert (no SPI, no executor): it is one
+ * The record is written with a plain heap and index insert (no SPI, no executor): it is one
  * small row per (transaction, flow), and only when the windows are not already
  * known to be recorded (the slot's durable set).
  */
@@ -16,6 +16,7 @@
 
 #include "access/heapam.h"
 #include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -58,7 +59,7 @@ void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n) {
 	values[0] = Int64GetDatum(flow_id);
 	values[1] = fn_ranges_datum(ranges, n);
 	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-	simple_heap_insert(rel, tup);
+	CatalogTupleInsert(rel, tup); /* heap insert plus its index, without the executor */
 	heap_freetuple(tup);
 	table_close(rel, NoLock);
 }
