@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Instruction counts of the write path under valgrind's callgrind: deterministic,
+# unlike wall-clock time on a shared machine. `make -C bench callgrind` (a few
+# minutes; `make bench` runs it last). Run as root on Debian 12.
+#
+# A throwaway cluster gets three tables (no flow, one flow, five flows: the flows
+# of item 1, eval_interval 1 day). Then, with the server stopped, a single-user
+# backend runs under callgrind: COPY of N rows (in time order, then scattered over
+# a year) into each table, and a loop of single-row transactions (a new window each
+# commit, then the same window). Only the statement is counted
+# (--toggle-collect: parse, analysis, planning, execution and commit). Writes
+# results/callgrind.md: instructions per row (COPY, multi-row) or
+# per transaction, the flow's extra over the baseline, and the functions that make
+# up the extra (inclusive counts, flow minus baseline).
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../test/common.sh
+. "$BENCH/../test/common.sh"
+[[ $(id -u) -eq 0 ]] || fn_die "run as root"
+
+N=${CALLGRIND_ROWS:-100000}     # COPY
+M=${CALLGRIND_MULTI_ROWS:-20000} # multi-row INSERT
+TX=${CALLGRIND_TX:-2000}
+# FN_BENCH_NO_BUILD=1 (set by run.sh): measure what run.sh built and installed
+if [[ -z ${FN_BENCH_NO_BUILD:-} ]]; then
+  fn_install_deps
+  fn_build_install
+  make -s -C "$BENCH" bins >/dev/null
+fi
+command -v valgrind >/dev/null || {
+  fn_log "installing: valgrind"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind >/dev/null
+}
+
+DIR="$(fn_workdir)"
+PORT="$(fn_free_port)"
+OUT="$DIR/callgrind" # profiles (MBs): kept only while this runs
+mkdir -p "$OUT" "$BENCH/results/raw"
+chown postgres: "$OUT"
+trap 'fn_stop_cluster_quiet "$DIR"; rm -rf "$DIR"' EXIT
+fn_start_cluster "$DIR" "$PORT"
+sql() { fn_psql "$DIR" "$PORT" -qtA "$@"; }
+CONN="host=$DIR port=$PORT dbname=postgres user=postgres"
+
+q1="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, count(*) AS n, sum(v) AS sum_v, max(v) AS max_v FROM %s GROUP BY 1, 2"
+q2="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, count(*) AS n, avg(v) AS avg_v FROM %s GROUP BY 1"
+q3="SELECT date_bin('5 minutes', ts, timestamptz '2000-01-01') AS w, host, min(v) AS min_v, max(v) AS max_v FROM %s GROUP BY 1, 2"
+q4="SELECT date_trunc('hour', ts) AS hour, host, count(*) AS n, sum(v) AS sum_v FROM %s GROUP BY 1, 2"
+q5="SELECT date_trunc('day', ts) AS day, count(*) AS n, max(v) AS max_v FROM %s GROUP BY 1"
+{
+  echo "CREATE EXTENSION flownode;"
+  for t in cg_base cg_f1 cg_f5; do
+    echo "CREATE TABLE $t (ts timestamptz NOT NULL, host text NOT NULL, v float8 NOT NULL) WITH (autovacuum_enabled = off);"
+    echo "CREATE INDEX ON $t (ts);"
+  done
+  k=0
+  for q in "$q1" "$q2" "$q3" "$q4" "$q5"; do
+    k=$((k + 1))
+    # shellcheck disable=SC2059
+    printf "SELECT flownode.create_flow('cg_f5_%d', 'cg_f5_s%d', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$k" "$k" "$(printf "$q" cg_f5)"
+  done
+  # shellcheck disable=SC2059
+  printf "SELECT flownode.create_flow('cg_f1_1', 'cg_f1_s1', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$(printf "$q1" cg_f1)"
+  for t in cg_base cg_f1; do
+    cat <<EOF
+CREATE PROCEDURE loop_$t(n int, same_window bool) LANGUAGE plpgsql AS \$\$
+BEGIN
+  FOR i IN 1..n LOOP
+    INSERT INTO $t (ts, host, v) VALUES (timestamptz '2000-01-01 00:00:00+00'
+      + (CASE WHEN same_window THEN 12345678 ELSE (random() * 100000000)::bigint END) * interval '1 minute',
+      'host-1', 1.5);
+    COMMIT;
+  END LOOP;
+END \$\$;
+EOF
+  done
+} | sql >/dev/null
+# the input files, written by the server itself: COPY data, and multi-row
+# statements (1,000 rows each, a placeholder for the table) of the first M rows
+for order in inorder scattered; do
+  "$BENCH/bin/fnbench" copy "$CONN" cg_base "$N" "$order" 1 >/dev/null
+  sql -c "COPY cg_base TO '$DIR/$order.csv'"
+  sql -c "SELECT 'INSERT INTO TBL (ts, host, v) VALUES ' || string_agg(format('(%L,%L,%s)', ts, host, v), ',') || ';'
+            FROM (SELECT *, (row_number() OVER () - 1) / 1000 AS g FROM (SELECT * FROM cg_base LIMIT $M) l) x
+           GROUP BY g ORDER BY g" >"$DIR/$order.multirow"
+  sql -c "TRUNCATE cg_base"
+done
+chown postgres: "$DIR"/*.csv "$DIR"/*.multirow
+fn_stop_cluster "$DIR"
+
+single() { runuser -u postgres -- "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>&1; }
+# run_cg NAME TOGGLE...: the statements on stdin in a single-user backend under
+# callgrind, counting only inside the given functions.
+run_cg() {
+  local name=$1
+  shift
+  local toggles=()
+  for f in "$@"; do toggles+=("--toggle-collect=$f"); done
+  runuser -u postgres -- valgrind --tool=callgrind --collect-atstart=no "${toggles[@]}" \
+    --callgrind-out-file="$OUT/$name.out" \
+    "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>"$OUT/$name.log"
+}
+# a statement: parse, analysis, planning, execution and commit (its PRE_COMMIT work)
+STMT=(pg_parse_query pg_analyze_and_rewrite_fixedparams pg_plan_queries PortalRun CommitTransactionCommand)
+for order in inorder scattered; do
+  for t in cg_base cg_f1 cg_f5; do
+    fn_log "callgrind: COPY $N rows ($order) into $t"
+    printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
+    echo "COPY $t FROM '$DIR/$order.csv';" | run_cg "copy_${order}_$t" "${STMT[@]}"
+    fn_log "callgrind: multi-row INSERT of $M rows ($order) into $t"
+    printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
+    sed "s/TBL/$t/" "$DIR/$order.multirow" | run_cg "multirow_${order}_$t" "${STMT[@]}"
+  done
+done
+for t in cg_base cg_f1; do
+  for same in false true; do
+    [[ $t == cg_base && $same == true ]] && continue
+    fn_log "callgrind: $TX single-row transactions into $t (same window: $same)"
+    printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
+    echo "CALL loop_$t($TX, $same);" | run_cg "tx_${same}_$t" ExecuteCallStmt
+  done
+done
+
+python3 - "$OUT" "$N" "$TX" "$M" "$BENCH/results" <<'EOF'
+import os, re, subprocess, sys
+out, n, tx, m, results = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+raw = []
+# callers every statement goes through: not informative in a difference
+SKIP = re.compile(r"^(0x[0-9a-f]+('\d+)?|.* .*|main|\(below main\)|__libc_start.*|PROGRAM TOTALS|events annotated|Postgres\w*Main|"
+                  r"PortalRun\w*|\w*ProcessUtility|flownode_process_utility|DoCopy|ExecuteCallStmt|plpgsql_\w+|"
+                  r"exec_stmt\w*|SPI_\w+|_SPI_\w+|standard_ExecutorRun|ExecutorRun|ExecModifyTable|ProcessQuery)$")
+
+
+def annotate(name, inclusive):
+    """{function: instructions} from callgrind_annotate, names without file or call counts"""
+    txt = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}", "--threshold=99.99",
+                          os.path.join(out, name + ".out")], capture_output=True, text=True).stdout
+    total, funcs = None, {}
+    for line in txt.splitlines():
+        mt = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$", line)
+        if not mt:
+            continue
+        v = int(mt.group(1).replace(",", ""))
+        f = mt.group(2).split(" [")[0]
+        if f.startswith("PROGRAM TOTALS"):
+            total = v
+            continue
+        if not inclusive and re.search(r" \([\d,]+x\)$", f):
+            continue                             # a call-count line, not the function's own cost
+        f = re.sub(r" \([\d,]+x\)$", "", f)   # "fn (1,000x)": the same function with its call count
+        f = f.rsplit(":", 1)[-1] if ":" in f and "::" not in f.split(":", 1)[0] else f
+        if "lambda" in f:
+            f = "(C++ lambda: pg_call / invoke_cpp)"
+        elif "(" in f and "::" in f:             # C++: keep the qualified name only
+            f = f.split("(")[0]
+        elif re.match(r"^\w+\(", f):            # C++ member without its class: drop the signature
+            f = f.split("(")[0] + "()"
+        if inclusive:
+            funcs[f] = max(funcs.get(f, 0), v)
+        elif re.match(r"^[A-Za-z_][\w:~]*(\(\))?$", f):  # self cost: whole functions, not source lines
+            funcs[f] = funcs.get(f, 0) + v
+    return total, funcs
+
+
+def top_diff(flow, base, rows, k, inclusive):
+    f, b = annotate(flow, inclusive)[1], annotate(base, inclusive)[1]
+    diff = sorted(((f.get(x, 0) - b.get(x, 0)), x) for x in set(f) | set(b) if not SKIP.match(x))
+    return [(d / rows, x) for d, x in reversed(diff) if d > 0][:k]
+
+
+lines = ["# Instruction counts of the write path (callgrind)", "",
+         "Generated by `make -C bench callgrind` (`bench/callgrind.sh`): a single-user backend under "
+         "valgrind's callgrind, counting only the measured statement (parse, analysis, planning, execution "
+         "and commit, including flownode's PRE_COMMIT work). Instructions are deterministic, so these ratios "
+         "are free of the machine noise of the timed figures in `report.md`; they do not see I/O, cache "
+         "misses or lock waits. The flows are those of item 1 (eval_interval 1 day: no refresh runs).", "",
+         "| case | no flow (instr/row) | 1 flow | 5 flows | 1 flow ratio | 5 flows ratio |", "|---|---|---|---|---|---|"]
+detail = []
+
+
+def detail_tables(title, flow, base, rows, unit):
+    detail.append(f"\n### {title}\n")
+    inc = top_diff(flow, base, rows, 14, True)
+    slf = top_diff(flow, base, rows, 14, False)
+    detail.append(f"| function (inclusive) | extra {unit} | function (self) | extra {unit} |")
+    detail.append("|---|---|---|---|")
+    for i in range(max(len(inc), len(slf))):
+        a = inc[i] if i < len(inc) else (None, "")
+        b = slf[i] if i < len(slf) else (None, "")
+        detail.append(f"| {('`' + a[1] + '`') if a[1] else ''} | {'' if a[0] is None else f'{a[0]:,.0f}'} | "
+                      f"{('`' + b[1] + '`') if b[1] else ''} | {'' if b[0] is None else f'{b[0]:,.0f}'} |")
+
+
+for kind, rows, label in (("copy", n, "COPY"), ("multirow", m, "multi-row INSERT (1,000/statement)")):
+    for order in ("inorder", "scattered"):
+        tot = {t: annotate(f"{kind}_{order}_{t}", False)[0] for t in ("cg_base", "cg_f1", "cg_f5")}
+        b, f1, f5 = tot["cg_base"], tot["cg_f1"], tot["cg_f5"]
+        olabel = "in time order" if order == "inorder" else "scattered over a year"
+        raw.append(f"{kind}\t{order}\t{rows}\t{b}\t{f1}\t{f5}")
+        lines.append(f"| {label} {rows:,} rows, {olabel} | {b / rows:,.0f} | {f1 / rows:,.0f} (+{(f1 - b) / rows:,.0f}) | "
+                     f"{f5 / rows:,.0f} (+{(f5 - b) / rows:,.0f}) | {f1 / b:.3f}x | {f5 / b:.3f}x |")
+        for t in ("cg_f1", "cg_f5"):
+            detail_tables(f"{label}, {olabel}, {t[3:]} − no flow (instructions per row)",
+                          f"{kind}_{order}_{t}", f"{kind}_{order}_cg_base", rows, "instr/row")
+tot = {k: annotate(k, False)[0] for k in ("tx_false_cg_base", "tx_false_cg_f1", "tx_true_cg_f1")}
+b, nw, sw = tot["tx_false_cg_base"], tot["tx_false_cg_f1"], tot["tx_true_cg_f1"]
+raw.append(f"tx\t-\t{tx}\t{b}\t{sw}\t{nw}")
+lines += ["", f"| {tx:,} single-row transactions (PL/pgSQL loop with COMMIT) | instructions per transaction |",
+          "|---|---|", f"| no flow | {b / tx:,.0f} |",
+          f"| 1 flow, same window (record skipped) | {sw / tx:,.0f} (+{(sw - b) / tx:,.0f}) |",
+          f"| 1 flow, new window each commit (record written) | {nw / tx:,.0f} (+{(nw - b) / tx:,.0f}; "
+          f"+{(nw - sw) / tx:,.0f} over the same window) |", ""]
+detail_tables("single-row transactions, 1 flow, same window − no flow (instructions per transaction)",
+              "tx_true_cg_f1", "tx_false_cg_base", tx, "instr/tx")
+detail_tables("single-row transactions, 1 flow, new window each commit − same window (instructions per transaction)",
+              "tx_false_cg_f1", "tx_true_cg_f1", tx, "instr/tx")
+with open(os.path.join(results, "callgrind.md"), "w") as f:
+    f.write("\n".join(lines + detail) + "\n")
+with open(os.path.join(results, "raw", "callgrind.tsv"), "w") as f:
+    f.write("\n".join(raw) + "\n")
+print("\n".join(lines))
+EOF
+fn_log "wrote $BENCH/results/callgrind.md"

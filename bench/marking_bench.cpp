@@ -1,0 +1,197 @@
+// marking_bench: the trigger's per-row marking path in isolation (Google Benchmark).
+//
+// The row trigger (src/batching_engine.c, mark_slot) does, per row and flow:
+//   1. if ts is inside the range this transaction added last: nothing more;
+//   2. else the window of ts (TimeWindowExpr::window_of: free when ts is inside the
+//      remembered window, else one calendar call; in production the calendar is
+//      PostgreSQL's date_bin behind a PG_TRY, here date_bin-like integer math);
+//   3. unless it is the range added last, insert it into the transaction's local set
+//      (DirtyTimeWindows over 256 ranges, coalescing the nearest when full).
+// mark() below is that code path over the real core (src/core/*.cpp); only the
+// PostgreSQL glue (fmgr call of the trigger, slot_getattr) is left out: the SQL
+// benchmarks measure the whole trigger.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "flownode/dirty_time_windows.hpp"
+#include "flownode/time_window_expr.hpp"
+
+using flownode::DirtyTimeWindows;
+using flownode::TimeWindowExpr;
+
+namespace {
+
+constexpr int64_t kUsecPerMin = 60LL * 1000000;
+constexpr int64_t kOrigin = 0; // 2000-01-01 in PostgreSQL's epoch
+constexpr int64_t kYear = 366LL * 86400 * 1000000;
+constexpr int64_t kStart = 24LL * 365 * 86400 * 1000000; // about 2024, PostgreSQL epoch
+constexpr uint32_t kLocalRanges = 256;                  // flownode.local_ranges_per_flow
+
+// date_bin(stride, ts, origin) in integer math (PostgreSQL's timestamp_bin).
+class DateBinCalendar final : public flownode::WindowCalendar {
+  public:
+	explicit DateBinCalendar(int64_t stride) : stride_(stride) {}
+	int64_t truncate(int64_t ts) override {
+		int64_t d = ts - kOrigin;
+		int64_t bin = d - d % stride_;
+		if (d % stride_ < 0)
+			bin -= stride_;
+		return kOrigin + bin;
+	}
+	int64_t step(int64_t lower) override { return lower + stride_; }
+
+  private:
+	int64_t stride_;
+};
+
+struct LocalMarks {
+	FnTimeRange last{0, 0};
+	uint32_t count = 0;
+	FnTimeRange ranges[kLocalRanges];
+	void reset() {
+		last = FnTimeRange{0, 0};
+		count = 0;
+	}
+};
+
+// mark_slot() + mark_range() of src/batching_engine.c, for one flow.
+inline void mark(TimeWindowExpr &expr, LocalMarks &lm, int64_t ts) {
+	if (ts >= lm.last.start && ts < lm.last.end)
+		return;
+	FnTimeRange r = expr.window_of(ts).range();
+	if (r.start == lm.last.start && r.end == lm.last.end)
+		return;
+	DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(r);
+	lm.last = r;
+}
+
+constexpr size_t kRows = 1 << 20;
+
+std::vector<int64_t> in_order(int64_t step_usec) {
+	std::vector<int64_t> v(kRows);
+	for (size_t i = 0; i < kRows; i++)
+		v[i] = kStart + static_cast<int64_t>(i) * step_usec;
+	return v;
+}
+
+std::vector<int64_t> scattered(int64_t span) {
+	std::mt19937_64 rng(42);
+	std::vector<int64_t> v(kRows);
+	for (auto &x : v)
+		x = kStart + static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
+	return v;
+}
+
+// One iteration = one row. The transaction's local set starts empty at each pass
+// over the 2^20 rows (a new transaction).
+void run_mark(benchmark::State &state, const std::vector<int64_t> &ts) {
+	DateBinCalendar cal(kUsecPerMin);
+	TimeWindowExpr expr = TimeWindowExpr::fixed(kUsecPerMin, &cal);
+	LocalMarks lm;
+	size_t i = 0;
+	for (auto _ : state) {
+		mark(expr, lm, ts[i]);
+		if (++i == kRows) {
+			i = 0;
+			lm.reset();
+		}
+	}
+	benchmark::DoNotOptimize(lm.count);
+	state.SetItemsProcessed(state.iterations());
+}
+
+// Rows in time order, 100 per 1-minute window (one every 0.6 s): the common case.
+void BM_Mark_InOrder_100PerWindow(benchmark::State &state) {
+	static const auto ts = in_order(600000);
+	run_mark(state, ts);
+}
+
+// Rows in time order, each in the next window: a calendar call and a merge per row.
+void BM_Mark_InOrder_NewWindowEachRow(benchmark::State &state) {
+	static const auto ts = in_order(kUsecPerMin);
+	run_mark(state, ts);
+}
+
+// Backfill: rows uniformly scattered over a year (527k windows): a calendar call and
+// an insert into a full local set (256 ranges, nearest coalesced) per row.
+void BM_Mark_ScatteredOverYear(benchmark::State &state) {
+	static const auto ts = scattered(kYear);
+	run_mark(state, ts);
+}
+
+// Scattered within one hour (60 windows): the set never fills.
+void BM_Mark_ScatteredOverHour(benchmark::State &state) {
+	static const auto ts = scattered(60 * kUsecPerMin);
+	run_mark(state, ts);
+}
+
+// The window computation alone (uncached: every row in another window).
+void BM_WindowOf_Uncached(benchmark::State &state) {
+	static const auto ts = scattered(kYear);
+	DateBinCalendar cal(kUsecPerMin);
+	TimeWindowExpr expr = TimeWindowExpr::fixed(kUsecPerMin, &cal);
+	size_t i = 0;
+	for (auto _ : state) {
+		expr.forget();
+		benchmark::DoNotOptimize(expr.window_of(ts[i]));
+		i = (i + 1) & (kRows - 1);
+	}
+	state.SetItemsProcessed(state.iterations());
+}
+
+// The local-set insert alone, of a window adjacent to the last one (merges).
+void BM_LocalSetInsert_Adjacent(benchmark::State &state) {
+	LocalMarks lm;
+	int64_t w = kStart;
+	for (auto _ : state) {
+		DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(FnTimeRange{w, w + kUsecPerMin});
+		w += kUsecPerMin;
+	}
+	benchmark::DoNotOptimize(lm.count);
+	state.SetItemsProcessed(state.iterations());
+}
+
+// The local-set insert alone, of a random window of a year into a set that is full
+// (256 ranges): the nearest ranges are coalesced.
+void BM_LocalSetInsert_ScatteredFull(benchmark::State &state) {
+	static const auto ts = scattered(kYear);
+	LocalMarks lm;
+	size_t i = 0;
+	for (auto _ : state) {
+		int64_t lo = ts[i] - ts[i] % kUsecPerMin;
+		DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(FnTimeRange{lo, lo + kUsecPerMin});
+		i = (i + 1) & (kRows - 1);
+	}
+	benchmark::DoNotOptimize(lm.count);
+	state.SetItemsProcessed(state.iterations());
+}
+
+// The local-set insert alone, scattered within one hour (never full).
+void BM_LocalSetInsert_ScatteredHour(benchmark::State &state) {
+	static const auto ts = scattered(60 * kUsecPerMin);
+	LocalMarks lm;
+	size_t i = 0;
+	for (auto _ : state) {
+		int64_t lo = ts[i] - ts[i] % kUsecPerMin;
+		DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(FnTimeRange{lo, lo + kUsecPerMin});
+		i = (i + 1) & (kRows - 1);
+	}
+	benchmark::DoNotOptimize(lm.count);
+	state.SetItemsProcessed(state.iterations());
+}
+
+} // namespace
+
+BENCHMARK(BM_Mark_InOrder_100PerWindow);
+BENCHMARK(BM_Mark_InOrder_NewWindowEachRow);
+BENCHMARK(BM_Mark_ScatteredOverHour);
+BENCHMARK(BM_Mark_ScatteredOverYear);
+BENCHMARK(BM_WindowOf_Uncached);
+BENCHMARK(BM_LocalSetInsert_Adjacent);
+BENCHMARK(BM_LocalSetInsert_ScatteredHour);
+BENCHMARK(BM_LocalSetInsert_ScatteredFull);
+
+BENCHMARK_MAIN();
