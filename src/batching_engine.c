@@ -189,7 +189,9 @@ static LocalMarks *current_marks(FlowMarker *m) {
 			goto done;
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
-	lm = palloc0(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * fn_local_ranges_per_flow);
+	/* only the header is zeroed: the ranges past `count` are never read */
+	lm = palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * fn_local_ranges_per_flow);
+	memset(lm, 0, offsetof(LocalMarks, ranges));
 	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
 	lm->flow_id = m->flow_id;
 	lm->subid = subid;
