@@ -218,6 +218,16 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	FlowSlot *slot = task.slot;
 
 	*backlog_remains = false;
+	/* an idle evaluation costs no transaction (unless marks may have to expire) */
+	if (task.cfg->expire_after == NULL || task.window == NULL) {
+		uint32 n;
+
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		n = *from.count;
+		LWLockRelease(fn_slot_lock(slot));
+		if (n == 0)
+			return true;
+	}
 	PG_TRY();
 	{
 		uint32 n;
