@@ -649,9 +649,11 @@ if idle or (base and f20):
                  "scheduler's run time, `/proc/<pid>/schedstat`) is measured over a period with no writes, "
                  "first with the default cadence (no eval_interval: adaptive, max(min_refresh_interval, "
                  "window size, last run) = 60 s for 1-minute windows), then with the same flows re-created "
-                 "with `eval_interval => '1 second'`, the most frequent wake-up a user is likely to set.")
+                 "with `eval_interval => '1 second'`, the most frequent wake-up a user is likely to set. "
+                 "*Refreshes* counts the flows' `runs`: an evaluation that finds nothing dirty and runs no "
+                 "refresh is not counted (since fd66b5a it starts no transaction either).")
         s.append("")
-        s.append("| cadence | processes | seconds | CPU seconds | % of one core | evaluations in the period | µs CPU per evaluation |")
+        s.append("| cadence | processes | seconds | CPU seconds | % of one core | refreshes run in the period | µs CPU per refresh |")
         s.append("|---|---|---|---|---|---|---|")
         for c, (cpu_s, npids, secs, runs_) in idle.items():
             per = f"{cpu_s / runs_ * 1e6:.0f}" if runs_ else "—"
