@@ -104,6 +104,7 @@ static void invalidate_source(Datum arg, Oid relid) {
 	HASH_SEQ_STATUS status;
 	SourceEntry *e;
 
+	fn_forget_catalog_relids(relid);
 	if (source_cache == NULL)
 		return;
 	if (OidIsValid(relid) && relid != cached_catalog_relid) {
@@ -234,6 +235,11 @@ static inline void mark_slot(FlowMarker *m, TupleTableSlot *slot) {
 	if (TIMESTAMP_NOT_FINITE(ts))
 		return; /* nor does an infinite one */
 	if (ts >= lm->last.start && ts < lm->last.end)
+		return;
+	/* The set is a union of whole windows: a timestamp inside it needs no window.
+	 * Rows scattered over time fill the set within a few hundred rows, after which
+	 * nearly every row stops here (computing a calendar window is the costly part). */
+	if (lm->count > 0 && fn_dirty_contains(local_set(lm), ts))
 		return;
 	mark_range(lm, fn_window_of(m->window, ts));
 }
@@ -380,7 +386,32 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 	}
 }
 
-/* Claims (fallibly) the slots the commit will publish to. */
+/*
+ * A window that the flow's dirty set already holds inside a wider range (the set
+ * coalesced it with its neighbours) will be refreshed as part of that range anyway,
+ * so the writer records and publishes the whole range instead of its window alone.
+ * Recording more than was written is safe (a refresh of a clean window rewrites
+ * what is there), and the next writer into that range finds it durably recorded and
+ * skips its record: rows scattered over time stop paying one record per commit once
+ * the set has coalesced. Called under the slot's lock.
+ */
+static void widen_to_dirty_ranges(LocalMarks *lm, FnTimeRange *wide) {
+	FnDirtySet dirty = fn_slot_dirty_set(lm->slot);
+	uint32 n = lm->count;
+	bool changed = false;
+
+	for (uint32 i = 0; i < n; i++) {
+		wide[i] = lm->ranges[i];
+		if (fn_dirty_containing(dirty, lm->ranges[i], &wide[i]))
+			changed = true;
+	}
+	if (changed) {
+		/* wider ranges can only merge: the set never needs more room than before */
+		lm->count = 0;
+		fn_dirty_add_all(local_set(lm), wide, n);
+	}
+}
+
 /*
  * Claims (fallibly) the slots the commit will publish to, and records the marks
  * durably in this transaction, unless the slot's durable set already holds them.
@@ -411,15 +442,20 @@ static void pre_commit(void) {
 	foreach (lc, xact_marks) {
 		LocalMarks *lm = lfirst(lc);
 		bool covered = true;
+		FnTimeRange *wide;
 
 		lm->slot = OidIsValid(catalog) ? fn_acquire_slot(MyDatabaseId, catalog, lm->flow_id, true) : NULL;
 		lm->recorded = false;
 		if (lm->slot == NULL || lm->count == 0)
 			continue;
+		wide = palloc(sizeof(FnTimeRange) * lm->count);
 		LWLockAcquire(fn_slot_lock(lm->slot), LW_SHARED);
 		for (uint32 i = 0; i < lm->count && covered; i++)
 			covered = fn_dirty_covers(fn_slot_durable_set(lm->slot), lm->ranges[i]);
+		if (!covered)
+			widen_to_dirty_ranges(lm, wide);
 		LWLockRelease(fn_slot_lock(lm->slot));
+		pfree(wide);
 		if (!covered) {
 			fn_record_pending(lm->flow_id, lm->ranges, lm->count);
 			lm->recorded = true;

@@ -206,11 +206,20 @@ extern "C" bool fn_dirty_covers(FnDirtySet s, FnTimeRange r) {
 	return DirtyTimeWindows(s.ranges, s.count, s.capacity).covers(r);
 }
 
-extern "C" void fn_durable_add(FnDirtySet s, FnTimeRange r) {
-	DirtyTimeWindows set(s.ranges, s.count, s.capacity);
+extern "C" bool fn_dirty_contains(FnDirtySet s, int64_t ts) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).containing(ts) != nullptr;
+}
 
-	if (set.size() < set.capacity()) // then add() never has to coalesce
-		set.add(r);
+extern "C" bool fn_dirty_containing(FnDirtySet s, FnTimeRange r, FnTimeRange *out) {
+	const FnTimeRange *x = DirtyTimeWindows(s.ranges, s.count, s.capacity).containing(r);
+
+	if (x != nullptr)
+		*out = *x;
+	return x != nullptr;
+}
+
+extern "C" void fn_durable_add(FnDirtySet s, FnTimeRange r) {
+	(void)DirtyTimeWindows(s.ranges, s.count, s.capacity).add_exact(r);
 }
 
 extern "C" void fn_durable_remove(FnDirtySet s, FnTimeRange r) {

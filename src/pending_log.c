@@ -26,15 +26,6 @@
 #include "utils/rangetypes.h"
 #include "utils/typcache.h"
 
-Oid fn_pending_relid(void) {
-	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, false);
-	Oid relid = get_relname_relid("pending", nsp);
-
-	if (!OidIsValid(relid))
-		elog(ERROR, "flownode: table flownode.pending is missing");
-	return relid;
-}
-
 /* An int8multirange datum of the given sorted, disjoint ranges. */
 Datum fn_ranges_datum(const FnTimeRange *ranges, uint32 n) {
 	TypeCacheEntry *rangetyp = lookup_type_cache(INT8RANGEOID, TYPECACHE_RANGE_INFO);

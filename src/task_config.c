@@ -21,10 +21,40 @@
 	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
 	"expire_after, xmin::text"
 
-Oid fn_catalog_relid(bool missing_ok) {
-	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
-	Oid relid = OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+/*
+ * The catalog's and the record's OIDs, looked up by name once per backend rather
+ * than at every commit of a writer: a relcache invalidation of either (DROP
+ * EXTENSION drops them) or a cache reset forgets them. Only found OIDs are kept,
+ * so CREATE EXTENSION is seen at once.
+ */
+static Oid catalog_relid_cache = InvalidOid;
+static Oid pending_relid_cache = InvalidOid;
 
+void fn_forget_catalog_relids(Oid relid) {
+	if (!OidIsValid(relid) || relid == catalog_relid_cache || relid == pending_relid_cache)
+		catalog_relid_cache = pending_relid_cache = InvalidOid;
+}
+
+Oid fn_pending_relid(void) {
+	if (!OidIsValid(pending_relid_cache)) {
+		Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, false);
+
+		pending_relid_cache = get_relname_relid("pending", nsp);
+		if (!OidIsValid(pending_relid_cache))
+			elog(ERROR, "flownode: table flownode.pending is missing");
+	}
+	return pending_relid_cache;
+}
+
+Oid fn_catalog_relid(bool missing_ok) {
+	Oid nsp;
+	Oid relid;
+
+	if (OidIsValid(catalog_relid_cache))
+		return catalog_relid_cache;
+	nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
+	relid = OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+	catalog_relid_cache = relid;
 	if (!OidIsValid(relid) && !missing_ok)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("extension \"flownode\" is not installed in this database"),

@@ -62,6 +62,10 @@ extern void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
 extern void fn_dirty_subtract(FnDirtySet s, FnTimeRange r);
 extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);
 extern bool fn_dirty_covers(FnDirtySet s, FnTimeRange r);
+/* Is ts inside a marked range? (Marked ranges are unions of whole windows.) */
+extern bool fn_dirty_contains(FnDirtySet s, int64_t ts);
+/* The marked range holding all of r, into *out; false when none does. */
+extern bool fn_dirty_containing(FnDirtySet s, FnTimeRange r, FnTimeRange *out);
 
 /* The durable set: windows known to be recorded in flownode.pending. It may claim
  * less than is recorded, never more: adding skips when full, removing drops whole

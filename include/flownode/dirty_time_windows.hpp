@@ -30,6 +30,10 @@ class DirtyTimeWindows {
 	// Marks [r.start, r.end). Empty or inverted ranges are ignored.
 	void add(FnTimeRange r) noexcept;
 	void add_all(const FnTimeRange *rs, uint32_t n) noexcept;
+	// Marks r only when that needs no coalescing (there is room, or r merges with a
+	// range it overlaps or touches); returns whether r was marked. For sets that must
+	// never claim more than was added.
+	bool add_exact(FnTimeRange r) noexcept;
 
 	// Unmarks [r.start, r.end). When that would split a range and the storage is
 	// full, the range is left whole (still marked: safe, never a lost mark).
@@ -48,6 +52,12 @@ class DirtyTimeWindows {
 
 	// True when [r.start, r.end) is entirely marked.
 	bool covers(FnTimeRange r) const noexcept;
+
+	// The range holding ts, or nullptr. The set is a union of whole windows, so the
+	// window of a contained ts is marked already and need not be computed.
+	const FnTimeRange *containing(int64_t ts) const noexcept;
+	// The range holding all of [r.start, r.end), or nullptr (also for an empty r).
+	const FnTimeRange *containing(FnTimeRange r) const noexcept;
 
   private:
 	void coalesce_smallest_gap() noexcept;

@@ -65,6 +65,8 @@ extern void fn_drop_flows_of_relation(Oid relid);
 extern void fn_remove_triggers_if_unused(Oid source_relid);
 extern List *fn_load_all_flows(void); /* List of TaskConfig * */
 extern Oid fn_catalog_relid(bool missing_ok);
+/* relcache callback's part: forgets the cached OIDs when either relation changes */
+extern void fn_forget_catalog_relids(Oid relid);
 extern Oid fn_catalog_owner(void);
 
 /* SPI as another role (the catalog's owner, or a flow's owner). An ERROR in between

@@ -65,6 +65,20 @@ void DirtyTimeWindows::add(FnTimeRange r) noexcept {
 	++*count_;
 }
 
+bool DirtyTimeWindows::add_exact(FnTimeRange r) noexcept {
+	if (r.start >= r.end)
+		return true;
+	if (*count_ == capacity_) {
+		const FnTimeRange *begin = ranges_, *end = ranges_ + *count_;
+		const FnTimeRange *first =
+		    std::partition_point(begin, end, [&](const FnTimeRange &x) { return x.end < r.start; });
+		if (first == end || first->start > r.end)
+			return false; // r touches nothing: only a coalesce would make room
+	}
+	add(r);
+	return true;
+}
+
 void DirtyTimeWindows::add_all(const FnTimeRange *rs, uint32_t n) noexcept {
 	for (uint32_t i = 0; i < n; i++)
 		add(rs[i]);
@@ -118,13 +132,23 @@ void DirtyTimeWindows::drop_overlapping(FnTimeRange r) noexcept {
 }
 
 bool DirtyTimeWindows::covers(FnTimeRange r) const noexcept {
+	return r.start >= r.end || containing(r) != nullptr;
+}
+
+const FnTimeRange *DirtyTimeWindows::containing(FnTimeRange r) const noexcept {
 	if (r.start >= r.end)
-		return true;
+		return nullptr;
 	// Non-adjacent ranges: a fully marked range lies inside a single one.
 	const FnTimeRange *begin = ranges_, *end = ranges_ + *count_;
 	const FnTimeRange *x =
 	    std::partition_point(begin, end, [&](const FnTimeRange &y) { return y.end < r.end; });
-	return x != end && x->start <= r.start;
+	return x != end && x->start <= r.start ? x : nullptr;
+}
+
+const FnTimeRange *DirtyTimeWindows::containing(int64_t ts) const noexcept {
+	const FnTimeRange *begin = ranges_, *end = ranges_ + *count_;
+	const FnTimeRange *x = std::partition_point(begin, end, [&](const FnTimeRange &y) { return y.end <= ts; });
+	return x != end && x->start <= ts ? x : nullptr;
 }
 
 void DirtyTimeWindows::coalesce_smallest_gap() noexcept {

@@ -152,6 +152,38 @@ TEST(DirtyTimeWindows, Covers) {
 	EXPECT_FALSE(s.set.covers(R(-1, 5)));
 }
 
+TEST(DirtyTimeWindows, ContainingPointAndRange) {
+	Storage s(4);
+	EXPECT_EQ(s.set.containing(int64_t{0}), nullptr);
+	s.set.add(R(0, 10));
+	s.set.add(R(20, 30));
+	ASSERT_NE(s.set.containing(int64_t{0}), nullptr);
+	EXPECT_EQ(s.set.containing(int64_t{9})->end, 10);
+	EXPECT_EQ(s.set.containing(int64_t{10}), nullptr); // ends are exclusive
+	EXPECT_EQ(s.set.containing(int64_t{15}), nullptr);
+	EXPECT_EQ(s.set.containing(int64_t{20})->start, 20);
+	EXPECT_EQ(s.set.containing(int64_t{-1}), nullptr);
+	EXPECT_EQ(s.set.containing(int64_t{30}), nullptr);
+	ASSERT_NE(s.set.containing(R(22, 28)), nullptr);
+	EXPECT_EQ(s.set.containing(R(22, 28))->start, 20);
+	EXPECT_EQ(s.set.containing(R(5, 25)), nullptr);
+	EXPECT_EQ(s.set.containing(R(5, 5)), nullptr); // empty: held by no range
+}
+
+TEST(DirtyTimeWindows, AddExactNeverCoalesces) {
+	Storage s(2);
+	EXPECT_TRUE(s.set.add_exact(R(0, 10)));
+	EXPECT_TRUE(s.set.add_exact(R(20, 30)));
+	EXPECT_FALSE(s.set.add_exact(R(40, 50))); // full, touches nothing
+	EXPECT_FALSE(s.set.add_exact(R(12, 18))); // would need the gap closed
+	EXPECT_TRUE(s.set.add_exact(R(5, 15)));   // merges with [0, 10)
+	EXPECT_TRUE(s.set.add_exact(R(30, 35)));  // touches [20, 30)
+	EXPECT_EQ(s.contents(), (Pairs{{0, 15}, {20, 35}}));
+	EXPECT_TRUE(s.set.add_exact(R(15, 20)));  // touches both: they merge
+	EXPECT_EQ(s.contents(), (Pairs{{0, 35}}));
+	EXPECT_TRUE(s.guard_intact());
+}
+
 TEST(DirtyTimeWindows, ClearEmpties) {
 	Storage s(2);
 	s.set.add(R(0, 10));
@@ -383,6 +415,13 @@ void run_random(uint32_t seed) {
 				exact = true;
 			ASSERT_EQ(violation(s, marked), "") << "step " << step;
 			ASSERT_EQ(s.contents(), ref.contents()) << "step " << step;
+			for (int probe = 0; probe < 4; probe++) {
+				int64_t p = uniform(-1, kWindows * kWidth);
+				bool inside = false;
+				for (const auto &x : s.contents())
+					inside |= x.first <= p && p < x.second;
+				ASSERT_EQ(s.set.containing(p) != nullptr, inside) << "step " << step << " point " << p;
+			}
 			if (exact) {
 				ASSERT_EQ(s.contents(), pairs_of(marked)) << "step " << step;
 			}
