@@ -58,5 +58,35 @@ SELECT count(*) AS n_in_source FROM s WHERE ts >= '2024-01-01' AND ts < '2024-01
 -- and the durable record no longer holds the expired window either
 SELECT count(*) AS recorded FROM flownode.pending p JOIN flownode.flow f USING (flow_id) WHERE f.flow_name = 'recent';
 
+-- windows that saw only inserts are refreshed without the vanished-groups DELETE
+-- (a group cannot vanish by gaining rows); a DELETE or UPDATE brings it back
+CREATE TABLE ins (ts timestamptz NOT NULL, host text NOT NULL, v int NOT NULL);
+INSERT INTO ins SELECT timestamptz '2024-02-01' + i * interval '20 seconds', 'h' || (i % 3), i
+  FROM generate_series(0, 89) i;
+SELECT flownode.create_flow('ins_only', 'ins_min',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS m, host, count(*) AS n, sum(v) AS s
+      FROM ins GROUP BY 1, 2$$,
+  eval_interval => '1 hour') > 0;
+INSERT INTO ins VALUES ('2024-02-01 00:00:05', 'h0', 1000), ('2024-02-01 00:10:05', 'h9', 1);
+SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
+-- inserts into one window and a whole group deleted from another, in one transaction
+BEGIN;
+INSERT INTO ins VALUES ('2024-02-01 00:20:05', 'h1', 7);
+DELETE FROM ins WHERE host = 'h9';
+COMMIT;
+SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
+SELECT count(*) AS h9_groups FROM ins_min WHERE host = 'h9';
+-- a DELETE rolled back to a savepoint removes nothing; an UPDATE moving rows does
+BEGIN;
+SAVEPOINT sp;
+DELETE FROM ins WHERE host = 'h0';
+ROLLBACK TO sp;
+INSERT INTO ins VALUES ('2024-02-01 00:25:00', 'h2', 1);
+COMMIT;
+SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
+UPDATE ins SET host = 'h1' WHERE host = 'h2' AND ts < '2024-02-01 00:05';
+SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
+SELECT count(*) AS h2_groups_before_0005 FROM ins_min WHERE host = 'h2' AND m < '2024-02-01 00:05';
+
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows;
-DROP TABLE s, busy_hours, mine, recent_days;
+DROP TABLE s, busy_hours, mine, recent_days, ins, ins_min;

@@ -28,6 +28,13 @@ SELECT flownode.create_flow('bin_local', 'ev_bin_local',
   $$SELECT date_bin('90 minutes', local_ts, timestamp '2001-02-03 04:05:06') AS b, count(*) AS n
       FROM ev GROUP BY 1$$,
   eval_interval => '1 hour') > 0;
+-- hours in a zone 5:45 off UTC, and days in a fixed-offset abbreviation
+SELECT flownode.create_flow('hour_kathmandu', 'ev_hour_ktm',
+  $$SELECT date_trunc('hour', ts, 'Asia/Kathmandu') AS h, count(*) AS n FROM ev GROUP BY 1$$,
+  eval_interval => '1 hour') > 0;
+SELECT flownode.create_flow('day_est', 'ev_day_est',
+  $$SELECT date_trunc('day', ts, 'EST') AS d, sum(v) AS total FROM ev GROUP BY 1$$,
+  eval_interval => '1 hour') > 0;
 
 SELECT flow_name, window_expr FROM flownode.flows ORDER BY flow_name;
 SELECT flow_name, flow_diff(flow_name) FROM flownode.flows ORDER BY flow_name;
@@ -86,4 +93,5 @@ SELECT * FROM ev_per_key ORDER BY k;
 SELECT flow_diff('per_key');
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows;
-DROP TABLE ev, fast, ev_month, ev_day_berlin, ev_day, ev_quarter, ev_bin_local, fast_250ms, fast_us, ev_per_key;
+DROP TABLE ev, fast, ev_month, ev_day_berlin, ev_day, ev_quarter, ev_bin_local, fast_250ms, fast_us, ev_per_key,
+  ev_hour_ktm, ev_day_est;

@@ -48,6 +48,7 @@ typedef struct LocalMarks {
 	SubTransactionId subid;
 	FlowSlot *slot;   /* claimed at PRE_COMMIT */
 	bool recorded;    /* written to flownode.pending at PRE_COMMIT */
+	bool removes;     /* an UPDATE or DELETE marked a window: groups may vanish */
 	FnTimeRange last; /* the range added last: a repeat costs nothing */
 	uint32 count;
 	uint32 capacity;
@@ -259,6 +260,7 @@ Datum flownode_mark_dirty(PG_FUNCTION_ARGS) {
 		mark_slot(m, td->tg_trigslot);
 		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 			mark_slot(m, td->tg_newslot);
+		current_marks(m)->removes = true;
 	}
 	return PointerGetDatum(NULL);
 }
@@ -379,6 +381,7 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 			else {
 				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
 				parent->last.start = parent->last.end = 0;
+				parent->removes |= child->removes;
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				pfree(child);
 			}
@@ -476,6 +479,7 @@ static void publish_marks(void) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		if (slot->in_use && slot->flow_id == lm->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
 			fn_dirty_add_all(fn_slot_dirty_set(slot), lm->ranges, lm->count);
+			slot->removals |= lm->removes;
 			for (uint32 i = 0; lm->recorded && i < lm->count; i++)
 				fn_durable_add(fn_slot_durable_set(slot), lm->ranges[i]);
 		}

@@ -158,6 +158,7 @@ typedef struct TaskRun {
 	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
+	bool backlog_removals; /* slot->removals, for the backlog a flush took */
 	uint64 budget;  /* windows the next refresh may take (next_window_budget) */
 	int timeout_ms; /* the owner's statement_timeout, or flownode.statement_timeout */
 } TaskRun;
@@ -181,6 +182,8 @@ static void worker_exit(int code, Datum arg) {
 	if (slot->worker_pid == MyProcPid) {
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
+		if (task.nchunk + task.nbacklog > 0)
+			slot->removals = true; /* not known which of them saw removals */
 		slot->worker_pid = 0;
 		slot->worker_latch = NULL;
 		slot->worker_registered_at = 0;
@@ -213,6 +216,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
 	volatile bool worked = false;
+	volatile bool removals = true;
 	TimestampTz start = GetCurrentTimestamp();
 	int64 rows = 0;
 	FlowSlot *slot = task.slot;
@@ -272,15 +276,21 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 				fn_dirty_subtract(from, task.chunk[i]);
 				fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
 			}
+			/* the set's removals flag goes with the last of its ranges */
+			removals = from_shared ? slot->removals : task.backlog_removals;
+			if (*from.count == 0 && from_shared)
+				slot->removals = false;
+			else if (*from.count == 0)
+				task.backlog_removals = false;
 			LWLockRelease(fn_slot_lock(slot));
 
 			/* a writer that skipped its record on the strength of these windows is
 			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 			fn_inflight_wait_all();
-			rows = fn_execute_refresh(task.cfg, task.chunk, (int)task.nchunk, cutoff);
+			rows = fn_execute_refresh(task.cfg, task.chunk, (int)task.nchunk, cutoff, removals);
 			*windows_done += (int64)windows;
 		} else if (cutoff != 0)
-			(void)fn_execute_refresh(task.cfg, NULL, 0, cutoff);
+			(void)fn_execute_refresh(task.cfg, NULL, 0, cutoff, true);
 		if (task.timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		CommitTransactionCommand();
@@ -301,6 +311,10 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		/* put them back (not into the durable set: they may hold coalesced gaps) */
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		fn_dirty_add_all(from, task.chunk, task.nchunk);
+		if (task.nchunk > 0 && removals && from_shared)
+			slot->removals = true;
+		else if (task.nchunk > 0 && removals)
+			task.backlog_removals = true;
 		LWLockRelease(fn_slot_lock(slot));
 		task.nchunk = 0;
 		record_failure(edata);
@@ -339,6 +353,8 @@ static void serve_flush(void) {
 	serving = slot->flush_requested;
 	fn_dirty_add_all(backlog_set(), slot->dirty, slot->ndirty);
 	slot->ndirty = 0;
+	task.backlog_removals = slot->removals;
+	slot->removals = false;
 	LWLockRelease(fn_slot_lock(slot));
 
 	while (ok && task.nbacklog > 0) {
@@ -347,7 +363,10 @@ static void serve_flush(void) {
 	}
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
+	if (task.nbacklog > 0 && task.backlog_removals)
+		slot->removals = true;
 	task.nbacklog = 0;
+	task.backlog_removals = false;
 	slot->flush_completed = serving;
 	slot->flush_windows = windows;
 	slot->flush_failed = !ok;
@@ -467,6 +486,8 @@ void flownode_flow_main(Datum arg) {
 	 * loses the removal of its windows from the durable record with it, and they are
 	 * refreshed again after recovery. Writers' commits are untouched. */
 	SetConfigOption("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION);
+	/* what each refresh would pin (fn_pin_deparse_settings), once for the session */
+	fn_pin_session_settings(task.cfg->timezone);
 	pgstat_report_appname(task.cfg->flow_name);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
 

@@ -5,6 +5,8 @@
 
 extern "C" {
 #include "fmgr.h"
+#include "parser/scansup.h"
+#include "pgtime.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/fmgrprotos.h"
@@ -37,6 +39,8 @@ class PgCalendar final : public flownode::WindowCalendar {
 			unit_ = pg_call([&] { return cstring_to_text(spec.unit); });
 			zone_ = pg_call([&] { return cstring_to_text(spec.zone); });
 			step_ = unit_interval(spec.unit);
+			if (spec.with_time_zone)
+				tz_ = pg_call([&] { return resolve_zone(spec.zone); });
 		}
 	}
 
@@ -49,6 +53,11 @@ class PgCalendar final : public flownode::WindowCalendar {
 				                                             TimestampGetDatum(spec_.origin)));
 			});
 		}
+		if (spec_.with_time_zone && tz_ != nullptr)
+			return in_zone([&] {
+				return DatumGetTimestampTz(
+				    DirectFunctionCall2(timestamptz_trunc, PointerGetDatum(unit_), TimestampTzGetDatum(ts)));
+			});
 		if (spec_.with_time_zone)
 			return pg_call([&] {
 				return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_trunc_zone, PointerGetDatum(unit_),
@@ -64,6 +73,12 @@ class PgCalendar final : public flownode::WindowCalendar {
 	// One calendar unit later, in the flow's local time: a day after midnight is the
 	// next midnight even across a DST change, a month after the 1st is the next 1st.
 	int64_t step(int64_t lower) override {
+		if (spec_.with_time_zone && tz_ != nullptr)
+			return in_zone([&] {
+				Datum local = DirectFunctionCall1(timestamptz_timestamp, TimestampTzGetDatum(lower));
+				Datum next = DirectFunctionCall2(timestamp_pl_interval, local, IntervalPGetDatum(&step_));
+				return DatumGetTimestampTz(DirectFunctionCall1(timestamp_timestamptz, next));
+			});
 		return pg_call([&] {
 			if (!spec_.with_time_zone)
 				return DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval, TimestampGetDatum(lower),
@@ -76,6 +91,38 @@ class PgCalendar final : public flownode::WindowCalendar {
 	}
 
   private:
+	// The zone as date_trunc(unit, ts, zone) resolves it (a fixed-offset or dynamic
+	// abbreviation, else a full name), once per flow instead of at every call: it
+	// parsed and looked the name up three times per window. nullptr when PostgreSQL
+	// would reject it; the text-taking functions then raise its own error.
+	static pg_tz *resolve_zone(const char *zone) {
+		char *lower = downcase_truncate_identifier(zone, static_cast<int>(strlen(zone)), false);
+		int offset = 0;
+		pg_tz *tz = nullptr;
+		int type = DecodeTimezoneAbbrev(0, lower, &offset, &tz);
+		if (type == TZ || type == DTZ)
+			return pg_tzset_offset(-offset);
+		if (type == DYNTZ)
+			return tz;
+		return pg_tzset(zone);
+	}
+
+	// Runs f with the flow's zone as the session's: timestamptz_trunc and the
+	// timestamp <-> timestamptz casts are then the zone-taking functions above,
+	// minus the parsing. The session's zone is back before anything else runs.
+	template <typename F> int64_t in_zone(F &&f) {
+		pg_tz *saved = session_timezone;
+		session_timezone = tz_;
+		try {
+			int64_t r = pg_call(std::forward<F>(f));
+			session_timezone = saved;
+			return r;
+		} catch (...) {
+			session_timezone = saved;
+			throw;
+		}
+	}
+
 	static Interval unit_interval(const char *unit) {
 		Interval iv{0, 0, 0};
 		std::string u(unit);
@@ -115,6 +162,7 @@ class PgCalendar final : public flownode::WindowCalendar {
 	Interval step_{};
 	text *unit_ = nullptr;
 	text *zone_ = nullptr;
+	pg_tz *tz_ = nullptr; // resolved zone_ (with_time_zone date_trunc only)
 };
 
 int64_t nominal_usec(const FnWindowSpec &spec) {

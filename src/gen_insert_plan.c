@@ -18,6 +18,8 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
 
 static const char *col(FlowQuery *fq, int pos) {
 	return quote_identifier((char *)list_nth(fq->out_names, pos));
@@ -51,7 +53,26 @@ static char *gen_plain_insert(TaskConfig *cfg) {
 	return s.data;
 }
 
-char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges) {
+/*
+ * Whether a refresh that saw only inserts may skip deleting vanished groups: a
+ * group of a GROUP BY query without HAVING exists as long as one of its rows does,
+ * so inserted rows never make one vanish (the query has no subqueries, LIMIT,
+ * DISTINCT or volatile functions: fn_analyze_flow_query refuses them). The keys
+ * must be NOT NULL so that ON CONFLICT finds every existing group. (Row-level
+ * security on the source is checked per refresh: a policy can hide rows.)
+ */
+static bool can_skip_vanished(FlowQuery *fq) {
+	ListCell *lc;
+
+	if (fq->query->havingQual != NULL)
+		return false;
+	foreach (lc, fq->key_notnull)
+		if (lfirst_int(lc) == 0)
+			return false;
+	return true;
+}
+
+char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool *insert_only) {
 	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
 	int ncols = list_length(fq->out_names);
 	const char *sink = fn_qualified_relname(cfg->sink_relid);
@@ -63,18 +84,28 @@ char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges
 
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_time_filter(fq->query, fq->source_rtindex, fq->time_attnum, coltype, ranges, nranges);
+	if (insert_only != NULL && !(*insert_only && can_skip_vanished(fq)))
+		*insert_only = false;
 
 	initStringInfo(&s);
-	appendStringInfoString(&s, "WITH fn_fresh (");
-	for (i = 0; i < ncols; i++)
-		appendStringInfo(&s, "%s%s", i ? ", " : "", col(fq, i));
-	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", fn_deparse_query(fq->query));
+	if (insert_only != NULL && *insert_only) {
+		/* the upsert alone, straight from the query */
+		appendStringInfo(&s, "INSERT INTO %s AS fn_sink (", sink);
+		for (i = 0; i < ncols; i++)
+			appendStringInfo(&s, "%s%s", i ? ", " : "", col(fq, i));
+		appendStringInfo(&s, ") %s ON CONFLICT (", fn_deparse_query(fq->query));
+	} else {
+		appendStringInfoString(&s, "WITH fn_fresh (");
+		for (i = 0; i < ncols; i++)
+			appendStringInfo(&s, "%s%s", i ? ", " : "", col(fq, i));
+		appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", fn_deparse_query(fq->query));
 
-	/* upsert: rewrite a row only when some value differs */
-	appendStringInfo(&s, "fn_upsert AS (INSERT INTO %s AS fn_sink (", sink);
-	for (i = 0; i < ncols; i++)
-		appendStringInfo(&s, "%s%s", i ? ", " : "", col(fq, i));
-	appendStringInfoString(&s, ") SELECT * FROM fn_fresh ON CONFLICT (");
+		/* upsert: rewrite a row only when some value differs */
+		appendStringInfo(&s, "fn_upsert AS (INSERT INTO %s AS fn_sink (", sink);
+		for (i = 0; i < ncols; i++)
+			appendStringInfo(&s, "%s%s", i ? ", " : "", col(fq, i));
+		appendStringInfoString(&s, ") SELECT * FROM fn_fresh ON CONFLICT (");
+	}
 	i = 0;
 	foreach (lc, fq->key_positions)
 		appendStringInfo(&s, "%s%s", i++ ? ", " : "", col(fq, lfirst_int(lc)));
@@ -108,6 +139,8 @@ char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges
 			}
 		appendStringInfoChar(&s, ')');
 	}
+	if (insert_only != NULL && *insert_only)
+		return s.data;
 	appendStringInfoString(&s, " RETURNING 1),\n");
 
 	/* delete the groups of the refreshed windows that no longer exist */
@@ -157,6 +190,8 @@ char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges
 typedef struct RefreshPlans {
 	int64 flow_id;
 	SPIPlanPtr refresh[PLAN_SLOTS]; /* [log2(k)]; [0] also serves window-less flows */
+	SPIPlanPtr upsert[PLAN_SLOTS];  /* the same without the vanished-groups DELETE */
+	bool upsert_refused;            /* the query needs the DELETE even after inserts */
 	SPIPlanPtr trim;
 	SPIPlanPtr expire;
 	SPIPlanPtr delete_empty;
@@ -195,8 +230,21 @@ static int64 run_sql(const char *sql, Snapshot snap, int expect) {
 	return run_plan(plan, NULL, snap, expect);
 }
 
-/* The refresh statement for `nranges` ranges, as the flow's owner. */
-static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap) {
+static bool row_security_enabled(Oid relid) {
+	HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool on = true; /* a vanished relation: the statement will say so */
+
+	if (HeapTupleIsValid(tup)) {
+		on = ((Form_pg_class)GETSTRUCT(tup))->relrowsecurity;
+		ReleaseSysCache(tup);
+	}
+	return on;
+}
+
+/* The refresh statement for `nranges` ranges, as the flow's owner; without the
+ * vanished-groups DELETE when the windows saw only inserts and the query allows. */
+static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap,
+                                   bool removals) {
 	bool windowed = cfg->window.kind != FN_WINDOW_NONE;
 	int slot = 0;
 	int k = 1;
@@ -224,9 +272,24 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	}
 	for (int i = windowed ? nranges : 0; i < k; i++)
 		values[2 * i] = values[2 * i + 1] = Int64GetDatum(0); /* [0, 0): empty */
+	/* Row-level security makes groups vanish without a removal: a policy change
+	 * hides rows from the owner. With RLS on, every refresh deletes. */
+	if (!removals && !plans.upsert_refused && !row_security_enabled(cfg->source_relid)) {
+		if (plans.upsert[slot] == NULL) {
+			bool insert_only = true;
+			char *sql = fn_gen_insert_plan(cfg, NULL, windowed ? k : 0, &insert_only);
+
+			if (insert_only)
+				plans.upsert[slot] = prepare_kept(sql, windowed ? 2 * k : 0, types);
+			else
+				plans.upsert_refused = true;
+		}
+		if (plans.upsert[slot] != NULL)
+			return run_plan(plans.upsert[slot], values, snap, SPI_OK_INSERT);
+	}
 	if (plans.refresh[slot] == NULL)
 		plans.refresh[slot] =
-		    prepare_kept(fn_gen_insert_plan(cfg, NULL, windowed ? k : 0), windowed ? 2 * k : 0, types);
+		    prepare_kept(fn_gen_insert_plan(cfg, NULL, windowed ? k : 0, NULL), windowed ? 2 * k : 0, types);
 	return run_plan(plans.refresh[slot], values, snap, SPI_OK_SELECT);
 }
 
@@ -239,10 +302,15 @@ static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
 	Oid e[2] = {INT8OID, INT8OID};
 	Oid d[1] = {INT8OID};
 
+	/* one statement: records wholly refreshed go, the others lose the refreshed part
+	 * (the two sets of rows are disjoint, so the DELETE and the UPDATE never meet) */
 	if (plans.trim == NULL)
-		plans.trim = prepare_kept("UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) $1"
-		                          " WHERE flow_id = $2 AND ranges OPERATOR(pg_catalog.&&) $1",
-		                          2, t);
+		plans.trim = prepare_kept(
+		    "WITH fn_done AS (DELETE FROM flownode.pending WHERE flow_id = $2"
+		    " AND ranges OPERATOR(pg_catalog.<@) $1)"
+		    " UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) $1"
+		    " WHERE flow_id = $2 AND ranges OPERATOR(pg_catalog.&&) $1 AND NOT ranges OPERATOR(pg_catalog.<@) $1",
+		    2, t);
 	/* whole recorded windows that ended before the cutoff: never partial ones */
 	if (plans.expire == NULL)
 		plans.expire =
@@ -261,9 +329,9 @@ static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
 	if (expired_before != 0) {
 		args[0] = Int64GetDatum(expired_before);
 		(void)run_plan(plans.expire, args, snap, SPI_OK_UPDATE);
+		args[0] = Int64GetDatum(cfg->flow_id);
+		(void)run_plan(plans.delete_empty, args, snap, SPI_OK_DELETE);
 	}
-	args[0] = Int64GetDatum(cfg->flow_id);
-	(void)run_plan(plans.delete_empty, args, snap, SPI_OK_DELETE);
 }
 
 /*
@@ -278,7 +346,7 @@ static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
  * refresh = false is create_flow's fill: the whole query, once, not prepared.
  */
 static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool refresh,
-                     int64 expired_before, bool sink_is_new) {
+                     int64 expired_before, bool sink_is_new, bool removals) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -300,9 +368,9 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 		if (!refresh && sink_is_new)
 			rows = run_sql(gen_plain_insert(cfg), snap, SPI_OK_INSERT);
 		else if (!refresh)
-			rows = run_sql(fn_gen_insert_plan(cfg, ranges, nranges), snap, SPI_OK_SELECT);
+			rows = run_sql(fn_gen_insert_plan(cfg, ranges, nranges, NULL), snap, SPI_OK_SELECT);
 		else if (nranges > 0) /* no ranges: only expired windows to forget */
-			rows = run_refresh_statement(cfg, ranges, nranges, snap);
+			rows = run_refresh_statement(cfg, ranges, nranges, snap, removals);
 		if (refresh) {
 			SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 			trim_record(cfg, ranges, nranges, expired_before, snap);
@@ -319,9 +387,10 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 }
 
 int64 fn_execute_fill(TaskConfig *cfg, bool sink_is_new) {
-	return execute(cfg, NULL, 0, false, 0, sink_is_new);
+	return execute(cfg, NULL, 0, false, 0, sink_is_new, true);
 }
 
-int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before) {
-	return execute(cfg, ranges, nranges, true, expired_before, false);
+int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
+                         bool removals) {
+	return execute(cfg, ranges, nranges, true, expired_before, false, removals);
 }

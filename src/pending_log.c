@@ -84,6 +84,7 @@ void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
 			continue;
 		fn_dirty_add(fn_slot_dirty_set(slot), r);
 		fn_durable_add(fn_slot_durable_set(slot), r);
+		slot->removals = true; /* what wrote it is unknown now */
 	}
 	LWLockRelease(fn_slot_lock(slot));
 	fn_spi_end(&scope);

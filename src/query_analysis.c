@@ -36,25 +36,49 @@
 	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", msg),           \
 	                (hint) ? errhint("%s", (const char *)(hint)) : 0))
 
-int fn_pin_deparse_settings(const char *timezone) {
-	int nest = NewGUCNestLevel();
+static const char *const pinned_names[] = {"search_path", "datestyle", "intervalstyle", "extra_float_digits"};
+static const char *const pinned_values[] = {"pg_catalog, pg_temp", "ISO, YMD", "postgres", "3"};
 
-	(void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-	                        true, 0, false);
-	(void)set_config_option("datestyle", "ISO, YMD", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-	                        false);
-	(void)set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-	                        false);
-	(void)set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-	                        false);
+/* True when every pinned setting already has its value (a flow's worker pins them
+ * for its whole session once): re-pinning would then change nothing. */
+static bool settings_already_pinned(const char *timezone) {
+	const char *tz;
+
+	for (int i = 0; i < lengthof(pinned_names); i++) {
+		const char *v = GetConfigOption(pinned_names[i], true, false);
+
+		if (v == NULL || strcmp(v, pinned_values[i]) != 0)
+			return false;
+	}
+	tz = GetConfigOption("timezone", true, false);
+	return timezone == NULL || (tz != NULL && strcmp(tz, timezone) == 0);
+}
+
+int fn_pin_deparse_settings(const char *timezone) {
+	int nest;
+
+	if (settings_already_pinned(timezone))
+		return -1;
+	nest = NewGUCNestLevel();
+	for (int i = 0; i < lengthof(pinned_names); i++)
+		(void)set_config_option(pinned_names[i], pinned_values[i], PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+		                        true, 0, false);
 	if (timezone != NULL)
 		(void)set_config_option("timezone", timezone, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
 		                        false);
 	return nest;
 }
 
+void fn_pin_session_settings(const char *timezone) {
+	for (int i = 0; i < lengthof(pinned_names); i++)
+		SetConfigOption(pinned_names[i], pinned_values[i], PGC_USERSET, PGC_S_SESSION);
+	if (timezone != NULL)
+		SetConfigOption("timezone", timezone, PGC_USERSET, PGC_S_SESSION);
+}
+
 void fn_unpin_settings(int nestlevel) {
-	AtEOXact_GUC(true, nestlevel);
+	if (nestlevel >= 0)
+		AtEOXact_GUC(true, nestlevel);
 }
 
 char *fn_deparse_query(Query *query) {

@@ -145,17 +145,40 @@ void fn_spi_end(SpiAs *scope) {
 	SetUserIdAndSecContext(scope->save_userid, scope->save_sec);
 }
 
+/* The catalog queries, each prepared once per backend (flush_flow looks its flow up
+ * on every call; parsing and planning it each time cost more than the lookup). The
+ * plan cache re-plans them after DDL on the catalog, DROP/CREATE EXTENSION included. */
+typedef enum ConfigQuery { BY_ID, BY_NAME, BY_SOURCE, BY_RELATION, ALL_FLOWS, N_CONFIG_QUERIES } ConfigQuery;
+
+static const char *const config_where[N_CONFIG_QUERIES] = {
+    [BY_ID] = "WHERE flow_id = $1",
+    [BY_NAME] = "WHERE flow_name = $1",
+    [BY_SOURCE] = "WHERE source_table = $1 ORDER BY flow_id",
+    [BY_RELATION] = "WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id",
+    [ALL_FLOWS] = "ORDER BY flow_id",
+};
+
+static SPIPlanPtr config_plans[N_CONFIG_QUERIES];
+
 /* Runs a catalog query as the catalog's owner and returns its rows as TaskConfigs
  * allocated in the caller's memory context. */
-static List *query_configs(const char *where, Oid argtype, Datum arg) {
+static List *query_configs(ConfigQuery which, Oid argtype, Datum arg) {
 	MemoryContext caller = CurrentMemoryContext;
 	List *result = NIL;
-	char *sql = psprintf("SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s", where);
 	SpiAs scope;
 	int rc;
 
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	rc = SPI_execute_with_args(sql, argtype == InvalidOid ? 0 : 1, &argtype, &arg, NULL, false, 0);
+	if (config_plans[which] == NULL) {
+		char *sql = psprintf("SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
+		                     config_where[which]);
+		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "flownode: preparing a catalog query failed: %s", SPI_result_code_string(SPI_result));
+		config_plans[which] = plan;
+	}
+	rc = SPI_execute_plan(config_plans[which], &arg, NULL, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
 	for (uint64 i = 0; i < SPI_processed; i++) {
@@ -169,7 +192,7 @@ static List *query_configs(const char *where, Oid argtype, Datum arg) {
 }
 
 TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok) {
-	List *l = query_configs("WHERE flow_id = $1", INT8OID, Int64GetDatum(flow_id));
+	List *l = query_configs(BY_ID, INT8OID, Int64GetDatum(flow_id));
 
 	if (l == NIL && !missing_ok)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -178,7 +201,7 @@ TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok) {
 }
 
 TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok) {
-	List *l = query_configs("WHERE flow_name = $1", TEXTOID, CStringGetTextDatum(flow_name));
+	List *l = query_configs(BY_NAME, TEXTOID, CStringGetTextDatum(flow_name));
 
 	if (l == NIL && !missing_ok)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
@@ -186,14 +209,14 @@ TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok) 
 }
 
 List *fn_load_flows_of_source(Oid source_relid) {
-	return query_configs("WHERE source_table = $1 ORDER BY flow_id", OIDOID, ObjectIdGetDatum(source_relid));
+	return query_configs(BY_SOURCE, OIDOID, ObjectIdGetDatum(source_relid));
 }
 
 List *fn_load_flows_of_relation(Oid relid) {
-	return query_configs("WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id", OIDOID,
+	return query_configs(BY_RELATION, OIDOID,
 	                     ObjectIdGetDatum(relid));
 }
 
 List *fn_load_all_flows(void) {
-	return query_configs("ORDER BY flow_id", InvalidOid, (Datum)0);
+	return query_configs(ALL_FLOWS, InvalidOid, (Datum)0);
 }

@@ -5,8 +5,10 @@
 // ending where the next starts is merged with it), each non-empty. Every boundary a
 // caller adds is a window boundary, so every merge keeps the set a union of whole
 // windows. No operation allocates, throws or drops a mark: when the storage is full,
-// the two neighbouring ranges with the smallest gap are coalesced (over-approximation
-// is safe: refreshing a clean window rewrites what is already there).
+// the two neighbouring ranges with the smallest gap are coalesced; a set of 64 ranges
+// or more closes its smallest eighth of gaps at once, so that a stream of scattered
+// windows costs amortized O(1) scans (over-approximation is safe: refreshing a clean
+// window rewrites what is already there).
 #pragma once
 #include "flownode/cpp_only.hpp"
 
@@ -58,6 +60,9 @@ class DirtyTimeWindows {
 	const FnTimeRange *containing(int64_t ts) const noexcept;
 	// The range holding all of [r.start, r.end), or nullptr (also for an empty r).
 	const FnTimeRange *containing(FnTimeRange r) const noexcept;
+
+	// Closes the k smallest gaps (ties: the first ones) in one pass. Public for tests.
+	void coalesce_batch(uint32_t k) noexcept;
 
   private:
 	void coalesce_smallest_gap() noexcept;

@@ -110,6 +110,10 @@ typedef struct FlowSlot {
 	uint64 acquired_seq;              /* bumped whenever someone claims the slot: garbage collection
 	                                   * frees a slot only if nobody claimed it meanwhile */
 	FlowRunState state;
+	/* some dirty window may have lost rows (an UPDATE or DELETE marked it, or it
+	 * came back from the durable record): the next refresh that takes the rest of
+	 * the set must also delete the sink groups that vanished */
+	bool removals;
 
 	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
 	uint64 flush_requested;
@@ -172,15 +176,17 @@ PGDLLEXPORT void flownode_flow_main(Datum arg);
 
 /* ---- gen_insert_plan.c ---- */
 /* One statement that refreshes the given ranges (NULL/0: the whole query). Returns
- * the SQL text built from the analyzed, rewritten query tree. */
-extern char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges);
+ * the SQL text built from the analyzed, rewritten query tree. With *insert_only
+ * true it asks for the upsert alone (no vanished-groups DELETE), and leaves it
+ * true only if the query allows that. */
+extern char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool *insert_only);
 /* Runs it under the flow owner's identity; returns rows upserted + deleted. */
 /* create_flow's fill: the whole query; into an empty sink it just created, a plain INSERT. */
 extern int64 fn_execute_fill(TaskConfig *cfg, bool sink_is_new);
 /* The same, and in the same snapshot removes the refreshed ranges from the flow's
  * durable record (and the windows that ended before expired_before, if not 0). */
 extern int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
-                                int64 expired_before);
+                                int64 expired_before, bool removals);
 
 /* ---- query_analysis.c ---- */
 typedef struct FlowQuery {
@@ -208,8 +214,10 @@ extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, 
 /* Deparses with every name schema-qualified and a fixed DateStyle. */
 extern char *fn_deparse_query(Query *query);
 /* Runs the callback with search_path, DateStyle, IntervalStyle and TimeZone pinned. */
-extern int fn_pin_deparse_settings(const char *timezone);
+extern int fn_pin_deparse_settings(const char *timezone); /* -1: already pinned */
 extern void fn_unpin_settings(int nestlevel);
+/* A flow's worker pins the same settings for its whole session. */
+extern void fn_pin_session_settings(const char *timezone);
 
 /* ---- sink_table.c ---- */
 extern Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool *created);

@@ -12,7 +12,52 @@ uint64_t gap(const FnTimeRange &prev, const FnTimeRange &next) noexcept {
 	return static_cast<uint64_t>(next.start) - static_cast<uint64_t>(prev.end);
 }
 
+// Sets at least this large coalesce in batches (see add()); smaller ones close
+// exactly one gap, the smallest, per window that does not fit.
+constexpr uint32_t kBatchFrom = 64;
+// Gaps looked at to choose the batch's threshold: all of them up to this many, an
+// even sample beyond (on the stack: nothing here may allocate).
+constexpr uint32_t kGapSample = 1024;
+
 } // namespace
+
+void DirtyTimeWindows::coalesce_batch(uint32_t k) noexcept {
+	uint32_t n = *count_;
+	if (n < 2 || k == 0)
+		return;
+	uint32_t ngaps = n - 1;
+	k = std::min(k, ngaps);
+	uint64_t sample[kGapSample];
+	uint32_t stride = (ngaps + kGapSample - 1) / kGapSample;
+	uint32_t m = 0;
+	for (uint32_t i = 1; i < n && m < kGapSample; i += stride)
+		sample[m++] = gap(ranges_[i - 1], ranges_[i]);
+	// The k-th smallest gap (exact when every gap was sampled).
+	uint32_t q = static_cast<uint32_t>((static_cast<uint64_t>(k) - 1) * m / ngaps);
+	std::nth_element(sample, sample + q, sample + m);
+	uint64_t threshold = sample[q];
+	uint32_t below = 0;
+	for (uint32_t i = 1; i < n; i++)
+		below += gap(ranges_[i - 1], ranges_[i]) < threshold;
+	// Gaps below the threshold all close; gaps equal to it close first come, first
+	// served, up to k in all. The threshold is a gap of the set, so at least one closes.
+	uint32_t ties = below < k ? k - below : 0;
+	uint32_t out = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		// ranges_[out] ends where range i - 1 ended: this is range i's own gap
+		uint64_t g = gap(ranges_[out], ranges_[i]);
+		bool close = g < threshold;
+		if (!close && g == threshold && ties > 0) {
+			close = true;
+			ties--;
+		}
+		if (close)
+			ranges_[out].end = ranges_[i].end;
+		else
+			ranges_[++out] = ranges_[i];
+	}
+	*count_ = out + 1;
+}
 
 void DirtyTimeWindows::add(FnTimeRange r) noexcept {
 	// Zero capacity breaks the contract and could hold nothing; refuse it rather than
@@ -34,6 +79,15 @@ void DirtyTimeWindows::add(FnTimeRange r) noexcept {
 		return;
 	}
 
+	if (*count_ == capacity_ && capacity_ >= kBatchFrom) {
+		// Full and large: close the set's smallest eighth of gaps at once, then r goes
+		// in. One linear pass buys room for capacity/8 more windows, so a stream of
+		// scattered windows costs O(1) amortized scans instead of one scan per window
+		// (which, in shared memory, would run under the slot's exclusive lock).
+		coalesce_batch(capacity_ / 8);
+		add(r);
+		return;
+	}
 	if (*count_ == capacity_) {
 		// Full: close the smallest gap of the set with r in it, the first one on a tie.
 		// The gap across r is wider than either gap to r, so it is never the choice.

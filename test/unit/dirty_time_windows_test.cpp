@@ -184,6 +184,36 @@ TEST(DirtyTimeWindows, AddExactNeverCoalesces) {
 	EXPECT_TRUE(s.guard_intact());
 }
 
+TEST(DirtyTimeWindows, CoalesceBatchClosesTheSmallestGaps) {
+	Storage s(8);
+	for (FnTimeRange r : {R(0, 10), R(15, 20), R(21, 30), R(33, 40), R(41, 50), R(52, 60)})
+		s.set.add(r);
+	// gaps 5, 1, 3, 1, 2: the three smallest are 1, 1 and 2
+	s.set.coalesce_batch(3);
+	EXPECT_EQ(s.contents(), (Pairs{{0, 10}, {15, 30}, {33, 60}}));
+	EXPECT_TRUE(s.guard_intact());
+}
+
+TEST(DirtyTimeWindows, CoalesceBatchTiesCloseTheFirstGaps) {
+	Storage s(8);
+	for (FnTimeRange r : {R(0, 1), R(2, 3), R(4, 5), R(6, 7), R(8, 9)})
+		s.set.add(r);
+	s.set.coalesce_batch(2);
+	EXPECT_EQ(s.contents(), (Pairs{{0, 5}, {6, 7}, {8, 9}}));
+}
+
+TEST(DirtyTimeWindows, LargeFullSetMakesRoomForAnEighth) {
+	Storage s(64);
+	for (int64_t i = 0; i < 64; i++)
+		s.set.add(R(i * 10, i * 10 + 5)); // 64 ranges, every gap 5
+	ASSERT_EQ(s.set.size(), 64u);
+	s.set.add(R(1000, 1005)); // full: 8 gaps close, then it goes in on its own
+	EXPECT_EQ(s.set.size(), 64u - 8u + 1u);
+	EXPECT_TRUE(s.set.covers(R(1000, 1005)));
+	EXPECT_TRUE(s.set.covers(R(0, 5)));
+	EXPECT_TRUE(s.guard_intact());
+}
+
 TEST(DirtyTimeWindows, ClearEmpties) {
 	Storage s(2);
 	s.set.add(R(0, 10));
@@ -436,6 +466,44 @@ TEST(DirtyTimeWindowsProperty, FixedSeed) {
 TEST(DirtyTimeWindowsProperty, SeveralSeeds) {
 	for (uint32_t seed : {1u, 2u, 3u, 42u, 2024u, 99991u})
 		ASSERT_NO_FATAL_FAILURE(run_random(seed));
+}
+
+// Sets of 64 ranges or more coalesce in batches: no exact model, but every
+// invariant must hold and no marked window may be lost, over many coalescings.
+void run_random_large(uint32_t seed) {
+	std::mt19937 rng(seed);
+	auto uniform = [&](int64_t lo, int64_t hi) {
+		return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+	};
+	const int64_t windows = 5000;
+	for (int round = 0; round < 6; round++) {
+		uint32_t capacity = static_cast<uint32_t>(uniform(64, 300));
+		Storage s(capacity);
+		std::set<int64_t> marked;
+		uint32_t fills = 0;
+		SCOPED_TRACE(testing::Message() << "seed " << seed << " round " << round << " capacity " << capacity);
+		for (int step = 0; step < 3000; step++) {
+			int64_t a = uniform(0, windows - 1), b = std::min(windows, a + uniform(1, 3));
+			FnTimeRange r = R(a * kWidth, b * kWidth);
+			if (uniform(0, 9) < 8) {
+				fills += s.set.size() == capacity;
+				s.set.add(r);
+				for (int64_t w = a; w < b; w++)
+					marked.insert(w);
+			} else {
+				s.set.subtract(r);
+				for (int64_t w = a; w < b; w++)
+					marked.erase(w);
+			}
+			ASSERT_EQ(violation(s, marked), "") << "step " << step;
+		}
+		EXPECT_GT(fills, 0u) << "the set never filled: the batch path went untested";
+	}
+}
+
+TEST(DirtyTimeWindowsProperty, LargeSetsCoalesceInBatches) {
+	for (uint32_t seed : {7u, 11u, 2026u})
+		ASSERT_NO_FATAL_FAILURE(run_random_large(seed));
 }
 
 } // namespace
