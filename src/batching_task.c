@@ -159,8 +159,8 @@ typedef struct TaskRun {
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
 	bool backlog_removals; /* slot->removals, for the backlog a flush took */
-	uint64 budget;  /* windows the next refresh may take (next_window_budget) */
-	int timeout_ms; /* the owner's statement_timeout, or flownode.statement_timeout */
+	uint64 budget;         /* windows the next refresh may take (next_window_budget) */
+	int timeout_ms;        /* the owner's statement_timeout, or flownode.statement_timeout */
 } TaskRun;
 
 static TaskRun task;

@@ -305,12 +305,12 @@ static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
 	/* one statement: records wholly refreshed go, the others lose the refreshed part
 	 * (the two sets of rows are disjoint, so the DELETE and the UPDATE never meet) */
 	if (plans.trim == NULL)
-		plans.trim = prepare_kept(
-		    "WITH fn_done AS (DELETE FROM flownode.pending WHERE flow_id = $2"
-		    " AND ranges OPERATOR(pg_catalog.<@) $1)"
-		    " UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) $1"
-		    " WHERE flow_id = $2 AND ranges OPERATOR(pg_catalog.&&) $1 AND NOT ranges OPERATOR(pg_catalog.<@) $1",
-		    2, t);
+		plans.trim = prepare_kept("WITH fn_done AS (DELETE FROM flownode.pending WHERE flow_id = $2"
+		                          " AND ranges OPERATOR(pg_catalog.<@) $1)"
+		                          " UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) $1"
+		                          " WHERE flow_id = $2 AND ranges OPERATOR(pg_catalog.&&) $1 AND NOT ranges "
+		                          "OPERATOR(pg_catalog.<@) $1",
+		                          2, t);
 	/* whole recorded windows that ended before the cutoff: never partial ones */
 	if (plans.expire == NULL)
 		plans.expire =

@@ -61,8 +61,8 @@ int fn_pin_deparse_settings(const char *timezone) {
 		return -1;
 	nest = NewGUCNestLevel();
 	for (int i = 0; i < lengthof(pinned_names); i++)
-		(void)set_config_option(pinned_names[i], pinned_values[i], PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-		                        true, 0, false);
+		(void)set_config_option(pinned_names[i], pinned_values[i], PGC_USERSET, PGC_S_SESSION,
+		                        GUC_ACTION_SAVE, true, 0, false);
 	if (timezone != NULL)
 		(void)set_config_option("timezone", timezone, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
 		                        false);

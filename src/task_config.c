@@ -213,8 +213,7 @@ List *fn_load_flows_of_source(Oid source_relid) {
 }
 
 List *fn_load_flows_of_relation(Oid relid) {
-	return query_configs(BY_RELATION, OIDOID,
-	                     ObjectIdGetDatum(relid));
+	return query_configs(BY_RELATION, OIDOID, ObjectIdGetDatum(relid));
 }
 
 List *fn_load_all_flows(void) {

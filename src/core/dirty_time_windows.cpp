@@ -201,7 +201,8 @@ const FnTimeRange *DirtyTimeWindows::containing(FnTimeRange r) const noexcept {
 
 const FnTimeRange *DirtyTimeWindows::containing(int64_t ts) const noexcept {
 	const FnTimeRange *begin = ranges_, *end = ranges_ + *count_;
-	const FnTimeRange *x = std::partition_point(begin, end, [&](const FnTimeRange &y) { return y.end <= ts; });
+	const FnTimeRange *x =
+	    std::partition_point(begin, end, [&](const FnTimeRange &y) { return y.end <= ts; });
 	return x != end && x->start <= ts ? x : nullptr;
 }
 

@@ -179,7 +179,7 @@ TEST(DirtyTimeWindows, AddExactNeverCoalesces) {
 	EXPECT_TRUE(s.set.add_exact(R(5, 15)));   // merges with [0, 10)
 	EXPECT_TRUE(s.set.add_exact(R(30, 35)));  // touches [20, 30)
 	EXPECT_EQ(s.contents(), (Pairs{{0, 15}, {20, 35}}));
-	EXPECT_TRUE(s.set.add_exact(R(15, 20)));  // touches both: they merge
+	EXPECT_TRUE(s.set.add_exact(R(15, 20))); // touches both: they merge
 	EXPECT_EQ(s.contents(), (Pairs{{0, 35}}));
 	EXPECT_TRUE(s.guard_intact());
 }
