@@ -87,6 +87,15 @@ SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
 UPDATE ins SET host = 'h1' WHERE host = 'h2' AND ts < '2024-02-01 00:05';
 SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
 SELECT count(*) AS h2_groups_before_0005 FROM ins_min WHERE host = 'h2' AND m < '2024-02-01 00:05';
+-- a backfill of hundreds of windows the sink never held (refreshed in chunks that
+-- grow past 64 windows: those are probed and plainly inserted), then one that
+-- overlaps windows the sink holds (upserted)
+INSERT INTO ins SELECT timestamptz '2023-12-01' + i * interval '1 minute', 'h' || (i % 2), i
+  FROM generate_series(0, 599) i;
+SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
+INSERT INTO ins SELECT timestamptz '2023-12-01 09:00' + i * interval '30 seconds', 'h' || (i % 3), i
+  FROM generate_series(0, 599) i;
+SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows;
 DROP TABLE s, busy_hours, mine, recent_days, ins, ins_min;

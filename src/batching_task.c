@@ -287,10 +287,10 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			/* a writer that skipped its record on the strength of these windows is
 			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 			fn_inflight_wait_all();
-			rows = fn_execute_refresh(task.cfg, task.chunk, (int)task.nchunk, cutoff, removals);
+			rows = fn_execute_refresh(task.cfg, task.chunk, (int)task.nchunk, cutoff, removals, windows);
 			*windows_done += (int64)windows;
 		} else if (cutoff != 0)
-			(void)fn_execute_refresh(task.cfg, NULL, 0, cutoff, true);
+			(void)fn_execute_refresh(task.cfg, NULL, 0, cutoff, true, 0);
 		if (task.timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		CommitTransactionCommand();

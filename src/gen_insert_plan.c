@@ -37,19 +37,37 @@ static char *timestamp_literal(Oid coltype, int64 value) {
 	return quote_literal_cstr(OidOutputFunctionCall(outfunc, Int64GetDatum(value)));
 }
 
-/* The whole query into an empty sink: nothing to upsert or delete. */
-static char *gen_plain_insert(TaskConfig *cfg) {
+/* The query into a sink that holds nothing of it: nothing to upsert or delete.
+ * nranges = 0: the whole query (a new sink); else restricted to the windows of
+ * nranges parameter pairs (windows the sink has no row in). */
+static char *gen_plain_insert(TaskConfig *cfg, int nranges) {
 	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
 	StringInfoData s;
 
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_time_filter(fq->query, fq->source_rtindex, fq->time_attnum,
-		                      cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, NULL, 0);
+		                      cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, NULL, nranges);
 	initStringInfo(&s);
 	appendStringInfo(&s, "INSERT INTO %s (", fn_qualified_relname(cfg->sink_relid));
 	for (int i = 0; i < list_length(fq->out_names); i++)
 		appendStringInfo(&s, "%s%s", i ? ", " : "", col(fq, i));
 	appendStringInfo(&s, ") %s", fn_deparse_query(fq->query));
+	return s.data;
+}
+
+/* Whether the sink holds any row in the windows of nranges parameter pairs. */
+static char *gen_sink_probe(TaskConfig *cfg, int nranges) {
+	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+	const char *w = col(fq, fq->window_position);
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "SELECT EXISTS (SELECT 1 FROM %s AS fn_sink WHERE ",
+	                 fn_qualified_relname(cfg->sink_relid));
+	for (int i = 0; i < nranges; i++)
+		appendStringInfo(&s, "%s(fn_sink.%s >= $%d AND fn_sink.%s < $%d)", i ? " OR " : "", w, 2 * i + 1, w,
+		                 2 * i + 2);
+	appendStringInfoChar(&s, ')');
 	return s.data;
 }
 
@@ -187,11 +205,22 @@ char *fn_gen_insert_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nranges
  */
 #define PLAN_SLOTS 32
 
+/*
+ * A refresh of a few windows (the steady state: the windows written since the last
+ * evaluation) runs a generic plan: planning it again for every refresh would cost
+ * about as much as running it. A backlog of many windows is planned for its actual
+ * bounds (PostgreSQL's default choice), where the row estimates matter.
+ */
+#define GENERIC_PLAN_MAX_WINDOWS 64
+
 typedef struct RefreshPlans {
 	int64 flow_id;
-	SPIPlanPtr refresh[PLAN_SLOTS]; /* [log2(k)]; [0] also serves window-less flows */
-	SPIPlanPtr upsert[PLAN_SLOTS];  /* the same without the vanished-groups DELETE */
-	bool upsert_refused;            /* the query needs the DELETE even after inserts */
+	/* [generic][log2(k)]; [.][0] also serves window-less flows */
+	SPIPlanPtr refresh[2][PLAN_SLOTS];
+	SPIPlanPtr upsert[2][PLAN_SLOTS]; /* the same without the vanished-groups DELETE */
+	SPIPlanPtr probe[PLAN_SLOTS];     /* does the sink hold rows in these windows? */
+	SPIPlanPtr fill[PLAN_SLOTS];      /* plain INSERT, for windows it holds none of */
+	bool upsert_refused;              /* the query needs the DELETE even after inserts */
 	SPIPlanPtr trim;
 	SPIPlanPtr expire;
 	SPIPlanPtr delete_empty;
@@ -199,8 +228,8 @@ typedef struct RefreshPlans {
 
 static RefreshPlans plans = {-1};
 
-static SPIPlanPtr prepare_kept(const char *sql, int nargs, Oid *argtypes) {
-	SPIPlanPtr plan = SPI_prepare(sql, nargs, argtypes);
+static SPIPlanPtr prepare_kept(const char *sql, int nargs, Oid *argtypes, int cursor_options) {
+	SPIPlanPtr plan = SPI_prepare_cursor(sql, nargs, argtypes, cursor_options);
 
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
@@ -244,8 +273,10 @@ static bool row_security_enabled(Oid relid) {
 /* The refresh statement for `nranges` ranges, as the flow's owner; without the
  * vanished-groups DELETE when the windows saw only inserts and the query allows. */
 static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap,
-                                   bool removals) {
+                                   bool removals, uint64 windows) {
 	bool windowed = cfg->window.kind != FN_WINDOW_NONE;
+	int g = windows <= GENERIC_PLAN_MAX_WINDOWS ? 1 : 0;
+	int opts = g ? CURSOR_OPT_GENERIC_PLAN : 0;
 	int slot = 0;
 	int k = 1;
 	Datum *values;
@@ -272,25 +303,43 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	}
 	for (int i = windowed ? nranges : 0; i < k; i++)
 		values[2 * i] = values[2 * i + 1] = Int64GetDatum(0); /* [0, 0): empty */
+	/* A backlog of windows the sink has never held (a backfill of old data) needs
+	 * neither the upsert nor the DELETE: a plain INSERT, as create_flow fills a new
+	 * sink. Probed for large refreshes only: a small one would pay more for the
+	 * probe than it saves. Only this worker writes the sink, and a TRUNCATE of the
+	 * source waits for the refresh; a row someone else adds meanwhile fails the
+	 * refresh (unique violation), and the retry finds it and upserts. */
+	if (windowed && !g) {
+		bool held;
+
+		if (plans.probe[slot] == NULL)
+			plans.probe[slot] = prepare_kept(gen_sink_probe(cfg, k), 2 * k, types, 0);
+		held = run_plan(plans.probe[slot], values, snap, SPI_OK_SELECT) != 0;
+		if (!held) {
+			if (plans.fill[slot] == NULL)
+				plans.fill[slot] = prepare_kept(gen_plain_insert(cfg, k), 2 * k, types, 0);
+			return run_plan(plans.fill[slot], values, snap, SPI_OK_INSERT);
+		}
+	}
 	/* Row-level security makes groups vanish without a removal: a policy change
 	 * hides rows from the owner. With RLS on, every refresh deletes. */
 	if (!removals && !plans.upsert_refused && !row_security_enabled(cfg->source_relid)) {
-		if (plans.upsert[slot] == NULL) {
+		if (plans.upsert[g][slot] == NULL) {
 			bool insert_only = true;
 			char *sql = fn_gen_insert_plan(cfg, NULL, windowed ? k : 0, &insert_only);
 
 			if (insert_only)
-				plans.upsert[slot] = prepare_kept(sql, windowed ? 2 * k : 0, types);
+				plans.upsert[g][slot] = prepare_kept(sql, windowed ? 2 * k : 0, types, opts);
 			else
 				plans.upsert_refused = true;
 		}
-		if (plans.upsert[slot] != NULL)
-			return run_plan(plans.upsert[slot], values, snap, SPI_OK_INSERT);
+		if (plans.upsert[g][slot] != NULL)
+			return run_plan(plans.upsert[g][slot], values, snap, SPI_OK_INSERT);
 	}
-	if (plans.refresh[slot] == NULL)
-		plans.refresh[slot] =
-		    prepare_kept(fn_gen_insert_plan(cfg, NULL, windowed ? k : 0, NULL), windowed ? 2 * k : 0, types);
-	return run_plan(plans.refresh[slot], values, snap, SPI_OK_SELECT);
+	if (plans.refresh[g][slot] == NULL)
+		plans.refresh[g][slot] = prepare_kept(fn_gen_insert_plan(cfg, NULL, windowed ? k : 0, NULL),
+		                                      windowed ? 2 * k : 0, types, opts);
+	return run_plan(plans.refresh[g][slot], values, snap, SPI_OK_SELECT);
 }
 
 /* Removes the refreshed (and expired) windows from the durable record. */
@@ -310,17 +359,17 @@ static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
 		                          " UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-) $1"
 		                          " WHERE flow_id = $2 AND ranges OPERATOR(pg_catalog.&&) $1 AND NOT ranges "
 		                          "OPERATOR(pg_catalog.<@) $1",
-		                          2, t);
+		                          2, t, 0);
 	/* whole recorded windows that ended before the cutoff: never partial ones */
 	if (plans.expire == NULL)
 		plans.expire =
 		    prepare_kept("UPDATE flownode.pending SET ranges = (SELECT COALESCE(pg_catalog.range_agg(r),"
 		                 " '{}') FROM pg_catalog.unnest(ranges) r WHERE pg_catalog.upper(r) > $1)"
 		                 " WHERE flow_id = $2 AND pg_catalog.lower(ranges) < $1",
-		                 2, e);
+		                 2, e, 0);
 	if (plans.delete_empty == NULL)
 		plans.delete_empty = prepare_kept(
-		    "DELETE FROM flownode.pending WHERE flow_id = $1 AND pg_catalog.isempty(ranges)", 1, d);
+		    "DELETE FROM flownode.pending WHERE flow_id = $1 AND pg_catalog.isempty(ranges)", 1, d, 0);
 	args[1] = Int64GetDatum(cfg->flow_id);
 	if (nranges > 0) {
 		args[0] = fn_ranges_datum(ranges, (uint32)nranges);
@@ -346,7 +395,7 @@ static void trim_record(TaskConfig *cfg, const FnTimeRange *ranges, int nranges,
  * refresh = false is create_flow's fill: the whole query, once, not prepared.
  */
 static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool refresh,
-                     int64 expired_before, bool sink_is_new, bool removals) {
+                     int64 expired_before, bool sink_is_new, bool removals, uint64 windows) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -366,11 +415,11 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 		if (!refresh && sink_is_new)
-			rows = run_sql(gen_plain_insert(cfg), snap, SPI_OK_INSERT);
+			rows = run_sql(gen_plain_insert(cfg, 0), snap, SPI_OK_INSERT);
 		else if (!refresh)
 			rows = run_sql(fn_gen_insert_plan(cfg, ranges, nranges, NULL), snap, SPI_OK_SELECT);
 		else if (nranges > 0) /* no ranges: only expired windows to forget */
-			rows = run_refresh_statement(cfg, ranges, nranges, snap, removals);
+			rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, windows);
 		if (refresh) {
 			SetUserIdAndSecContext(fn_catalog_owner(), save_sec | SECURITY_LOCAL_USERID_CHANGE);
 			trim_record(cfg, ranges, nranges, expired_before, snap);
@@ -387,10 +436,10 @@ static int64 execute(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bo
 }
 
 int64 fn_execute_fill(TaskConfig *cfg, bool sink_is_new) {
-	return execute(cfg, NULL, 0, false, 0, sink_is_new, true);
+	return execute(cfg, NULL, 0, false, 0, sink_is_new, true, 0);
 }
 
 int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                         bool removals) {
-	return execute(cfg, ranges, nranges, true, expired_before, false, removals);
+                         bool removals, uint64 windows) {
+	return execute(cfg, ranges, nranges, true, expired_before, false, removals, windows);
 }

@@ -186,7 +186,7 @@ extern int64 fn_execute_fill(TaskConfig *cfg, bool sink_is_new);
 /* The same, and in the same snapshot removes the refreshed ranges from the flow's
  * durable record (and the windows that ended before expired_before, if not 0). */
 extern int64 fn_execute_refresh(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                                bool removals);
+                                bool removals, uint64 windows);
 
 /* ---- query_analysis.c ---- */
 typedef struct FlowQuery {
