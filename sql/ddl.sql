@@ -66,8 +66,17 @@ ALTER TABLE src RENAME COLUMN value TO v;
 SELECT flownode.flush_flow('alt');
 SELECT state, consecutive_failures, dirty_windows FROM flownode.flows WHERE flow_name = 'alt';
 SELECT flow_diff('alt');
+-- the time column is pinned while a flow marks it (as a view pins its columns);
+-- terse: the DETAIL names the internal triggers, whose names end in their OIDs
+\set VERBOSITY terse
+ALTER TABLE src ALTER COLUMN ts TYPE timestamp;
+ALTER TABLE src DROP COLUMN ts;
+\set VERBOSITY default
 SELECT flownode.drop_flow('alt');
 DROP TABLE sink_alt;
+-- once no flow reads it, it is free again
+ALTER TABLE src ALTER COLUMN ts TYPE timestamp;
+ALTER TABLE src ALTER COLUMN ts TYPE timestamptz;
 
 -- a flow created in a rolled-back subtransaction leaves nothing behind
 BEGIN;

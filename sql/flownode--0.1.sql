@@ -72,9 +72,32 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.flush_flow(text) IS
 'returns once every change committed before the call is in the sink; returns the number of windows refreshed';
 
--- The triggers that create_flow installs on a source table: a statement trigger over
--- the inserted rows (transition table), a row trigger for UPDATE and DELETE, and one
--- for TRUNCATE.
+-- The triggers that create_flow installs on a source table: AFTER ROW triggers for
+-- INSERT, UPDATE and DELETE whose WHEN clause marks the row's window (mark_row /
+-- mark_row_removed, always false: no trigger event is ever queued, so their
+-- functions mark_insert/mark_dirty never run), and a TRUNCATE statement trigger.
+-- mark_row marks only for a role that may write the table: a direct call by anyone
+-- else does nothing.
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts timestamptz)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts timestamp)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts timestamptz, new_ts timestamptz)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts timestamp, new_ts timestamp)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
 CREATE FUNCTION flownode.mark_dirty()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'flownode_mark_dirty'

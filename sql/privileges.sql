@@ -59,6 +59,16 @@ SELECT flownode.create_flow('bob_flow', 'bob_sink',
 -- but his writes to the source still reach alice's flow
 INSERT INTO shared_src VALUES ('2024-01-01 00:30', 'h1', 1000);
 RESET ROLE;
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'alice_flow';
+-- the marking function is public (trigger WHEN clauses run with the writer's
+-- EXECUTE right), but marks nothing for a role that cannot write the table
+CREATE ROLE fn_carol NOLOGIN;
+SET ROLE fn_carol;
+SELECT flownode.mark_row('shared_src'::regclass, 1::int2, timestamptz '2024-01-01 02:30');
+SELECT flownode.mark_row_removed('shared_src'::regclass, 1::int2, timestamptz '2024-01-01 02:30', NULL);
+RESET ROLE;
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'alice_flow';
+DROP ROLE fn_carol;
 
 -- the worker writes as alice: a sink column defaulting to current_user shows it
 SET ROLE fn_alice;

@@ -1,10 +1,11 @@
 /*
  * batching_engine.c: the seed's BatchingEngine.
  *
- * - The row trigger flownode.mark_dirty() maps each written row to the window of its
- *   time value for every flow on the table, and adds that window to a set kept in
- *   backend memory for the current (sub)transaction. Per row: one hash lookup, the
- *   window (remembered: consecutive rows usually share one), no SPI, no catalog.
+ * - The source's row triggers (their WHEN clause: flownode.mark_row) map each written
+ *   row to the window of its time value for every flow on the table, and add that
+ *   window to a set kept in backend memory for the current (sub)transaction. Per
+ *   row: one function call, the window (remembered: consecutive rows usually share
+ *   one, and a row inside the set needs none), no SPI, no catalog.
  * - The flows of a table are cached per backend; the cache is filled from the
  *   catalog on a miss and invalidated by relcache callbacks.
  * - Marks become visible to workers only when the writer commits (invariant 2): at
@@ -40,6 +41,8 @@
 
 PG_FUNCTION_INFO_V1(flownode_mark_dirty);
 PG_FUNCTION_INFO_V1(flownode_mark_insert);
+PG_FUNCTION_INFO_V1(flownode_mark_row);
+PG_FUNCTION_INFO_V1(flownode_mark_row_removed);
 PG_FUNCTION_INFO_V1(flownode_mark_truncate);
 
 /* The marks one flow collected in one (sub)transaction. */
@@ -69,6 +72,7 @@ typedef struct FlowMarker {
 typedef struct SourceEntry {
 	Oid relid; /* hash key */
 	bool valid;
+	Oid writer_checked; /* a role found allowed to write the table (may_mark) */
 	int nflows;
 	FlowMarker *flows;
 	MemoryContext cxt;
@@ -152,6 +156,7 @@ static SourceEntry *source_entry(Oid relid) {
 	e->valid = false;
 	e->nflows = 0;
 	e->flows = NULL;
+	e->writer_checked = InvalidOid;
 
 	cached_catalog_relid = fn_catalog_relid(false);
 	configs = fn_load_flows_of_source(relid);
@@ -219,17 +224,14 @@ static inline void mark_range(LocalMarks *lm, FnTimeRange r) {
 	lm->last = r;
 }
 
-static inline void mark_slot(FlowMarker *m, TupleTableSlot *slot) {
+static inline void mark_value(FlowMarker *m, Datum d, bool isnull) {
 	LocalMarks *lm = current_marks(m);
-	bool isnull;
-	Datum d;
 	int64 ts;
 
 	if (m->window == NULL) {
 		mark_range(lm, WINDOWLESS_MARK);
 		return;
 	}
-	d = slot_getattr(slot, m->time_attnum, &isnull);
 	if (isnull)
 		return; /* a NULL time belongs to no window */
 	ts = DatumGetInt64(d);
@@ -245,59 +247,81 @@ static inline void mark_slot(FlowMarker *m, TupleTableSlot *slot) {
 	mark_range(lm, fn_window_of(m->window, ts));
 }
 
-Datum flownode_mark_dirty(PG_FUNCTION_ARGS) {
-	TriggerData *td = (TriggerData *)fcinfo->context;
-	SourceEntry *e;
+/*
+ * The source's row triggers mark from their WHEN clause, not from a trigger body:
+ *   AFTER INSERT ... FOR EACH ROW WHEN (flownode.mark_row(source, attnum, NEW.ts))
+ * PostgreSQL evaluates an AFTER ROW trigger's WHEN as it would queue the event, with
+ * the row at hand, and queues nothing when it is false, which it always is. So a
+ * row costs one function call: no after-trigger event, no copy of the row into a
+ * transition table, no re-fetch (COPY keeps its multi-row inserts: only BEFORE ROW
+ * triggers turn those off). One trigger per (source, time column); attnum 0 stands
+ * for window-less flows, which any row dirties.
+ *
+ * The function is callable by anyone (a WHEN clause runs with the writer's
+ * EXECUTE privilege), so it marks only for a role that may write the table: a
+ * direct call by someone else changes nothing.
+ */
+static bool may_mark(SourceEntry *e) {
+	Oid user = GetUserId();
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
-	    !TRIGGER_FIRED_AFTER(td->tg_event))
-		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-		                errmsg("flownode.mark_dirty() must be called as an AFTER ROW trigger")));
-	e = source_entry(RelationGetRelid(td->tg_relation));
+	if (user == e->writer_checked)
+		return true;
+	if (pg_class_aclcheck(e->relid, user, ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK &&
+	    pg_attribute_aclcheck_all(e->relid, user, ACL_INSERT | ACL_UPDATE, ACLMASK_ANY) != ACLCHECK_OK)
+		return false;
+	e->writer_checked = user;
+	return true;
+}
+
+static void mark_row(FunctionCallInfo fcinfo, bool removes) {
+	SourceEntry *e;
+	int16 attnum;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return;
+	e = source_entry(PG_GETARG_OID(0));
+	if (e->nflows == 0 || !may_mark(e))
+		return;
+	attnum = PG_GETARG_INT16(1);
 	for (int i = 0; i < e->nflows; i++) {
 		FlowMarker *m = &e->flows[i];
 
-		mark_slot(m, td->tg_trigslot);
-		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
-			mark_slot(m, td->tg_newslot);
-		current_marks(m)->removes = true;
+		if (m->time_attnum != attnum)
+			continue;
+		mark_value(m, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
+		if (removes) {
+			if (PG_NARGS() > 3)
+				mark_value(m, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
+			current_marks(m)->removes = true;
+		}
 	}
+}
+
+/* flownode.mark_row(source oid, attnum int2, ts): an inserted row. Always false. */
+Datum flownode_mark_row(PG_FUNCTION_ARGS) {
+	mark_row(fcinfo, false);
+	PG_RETURN_BOOL(false);
+}
+
+/* flownode.mark_row_removed(source oid, attnum int2, old_ts, new_ts): an updated or
+ * deleted row (its old window loses it; groups may vanish). Always false. */
+Datum flownode_mark_row_removed(PG_FUNCTION_ARGS) {
+	mark_row(fcinfo, true);
+	PG_RETURN_BOOL(false);
+}
+
+/* The row triggers' own functions never run: their WHEN clause is always false. */
+Datum flownode_mark_dirty(PG_FUNCTION_ARGS) {
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+		                errmsg("flownode.mark_dirty() must be called as an AFTER ROW trigger")));
 	return PointerGetDatum(NULL);
 }
 
-/*
- * INSERT (and COPY, and MERGE's inserts) is marked by a statement trigger over the
- * statement's transition table rather than a row trigger: PostgreSQL then keeps the
- * new rows in a tuplestore instead of queueing one after-trigger event per row and
- * fetching each row back from the heap, about four times cheaper per row (measured
- * with callgrind on COPY: +600 against +2,400 instructions a row).
- */
 Datum flownode_mark_insert(PG_FUNCTION_ARGS) {
-	TriggerData *td = (TriggerData *)fcinfo->context;
-	SourceEntry *e;
-	Tuplestorestate *rows;
-	TupleTableSlot *slot;
-	int reader;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(td->tg_event) || td->tg_newtable == NULL)
+	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-		                errmsg("flownode.mark_insert() must be called as an AFTER INSERT statement trigger "
-		                       "with a NEW TABLE")));
-	e = source_entry(RelationGetRelid(td->tg_relation));
-	if (e->nflows == 0)
-		return PointerGetDatum(NULL);
-	rows = td->tg_newtable;
-	/* our own read position: other triggers may read the same transition table */
-	reader = tuplestore_alloc_read_pointer(rows, EXEC_FLAG_REWIND);
-	tuplestore_select_read_pointer(rows, reader);
-	tuplestore_rescan(rows);
-	slot = MakeSingleTupleTableSlot(RelationGetDescr(td->tg_relation), &TTSOpsMinimalTuple);
-	while (tuplestore_gettupleslot(rows, true, false, slot)) {
-		for (int i = 0; i < e->nflows; i++)
-			mark_slot(&e->flows[i], slot);
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	tuplestore_select_read_pointer(rows, 0);
+		                errmsg("flownode.mark_insert() must be called as an AFTER INSERT ROW trigger")));
 	return PointerGetDatum(NULL);
 }
 

@@ -91,89 +91,6 @@ static void check_owner(TaskConfig *cfg) {
 }
 
 /*
- * Our triggers are internal (hidden from \d and pg_dump, untouched by DISABLE
- * TRIGGER USER), so PostgreSQL suffixes their names: find them by function.
- */
-static Oid find_trigger(Oid source_relid, const char *func) {
-	Oid funcoid =
-	    LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)func)), 0, NULL, false);
-	Relation rel = table_open(source_relid, AccessShareLock);
-	Oid found = InvalidOid;
-
-	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
-		if (rel->trigdesc->triggers[i].tgfoid == funcoid)
-			found = rel->trigdesc->triggers[i].tgoid;
-	table_close(rel, AccessShareLock);
-	return found;
-}
-
-static void install_trigger(Oid source_relid, const char *name, const char *func, int16 events, bool row,
-                            const char *new_table) {
-	CreateTrigStmt *stmt;
-	ObjectAddress trig, ext;
-
-	if (OidIsValid(find_trigger(source_relid, func)))
-		return;
-	stmt = makeNode(CreateTrigStmt);
-	stmt->replace = false;
-	stmt->isconstraint = false;
-	stmt->trigname = (char *)name;
-	stmt->relation =
-	    makeRangeVar(get_namespace_name(get_rel_namespace(source_relid)), get_rel_name(source_relid), -1);
-	stmt->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)func));
-	stmt->args = NIL;
-	stmt->row = row;
-	stmt->timing = TRIGGER_TYPE_AFTER;
-	stmt->events = events;
-	stmt->columns = NIL;
-	stmt->whenClause = NULL;
-	stmt->transitionRels = NIL;
-	if (new_table != NULL) {
-		TriggerTransition *tt = makeNode(TriggerTransition);
-
-		tt->name = (char *)new_table;
-		tt->isNew = true;
-		tt->isTable = true;
-		stmt->transitionRels = list_make1(tt);
-	}
-	stmt->deferrable = false;
-	stmt->initdeferred = false;
-	stmt->constrrel = NULL;
-	trig = CreateTrigger(stmt, NULL, source_relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
-	                     NULL, true, false);
-	/* DROP EXTENSION takes the triggers with it */
-	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
-	recordDependencyOn(&trig, &ext, DEPENDENCY_AUTO);
-	CommandCounterIncrement();
-}
-
-static void remove_trigger(Oid source_relid, const char *func) {
-	Oid trigoid = find_trigger(source_relid, func);
-	ObjectAddress addr;
-
-	if (!OidIsValid(trigoid))
-		return;
-	ObjectAddressSet(addr, TriggerRelationId, trigoid);
-	performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
-}
-
-/* Removes the source's triggers when no flow reads it any more. */
-void fn_remove_triggers_if_unused(Oid source_relid) {
-	Oid types[1] = {OIDOID};
-	Datum values[1] = {ObjectIdGetDatum(source_relid)};
-
-	if (!OidIsValid(get_rel_namespace(source_relid)))
-		return; /* the source itself is gone */
-	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1,
-	                 types, values, NULL) > 0)
-		return;
-	remove_trigger(source_relid, "mark_insert");
-	remove_trigger(source_relid, "mark_dirty");
-	remove_trigger(source_relid, "mark_truncate");
-	CacheInvalidateRelcacheByRelid(source_relid);
-}
-
-/*
  * DROP TABLE (or DROP SCHEMA ... CASCADE, DROP OWNED) of a flow's source or sink
  * drops the flow too, with a NOTICE, as PostgreSQL does for dependent objects.
  * Called from the object-access hook while the table is being dropped: the source's
@@ -205,19 +122,11 @@ void fn_drop_flows_of_relation(Oid relid) {
 static void drop_flow_internal(TaskConfig *cfg) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(cfg->flow_id)};
-	Oid others[1] = {OIDOID};
-	Datum othervals[1] = {ObjectIdGetDatum(cfg->source_relid)};
 
 	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values,
 	             NULL);
 	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA ".pending WHERE flow_id = $1", 1, types, values, NULL);
-	if (catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE source_table = $1", 1,
-	                 others, othervals, NULL) == 0 &&
-	    OidIsValid(get_rel_namespace(cfg->source_relid))) {
-		remove_trigger(cfg->source_relid, "mark_insert");
-		remove_trigger(cfg->source_relid, "mark_dirty");
-		remove_trigger(cfg->source_relid, "mark_truncate");
-	}
+	fn_remove_triggers_if_unused(cfg->source_relid);
 	if (OidIsValid(get_rel_namespace(cfg->source_relid)))
 		CacheInvalidateRelcacheByRelid(cfg->source_relid);
 	fn_on_commit_drop_flow(cfg->flow_id);
@@ -364,13 +273,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 		             types, values, NULL);
 	}
 
-	install_trigger(source_relid, FLOWNODE_INSERT_TRIGGER_NAME, "mark_insert", TRIGGER_TYPE_INSERT, false,
-	                "flownode_new_rows");
-	install_trigger(source_relid, FLOWNODE_TRIGGER_NAME, "mark_dirty",
-	                TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE, true, NULL);
-	install_trigger(source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME, "mark_truncate", TRIGGER_TYPE_TRUNCATE,
-	                false, NULL);
-	CacheInvalidateRelcacheByRelid(source_relid);
+	fn_install_source_triggers(source_relid, fq->window.kind != FN_WINDOW_NONE ? fq->time_attnum : 0);
 	CommandCounterIncrement();
 
 	/* claim the flow's shared memory now, so flownode.max_flows fails here */

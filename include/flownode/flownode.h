@@ -37,8 +37,9 @@ extern bool fn_launcher_enabled;
 
 #define FLOWNODE_SCHEMA "flownode"
 #define FLOWNODE_CATALOG "flow"
-#define FLOWNODE_TRIGGER_NAME "flownode_mark_dirty"
 #define FLOWNODE_INSERT_TRIGGER_NAME "flownode_mark_insert"
+#define FLOWNODE_UPDATE_TRIGGER_NAME "flownode_mark_update"
+#define FLOWNODE_DELETE_TRIGGER_NAME "flownode_mark_delete"
 #define FLOWNODE_TRUNCATE_TRIGGER_NAME "flownode_mark_truncate"
 
 /* ---- TaskConfig: a flow's immutable configuration (task_config.c) ---- */
@@ -62,6 +63,8 @@ extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missi
 extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
 extern List *fn_load_flows_of_relation(Oid relid);      /* flows reading or writing it */
 extern void fn_drop_flows_of_relation(Oid relid);
+/* source_triggers.c: the marking triggers of a source, per time column (0: none) */
+extern void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum);
 extern void fn_remove_triggers_if_unused(Oid source_relid);
 extern List *fn_load_all_flows(void); /* List of TaskConfig * */
 extern Oid fn_catalog_relid(bool missing_ok);
