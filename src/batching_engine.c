@@ -110,6 +110,7 @@ static void invalidate_source(Datum arg, Oid relid) {
 	SourceEntry *e;
 
 	fn_forget_catalog_relids(relid);
+	fn_forget_when_clauses(relid);
 	if (source_cache == NULL)
 		return;
 	if (OidIsValid(relid) && relid != cached_catalog_relid) {
@@ -661,6 +662,7 @@ void fn_engine_init(void) {
 		return;
 	done = true;
 	RegisterXactCallback(xact_callback, NULL);
+	fn_when_cache_init();
 	RegisterSubXactCallback(subxact_callback, NULL);
 	CacheRegisterRelcacheCallback(invalidate_source, (Datum)0);
 	prev_object_access_hook = object_access_hook;

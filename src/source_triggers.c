@@ -111,12 +111,12 @@ void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum) {
 
 	install_trigger(
 	    source_relid, FLOWNODE_INSERT_TRIGGER_NAME, "mark_insert", TRIGGER_TYPE_INSERT, true, a,
-	    psprintf("flownode.mark_row(%u::pg_catalog.oid, %d::pg_catalog.int2, %s)", relid, a, col_new));
+	    psprintf("flownode.mark_row('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s)", relid, a, col_new));
 	install_trigger(source_relid, FLOWNODE_UPDATE_TRIGGER_NAME, "mark_dirty", TRIGGER_TYPE_UPDATE, true, a,
-	                psprintf("flownode.mark_row_removed(%u::pg_catalog.oid, %d::pg_catalog.int2, %s, %s)",
+	                psprintf("flownode.mark_row_removed('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s, %s)",
 	                         relid, a, col_old, col_new));
 	install_trigger(source_relid, FLOWNODE_DELETE_TRIGGER_NAME, "mark_dirty", TRIGGER_TYPE_DELETE, true, a,
-	                psprintf("flownode.mark_row_removed(%u::pg_catalog.oid, %d::pg_catalog.int2, %s, %s)",
+	                psprintf("flownode.mark_row_removed('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s, %s)",
 	                         relid, a, col_old, col_old));
 	install_trigger(source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME, "mark_truncate", TRIGGER_TYPE_TRUNCATE,
 	                false, NO_ATTNUM, NULL);

@@ -65,6 +65,9 @@ extern List *fn_load_flows_of_relation(Oid relid);      /* flows reading or writ
 extern void fn_drop_flows_of_relation(Oid relid);
 /* source_triggers.c: the marking triggers of a source, per time column (0: none) */
 extern void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum);
+/* mark_when_cache.c: their WHEN clauses, parsed once per backend */
+extern void fn_when_cache_init(void);
+extern void fn_forget_when_clauses(Oid relid);
 extern void fn_remove_triggers_if_unused(Oid source_relid);
 extern List *fn_load_all_flows(void); /* List of TaskConfig * */
 extern Oid fn_catalog_relid(bool missing_ok);

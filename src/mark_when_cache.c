@@ -1,0 +1,138 @@
+/*
+ * mark_when_cache.c: the marking triggers' WHEN clauses, compiled without being
+ * parsed again for every statement.
+ *
+ * PostgreSQL compiles a trigger's WHEN clause the first time a statement fires the
+ * trigger: it parses the stored node string (stringToNode), plans and compiles it.
+ * For our one-call clause that is about 27,000 instructions per statement, more than
+ * all of flownode's other work for a single-row INSERT. So each backend keeps the
+ * parsed and planned tree per trigger (dropped when the table's relcache entry is
+ * invalidated, as every trigger change does), and when the executor starts a
+ * statement it puts the compiled clause (ExecInitQual of a per-statement copy) into
+ * the result relation's slot that TriggerEnabled() fills on first use. TriggerEnabled
+ * then finds it there and evaluates exactly what it would have built. Relations
+ * the executor opens later (partition routing) and COPY (which runs no executor
+ * start) take PostgreSQL's own path: this is a shortcut, never a requirement.
+ */
+#include "flownode/flownode.h"
+
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+typedef struct WhenEntry {
+	Oid trigger_oid; /* hash key */
+	Oid relid;
+	MemoryContext cxt; /* holds qual */
+	List *qual;        /* implicit-AND list, planned */
+} WhenEntry;
+
+static HTAB *when_cache = NULL;
+static ExecutorStart_hook_type prev_executor_start = NULL;
+
+static bool is_marking_trigger(const Trigger *t) {
+	return t->tgisinternal && t->tgqual != NULL && strncmp(t->tgname, "flownode_mark_", 14) == 0;
+}
+
+/* As TriggerEnabled() prepares a WHEN clause, up to (not including) compiling it. */
+static List *planned_qual(const Trigger *t) {
+	Node *qual = stringToNode(t->tgqual);
+
+	ChangeVarNodes(qual, PRS2_OLD_VARNO, INNER_VAR, 0);
+	ChangeVarNodes(qual, PRS2_NEW_VARNO, OUTER_VAR, 0);
+	return make_ands_implicit(expression_planner((Expr *)qual));
+}
+
+static List *cached_qual(Oid relid, const Trigger *t) {
+	WhenEntry *e;
+	bool found;
+
+	if (when_cache == NULL) {
+		HASHCTL ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(WhenEntry);
+		ctl.hcxt = CacheMemoryContext;
+		when_cache = hash_create("flownode WHEN clauses", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(when_cache, &t->tgoid, HASH_FIND, NULL);
+	if (e == NULL) {
+		MemoryContext cxt =
+		    AllocSetContextCreate(CacheMemoryContext, "flownode WHEN clause", ALLOCSET_SMALL_SIZES);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		List *qual;
+
+		PG_TRY();
+		{ qual = planned_qual(t); }
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(cxt);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(old);
+		e = hash_search(when_cache, &t->tgoid, HASH_ENTER, &found);
+		e->relid = relid;
+		e->cxt = cxt;
+		e->qual = qual;
+	}
+	return e->qual;
+}
+
+static void prefill(EState *estate) {
+	ListCell *lc;
+
+	foreach (lc, estate->es_opened_result_relations) {
+		ResultRelInfo *rri = lfirst(lc);
+		TriggerDesc *td = rri->ri_TrigDesc;
+
+		if (td == NULL || rri->ri_TrigWhenExprs == NULL)
+			continue;
+		for (int i = 0; i < td->numtriggers; i++) {
+			MemoryContext old;
+			List *qual;
+
+			if (rri->ri_TrigWhenExprs[i] != NULL || !is_marking_trigger(&td->triggers[i]))
+				continue;
+			qual = cached_qual(RelationGetRelid(rri->ri_RelationDesc), &td->triggers[i]);
+			old = MemoryContextSwitchTo(estate->es_query_cxt);
+			rri->ri_TrigWhenExprs[i] = ExecInitQual(copyObject(qual), NULL);
+			MemoryContextSwitchTo(old);
+		}
+	}
+}
+
+static void executor_start(QueryDesc *queryDesc, int eflags) {
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	if (queryDesc->estate->es_opened_result_relations != NIL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		prefill(queryDesc->estate);
+}
+
+/* Relcache callback's part: a table's triggers may have changed. */
+void fn_forget_when_clauses(Oid relid) {
+	HASH_SEQ_STATUS status;
+	WhenEntry *e;
+
+	if (when_cache == NULL)
+		return;
+	hash_seq_init(&status, when_cache);
+	while ((e = hash_seq_search(&status)) != NULL) {
+		if (OidIsValid(relid) && e->relid != relid)
+			continue;
+		MemoryContextDelete(e->cxt);
+		(void)hash_search(when_cache, &e->trigger_oid, HASH_REMOVE, NULL);
+	}
+}
+
+void fn_when_cache_init(void) {
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = executor_start;
+}
