@@ -16,6 +16,8 @@
  */
 #include "flownode/flownode.h"
 
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
@@ -84,7 +86,24 @@ static List *cached_qual(Oid relid, const Trigger *t) {
 	return e->qual;
 }
 
-static void prefill(EState *estate) {
+/* The trigger events a statement fires: only their clauses are compiled, as
+ * TriggerEnabled would. (An INSERT's ON CONFLICT DO UPDATE takes the normal path.) */
+static int16 events_of(CmdType operation) {
+	switch (operation) {
+	case CMD_INSERT:
+		return TRIGGER_TYPE_INSERT;
+	case CMD_UPDATE:
+		return TRIGGER_TYPE_UPDATE;
+	case CMD_DELETE:
+		return TRIGGER_TYPE_DELETE;
+	case CMD_MERGE:
+		return TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
+	default:
+		return 0;
+	}
+}
+
+static void prefill(EState *estate, int16 events) {
 	ListCell *lc;
 
 	foreach (lc, estate->es_opened_result_relations) {
@@ -97,7 +116,8 @@ static void prefill(EState *estate) {
 			MemoryContext old;
 			List *qual;
 
-			if (rri->ri_TrigWhenExprs[i] != NULL || !is_marking_trigger(&td->triggers[i]))
+			if (rri->ri_TrigWhenExprs[i] != NULL || (td->triggers[i].tgtype & events) == 0 ||
+			    !is_marking_trigger(&td->triggers[i]))
 				continue;
 			qual = cached_qual(RelationGetRelid(rri->ri_RelationDesc), &td->triggers[i]);
 			old = MemoryContextSwitchTo(estate->es_query_cxt);
@@ -113,7 +133,7 @@ static void executor_start(QueryDesc *queryDesc, int eflags) {
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 	if (queryDesc->estate->es_opened_result_relations != NIL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
-		prefill(queryDesc->estate);
+		prefill(queryDesc->estate, events_of(queryDesc->operation));
 }
 
 /* Relcache callback's part: a table's triggers may have changed. */
