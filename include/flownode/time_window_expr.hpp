@@ -51,7 +51,9 @@ class TimeWindowExpr {
 	int64_t nominal_size() const noexcept { return size_; }
 
 	// The window containing ts. Remembers the last window: consecutive rows usually
-	// share one, and then no calendar call is made.
+	// share one, and then no calendar call is made. Calendar windows (each one costs
+	// several calls into PostgreSQL's date functions) are also remembered in a small
+	// direct-mapped memo, so rows scattered over time reuse the windows they met.
 	Window window_of(int64_t ts);
 	// True (and sets *w) when ts falls in the remembered window.
 	bool cached(int64_t ts, Window *w) const noexcept;
@@ -69,11 +71,16 @@ class TimeWindowExpr {
 	TimeWindowExpr(bool fixed, int64_t size, WindowCalendar *calendar) noexcept
 	    : fixed_(fixed), size_(size), calendar_(calendar) {}
 
+	// Calendar windows met so far, by ts / nominal size; lower == upper: empty.
+	static constexpr uint32_t kMemoSlots = 512;
+	Window *memo_slot(int64_t ts) noexcept { return &memo_[static_cast<uint64_t>(ts / size_) % kMemoSlots]; }
+
 	bool fixed_;
 	int64_t size_;
 	WindowCalendar *calendar_;
 	bool have_last_ = false;
 	Window last_{0, 0};
+	Window memo_[kMemoSlots] = {};
 };
 
 } // namespace flownode

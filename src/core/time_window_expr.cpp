@@ -31,6 +31,12 @@ Window TimeWindowExpr::window_of(int64_t ts) {
 	Window w;
 	if (cached(ts, &w))
 		return w;
+	Window *memo = fixed_ ? nullptr : memo_slot(ts);
+	if (memo != nullptr && ts >= memo->lower && ts < memo->upper) {
+		last_ = *memo;
+		have_last_ = true;
+		return last_;
+	}
 	w.lower = calendar_->truncate(ts);
 	if (w.lower > ts)
 		throw WindowRangeError("window calendar truncated past the timestamp");
@@ -42,6 +48,8 @@ Window TimeWindowExpr::window_of(int64_t ts) {
 			throw WindowRangeError("window upper bound does not pass the timestamp");
 		w.upper = upper_of(w.upper);
 	}
+	if (memo != nullptr)
+		*memo = w;
 	last_ = w;
 	have_last_ = true;
 	return w;

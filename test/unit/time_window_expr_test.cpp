@@ -450,6 +450,22 @@ TEST(TimeWindowExpr, CacheSkipsCalendarCalls) {
 	EXPECT_EQ(month.steps, 1);
 }
 
+TEST(TimeWindowExpr, MemoRemembersCalendarWindows) {
+	TruncCalendar day(Unit::Day, "Europe/Berlin");
+	TimeWindowExpr cal = TimeWindowExpr::calendar(kDay, &day);
+	std::vector<Window> first;
+	for (int d = 0; d < 60; d++) // two months of days, DST change included
+		first.push_back(cal.window_of(utc(2024, 3, 1) + d * kDay + 7 * kHour));
+	int truncates = day.truncates, steps = day.steps;
+	for (int d = 59; d >= 0; d -= 3) { // again, out of order and at other hours
+		Window w = cal.window_of(utc(2024, 3, 1) + d * kDay + 15 * kHour);
+		EXPECT_EQ(w.lower, first[d].lower) << "day " << d;
+		EXPECT_EQ(w.upper, first[d].upper) << "day " << d;
+	}
+	EXPECT_EQ(day.truncates, truncates);
+	EXPECT_EQ(day.steps, steps);
+}
+
 // --- advance --------------------------------------------------------------------
 
 TEST(TimeWindowExpr, AdvanceFixed) {
