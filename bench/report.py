@@ -298,8 +298,9 @@ if micro or rec_cost is not None:
     if micro:
         lines += [
             "`bench/marking_bench.cpp` (Google Benchmark) runs the trigger's marking path "
-            "(`mark_slot` of `src/batching_engine.c`) over the real core (`src/core`): the "
-            "remembered-range check, `TimeWindowExpr::window_of` and the insert into the "
+            "(`mark_value` of `src/batching_engine.c`) over the real core (`src/core`): the "
+            "remembered-range check, the lookup in the transaction's local set, "
+            "`TimeWindowExpr::window_of` and the insert into the "
             "transaction's local `DirtyTimeWindows` (256 ranges). The calendar is date_bin "
             "integer math; in the server it is PostgreSQL's `date_bin` behind `PG_TRY`, called "
             "only when a row leaves the remembered window. CPU time per row, median of "
@@ -313,10 +314,10 @@ if micro or rec_cost is not None:
             "minus no flow, per row): " + "; ".join(
                 f"{'in time order' if o == 'inorder' else 'scattered'} {w:.0f} ns wall, {c:.0f} ns backend CPU"
                 for o, (w, c) in per_row.items()) + ". The difference to the micro-benchmark is "
-            "PostgreSQL's side of the trigger: INSERT and COPY rows are captured into the "
-            "statement's transition table (a tuplestore, spilled to a temporary file beyond "
-            "`work_mem`) and read back and deformed by flownode's statement trigger; see "
-            "[`callgrind.md`](callgrind.md) and the analysis in `bench/README.md`.", ""]
+            "PostgreSQL's side of the trigger: `ExecARInsertTriggers` evaluating the "
+            "marking trigger's WHEN clause (a function call with the row's time column) "
+            "for every row; see [`callgrind.md`](callgrind.md) and the analysis in "
+            "`bench/README.md`.", ""]
     if rec_cost is not None:
         lines += [
             "**Durable record.** A committing writer inserts one row per (transaction, flow) "
