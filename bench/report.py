@@ -440,14 +440,30 @@ if os.path.exists(fcsv):
     else:
         slope = 0.0
     growth = slope * dur
+    # The flow's windows are 1 minute: every refresh recomputes the open window, so
+    # the lag has a sawtooth of that period (it rises while the window fills and drops
+    # when the next one opens). A trend fitted over one period measures the sawtooth,
+    # not growth; growth is the p99 of the last whole period against the first one,
+    # which cover the same phases. Shorter runs (--quick) fall back to thirds.
+    period = 60.0
+    nper = int(dur // period)
+    if nper >= 2:
+        per = [[s[1] for s in samples if i * period <= s[0] < (i + 1) * period] for i in range(nper)]
+        g_first, g_last = pct(per[0], 99), pct(per[-1], 99)
+        g_label = f"p99 of the first → last whole minute (window period; {nper} periods)"
+    else:
+        g_first, g_last = p99_first, p99_last
+        g_label = "p99 first → last third (run shorter than two window periods: indicative)"
+    period_growth = (g_last - g_first) if g_first is not None and g_last is not None else 0.0
     summ = dict(kv.split("=") for kv in meta.get("freshness_summary", "").split() if "=" in kv)
     achieved = float(summ.get("achieved_rows_per_s", "0"))
     rate = float(meta.get("F_RATE", "0"))
     target_ms = 1000 + 1000
     add("3", f"freshness p50 / p99 / max, {rate:,.0f} rows/s requested ({achieved:,.0f} achieved), 4 writers, {dur:.0f} s",
         f"{fms(p50, 0)} / {fms(p99, 0)} / {fms(mx, 0)}", "p99 ≤ 2,000 ms (eval_interval + 1 s)", p99 <= target_ms)
-    add("3", "freshness: no growth over the run (least-squares trend of the lag over the run; p99 first → last third)",
-        f"{growth:+,.0f} ms ({fms(p99_first, 0)} → {fms(p99_last, 0)})", "trend ≤ +250 ms", growth <= 250)
+    add("3", f"freshness: no growth over the run ({g_label})",
+        f"{period_growth:+,.0f} ms ({fms(g_first, 0)} → {fms(g_last, 0)}); least-squares trend {growth:+,.0f} ms",
+        "≤ +250 ms", period_growth <= 250)
     if rate and achieved < 0.95 * rate:
         add("3", "freshness: requested ingest rate sustained", f"{achieved:,.0f} rows/s", f"≥ {0.95 * rate:,.0f} rows/s", False)
 
@@ -547,7 +563,12 @@ Achieved: {summ.get('rows', '?')} rows in {summ.get('batches', '?')} transaction
 | last third | {fms(pct(thirds[2], 50), 0)} | {fms(p99_last, 0)} | {fms(max(thirds[2]) if thirds[2] else None, 0)} |
 
 Trend of the lag over the run (least squares): {slope:+.2f} ms per second, {growth:+,.0f} ms
-over the run. The flow's refreshes (sampled from `flownode.flows` every 50 ms):
+over the run; p99 of the first and the last whole minute: {fms(g_first, 0)} and {fms(g_last, 0)}
+({period_growth:+,.0f} ms). The verdict on growth compares whole minutes, the flow's window
+period: within a minute the lag follows the open window's refresh time (below), a sawtooth
+that a trend fitted over one period would report as growth. The worker starts an
+evaluation every `eval_interval` (a schedule: a longer refresh does not delay the next
+start), so a row waits for the next start (up to 1 s) plus one refresh. The flow's refreshes (sampled from `flownode.flows` every 50 ms):
 {len(refreshes)} seen, duration p50 {fms(pct([d for _, d in refreshes], 50), 0)}, max
 {fms(max([d for _, d in refreshes]) if refreshes else None, 0)}; each refresh recomputes the
 whole of every dirty window, so the refresh of the open window grows with the rows it

@@ -51,13 +51,13 @@ if [[ $MODE == full ]]; then
   MULTI_ROWS=200000 # item 1: rows per multi-row run, 1,000 per statement
   MULTI_ROUNDS=7
   PGB_SECONDS=2 # item 1: pgbench duration of one single-row run
-  PGB_ROUNDS=5
+  PGB_ROUNDS=7
   REC_TX=100000 # item 6: transactions per durable-record run
   REC_ROUNDS=5
   R_ROWS=2000000 # item 2: rows (100 per 1-minute window)
   R_ROUNDS=15    #   flush/floor pairs
   R_MV_ROUNDS=3  #   REFRESH MATERIALIZED VIEW runs
-  F_SECONDS=60   # item 3: duration
+  F_SECONDS=120  # item 3: duration (two periods of the flow's 1-minute window)
   F_RATE=20000   #   rows/s, 4 writers together
   Y_PER_MIN=10   # item 4: rows per minute over the year (10: 5.27M rows)
   Y_PAIRS=3      #   create_flow / INSERT ... SELECT pairs

@@ -45,6 +45,8 @@ PG_FUNCTION_INFO_V1(flownode_mark_row);
 PG_FUNCTION_INFO_V1(flownode_mark_row_removed);
 PG_FUNCTION_INFO_V1(flownode_mark_truncate);
 
+#define LOCAL_STAGE 64
+
 /* The marks one flow collected in one (sub)transaction. */
 typedef struct LocalMarks {
 	int64 flow_id;
@@ -55,7 +57,12 @@ typedef struct LocalMarks {
 	FnTimeRange last; /* the range added last: a repeat costs nothing */
 	uint32 count;
 	uint32 capacity;
-	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER];
+	/* Windows not yet in `ranges`, in arrival order: inserting each one into the
+	 * sorted set would shift the array every time; a full stage is sorted and merged
+	 * in one pass (fn_dirty_add_batch). Everything that reads the set flushes it. */
+	uint32 staged;
+	FnTimeRange stage[LOCAL_STAGE];
+	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER]; /* capacity + LOCAL_STAGE entries */
 } LocalMarks;
 
 /* One flow of a source table, as the trigger needs it. */
@@ -198,7 +205,8 @@ static LocalMarks *current_marks(FlowMarker *m) {
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	/* only the header is zeroed: the ranges past `count` are never read */
-	lm = palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * fn_local_ranges_per_flow);
+	lm =
+	    palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * (fn_local_ranges_per_flow + LOCAL_STAGE));
 	memset(lm, 0, offsetof(LocalMarks, ranges));
 	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
 	lm->flow_id = m->flow_id;
@@ -218,11 +226,21 @@ static inline FnDirtySet local_set(LocalMarks *lm) {
 	return s;
 }
 
+/* Moves the staged windows into the sorted set. Cannot fail. */
+static inline void flush_stage(LocalMarks *lm) {
+	if (lm->staged == 0)
+		return;
+	fn_dirty_add_batch(local_set(lm), lm->stage, lm->staged);
+	lm->staged = 0;
+}
+
 static inline void mark_range(LocalMarks *lm, FnTimeRange r) {
 	if (r.start == lm->last.start && r.end == lm->last.end)
 		return;
-	fn_dirty_add(local_set(lm), r);
+	lm->stage[lm->staged++] = r;
 	lm->last = r;
+	if (lm->staged == LOCAL_STAGE)
+		flush_stage(lm);
 }
 
 static inline void mark_value(FlowMarker *m, Datum d, bool isnull) {
@@ -404,6 +422,8 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 			if (parent == NULL)
 				child->subid = parentSubid;
 			else {
+				flush_stage(child);
+				flush_stage(parent);
 				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
 				parent->last.start = parent->last.end = 0;
 				parent->removes |= child->removes;
@@ -472,6 +492,7 @@ static void pre_commit(void) {
 		bool covered = true;
 		FnTimeRange *wide;
 
+		flush_stage(lm);
 		lm->slot = OidIsValid(catalog) ? fn_acquire_slot(MyDatabaseId, catalog, lm->flow_id, true) : NULL;
 		lm->recorded = false;
 		if (lm->slot == NULL || lm->count == 0)

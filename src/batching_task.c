@@ -455,7 +455,6 @@ void flownode_flow_main(Datum arg) {
 	Oid dboid, owner, catalog_relid;
 	bool owner_can_login;
 	TimestampTz next_eval;
-	int64 last_run_usec = 0;
 
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
 	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
@@ -523,17 +522,14 @@ void flownode_flow_main(Datum arg) {
 			int64 windows = 0;
 			bool backlog = false;
 			TimestampTz started = now;
-			int64 sleep_usec;
 
 			(void)run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
 			now = GetCurrentTimestamp();
-			last_run_usec = now - started;
-			sleep_usec =
-			    fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-			                       task.window ? fn_window_nominal_usec(task.window) : 0,
-			                       (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
-			                       last_run_usec, backlog, (uint32)task.slot->consecutive_failures);
-			next_eval = now + sleep_usec;
+			next_eval =
+			    fn_next_eval_at(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+			                    task.window ? fn_window_nominal_usec(task.window) : 0,
+			                    (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
+			                    started, now, backlog, (uint32)task.slot->consecutive_failures);
 			continue;
 		}
 		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

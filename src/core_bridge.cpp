@@ -193,22 +193,29 @@ int64_t nominal_usec(const FnWindowSpec &spec) {
 } // namespace
 
 // The C handle: a calendar and the expression over it, both placement-new'd into one
-// palloc'd chunk.
+// palloc'd chunk, followed by a calendar expression's memo of windows.
 struct FnWindow {
 	PgCalendar calendar;
 	TimeWindowExpr expr;
-	FnWindow(const FnWindowSpec &spec)
+	FnWindow(const FnWindowSpec &spec, flownode::Window *memo, uint32_t memo_slots)
 	    : calendar(spec),
-	      expr(spec.kind == FN_WINDOW_DATE_BIN ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
-	                                           : TimeWindowExpr::calendar(nominal_usec(spec), &calendar)) {}
+	      expr(spec.kind == FN_WINDOW_DATE_BIN
+	               ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
+	               : TimeWindowExpr::calendar(nominal_usec(spec), &calendar, memo, memo_slots)) {}
 };
 
 extern "C" FnWindow *fn_window_create(const FnWindowSpec *spec) {
 	return invoke_cpp("window", [&] {
 		if (spec->kind == FN_WINDOW_DATE_BIN && nominal_usec(*spec) <= 0)
 			throw std::invalid_argument("date_bin stride must be positive");
-		void *mem = pg_call([] { return palloc(sizeof(FnWindow)); });
-		return new (mem) FnWindow(*spec);
+		uint32_t slots =
+		    spec->kind == FN_WINDOW_DATE_BIN ? 0 : TimeWindowExpr::memo_slots_for(nominal_usec(*spec));
+		size_t head = MAXALIGN(sizeof(FnWindow));
+		size_t size = head + sizeof(flownode::Window) * slots;
+		// zeroed: an entry with lower == upper is empty
+		char *mem = static_cast<char *>(pg_call([&] { return palloc0(size); }));
+		auto *memo = slots ? reinterpret_cast<flownode::Window *>(mem + head) : nullptr;
+		return new (mem) FnWindow(*spec, memo, slots);
 	});
 }
 
@@ -236,6 +243,10 @@ extern "C" void fn_window_check(const FnWindowSpec *spec) {
 
 extern "C" void fn_dirty_add(FnDirtySet s, FnTimeRange r) {
 	DirtyTimeWindows(s.ranges, s.count, s.capacity).add(r);
+}
+
+extern "C" void fn_dirty_add_batch(FnDirtySet s, FnTimeRange *rs, uint32_t n) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).add_batch(rs, n);
 }
 
 extern "C" void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n) {
@@ -302,4 +313,11 @@ extern "C" int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window
                                       uint32_t consecutive_failures) {
 	flownode::Cadence c{eval_interval_usec, window_size_usec, min_refresh_usec, max_backoff_usec};
 	return flownode::next_sleep_usec(c, last_run_usec, backlog_remains, consecutive_failures);
+}
+
+extern "C" int64_t fn_next_eval_at(int64_t eval_interval_usec, int64_t window_size_usec,
+                                   int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t started,
+                                   int64_t finished, bool backlog_remains, uint32_t consecutive_failures) {
+	flownode::Cadence c{eval_interval_usec, window_size_usec, min_refresh_usec, max_backoff_usec};
+	return flownode::next_eval_at(c, started, finished, backlog_remains, consecutive_failures);
 }

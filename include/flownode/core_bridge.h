@@ -58,6 +58,8 @@ typedef struct FnDirtySet {
 } FnDirtySet;
 
 extern void fn_dirty_add(FnDirtySet s, FnTimeRange r);
+/* rs (reordered) into the set in one pass; s.ranges has room for capacity + n. */
+extern void fn_dirty_add_batch(FnDirtySet s, FnTimeRange *rs, uint32_t n);
 extern void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
 extern void fn_dirty_subtract(FnDirtySet s, FnTimeRange r);
 extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);
@@ -83,6 +85,9 @@ extern uint64_t fn_next_window_budget(uint64_t budget, uint64_t cap, int64_t las
 extern int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
                                   int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
                                   bool backlog_remains, uint32_t consecutive_failures);
+extern int64_t fn_next_eval_at(int64_t eval_interval_usec, int64_t window_size_usec, int64_t min_refresh_usec,
+                               int64_t max_backoff_usec, int64_t started, int64_t finished,
+                               bool backlog_remains, uint32_t consecutive_failures);
 
 #ifdef __cplusplus
 }

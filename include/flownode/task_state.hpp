@@ -40,6 +40,16 @@ struct Cadence {
 int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_remains,
                         uint32_t consecutive_failures) noexcept;
 
+// When the next evaluation is due, given when the last one started and finished.
+// A fixed cadence is a schedule, not a pause (the seed: "sleeps until the next
+// scheduled time"): evaluations start every eval_interval, however long each took,
+// so a refresh that grows with its window does not stretch the period and add its
+// duration to every row's wait; one that overran its slot is followed at once,
+// never by a burst of the slots it missed. Every other case is finished +
+// next_sleep_usec().
+int64_t next_eval_at(const Cadence &c, int64_t started, int64_t finished, bool backlog_remains,
+                     uint32_t consecutive_failures) noexcept;
+
 // How many windows the next refresh may take. A flow that keeps up refreshes a few
 // windows per cycle; a backlog (late data, a new flow's history) is worked off in
 // refreshes whose size adapts to how long they take: the budget starts at

@@ -44,16 +44,27 @@ class TimeWindowExpr {
 	static TimeWindowExpr fixed(int64_t stride_usec, WindowCalendar *calendar) noexcept;
 	// date_trunc: windows of variable width; `nominal_usec` is the unit's usual width
 	// (a month counts as 30 days), used only for scheduling, never for bounds.
-	static TimeWindowExpr calendar(int64_t nominal_usec, WindowCalendar *calendar) noexcept;
+	// `memo` (caller-owned, `memo_slots` zeroed entries, or none) remembers the
+	// windows met; memo_slots_for() says how many are worth having.
+	static TimeWindowExpr calendar(int64_t nominal_usec, WindowCalendar *calendar, Window *memo = nullptr,
+	                               uint32_t memo_slots = 0) noexcept;
+	// Memo entries for a calendar unit: enough for two years of its windows (so rows
+	// scattered over a year of hours never evict each other: consecutive windows take
+	// consecutive slots), at least 64, at most kMaxMemoSlots.
+	static uint32_t memo_slots_for(int64_t nominal_usec) noexcept;
+	static constexpr uint32_t kMaxMemoSlots = 16384;
 
 	bool is_fixed() const noexcept { return fixed_; }
 	// The window's size for scheduling (the adaptive sleep).
 	int64_t nominal_size() const noexcept { return size_; }
 
 	// The window containing ts. Remembers the last window: consecutive rows usually
-	// share one, and then no calendar call is made. Calendar windows (each one costs
-	// several calls into PostgreSQL's date functions) are also remembered in a small
-	// direct-mapped memo, so rows scattered over time reuse the windows they met.
+	// share one, and then no calendar call is made. A fixed stride asks the calendar
+	// once: every other window lies a whole number of strides from that one (date_bin's
+	// own definition), so it is found by integer arithmetic, which is exact. Calendar
+	// windows (each one costs several calls into PostgreSQL's date functions) are
+	// remembered in the direct-mapped memo, so rows scattered over time reuse the
+	// windows they met.
 	Window window_of(int64_t ts);
 	// True (and sets *w) when ts falls in the remembered window.
 	bool cached(int64_t ts, Window *w) const noexcept;
@@ -68,19 +79,26 @@ class TimeWindowExpr {
 	int64_t advance(FnTimeRange r, uint64_t max_windows, uint64_t *counted);
 
   private:
-	TimeWindowExpr(bool fixed, int64_t size, WindowCalendar *calendar) noexcept
-	    : fixed_(fixed), size_(size), calendar_(calendar) {}
+	TimeWindowExpr(bool fixed, int64_t size, WindowCalendar *calendar, Window *memo, uint32_t slots) noexcept
+	    : fixed_(fixed), size_(size), calendar_(calendar), memo_(memo), memo_slots_(memo ? slots : 0) {}
 
 	// Calendar windows met so far, by ts / nominal size; lower == upper: empty.
-	static constexpr uint32_t kMemoSlots = 512;
-	Window *memo_slot(int64_t ts) noexcept { return &memo_[static_cast<uint64_t>(ts / size_) % kMemoSlots]; }
+	Window *memo_slot(int64_t ts) noexcept {
+		return memo_slots_ == 0 ? nullptr : &memo_[static_cast<uint64_t>(ts / size_) % memo_slots_];
+	}
+	// The fixed-stride window of ts from the anchor, or false when ts is too far from it
+	// for the arithmetic to be trusted (the calendar is asked instead).
+	bool from_anchor(int64_t ts, Window *w) const noexcept;
 
 	bool fixed_;
 	int64_t size_;
 	WindowCalendar *calendar_;
+	Window *memo_;
+	uint32_t memo_slots_;
 	bool have_last_ = false;
 	Window last_{0, 0};
-	Window memo_[kMemoSlots] = {};
+	bool have_anchor_ = false; // fixed strides: a lower bound the calendar gave
+	int64_t anchor_ = 0;
 };
 
 } // namespace flownode

@@ -138,6 +138,48 @@ void DirtyTimeWindows::add_all(const FnTimeRange *rs, uint32_t n) noexcept {
 		add(rs[i]);
 }
 
+void DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
+	if (capacity_ == 0)
+		return;
+	// rs sorted and normalized in place: non-empty, disjoint, non-adjacent.
+	std::sort(rs, rs + n, [](const FnTimeRange &a, const FnTimeRange &b) { return a.start < b.start; });
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (rs[i].start >= rs[i].end)
+			continue;
+		if (m > 0 && rs[i].start <= rs[m - 1].end)
+			rs[m - 1].end = std::max(rs[m - 1].end, rs[i].end);
+		else
+			rs[m++] = rs[i];
+	}
+	if (m == 0)
+		return;
+	// Merge from the back into ranges_[0, count + m), by start: nothing is
+	// overwritten before it is read.
+	uint32_t a = *count_, b = m, out = *count_ + m;
+	while (b > 0) {
+		if (a > 0 && ranges_[a - 1].start > rs[b - 1].start)
+			ranges_[--out] = ranges_[--a];
+		else
+			ranges_[--out] = rs[--b];
+	}
+	// Sorted by start now; fold overlapping and touching neighbours together.
+	uint32_t total = *count_ + m, k = 0;
+	for (uint32_t i = 1; i < total; i++) {
+		if (ranges_[i].start <= ranges_[k].end)
+			ranges_[k].end = std::max(ranges_[k].end, ranges_[i].end);
+		else
+			ranges_[++k] = ranges_[i];
+	}
+	*count_ = k + 1;
+	if (*count_ > capacity_) {
+		uint32_t room = capacity_ >= kBatchFrom ? capacity_ / 8 : 0;
+		coalesce_batch(*count_ - capacity_ + room);
+		while (*count_ > capacity_) // a sampled threshold may close fewer
+			coalesce_batch(*count_ - capacity_);
+	}
+}
+
 void DirtyTimeWindows::subtract(FnTimeRange r) noexcept {
 	if (r.start >= r.end)
 		return;

@@ -56,6 +56,21 @@ int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_re
 	return std::max<int64_t>(sleep, 0);
 }
 
+int64_t next_eval_at(const Cadence &c, int64_t started, int64_t finished, bool backlog_remains,
+                     uint32_t consecutive_failures) noexcept {
+	int64_t last_run = finished > started ? finished - started : 0;
+	int64_t sleep = next_sleep_usec(c, last_run, backlog_remains, consecutive_failures);
+	int64_t at;
+	if (c.eval_interval_usec > 0 && consecutive_failures == 0 && !backlog_remains) {
+		if (__builtin_add_overflow(started, c.eval_interval_usec, &at))
+			at = INT64_MAX;
+		return std::max(at, finished);
+	}
+	if (__builtin_add_overflow(finished, sleep, &at))
+		at = INT64_MAX;
+	return at;
+}
+
 uint64_t next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept {
 	cap = std::max<uint64_t>(cap, 1);
 	if (failed)

@@ -10,14 +10,47 @@ namespace {
 // than spin.
 constexpr int kMaxSteps = 1000;
 
+// How far from the anchor a fixed-stride window is computed rather than asked for:
+// about 36,000 years, far inside int64 (so nothing below can overflow), while
+// PostgreSQL's whole timestamp range is wider. Beyond it the calendar answers (and
+// raises the errors date_bin raises).
+constexpr int64_t kAnchorReach = int64_t(1) << 60;
+
 } // namespace
 
 TimeWindowExpr TimeWindowExpr::fixed(int64_t stride_usec, WindowCalendar *calendar) noexcept {
-	return TimeWindowExpr(true, stride_usec, calendar);
+	return TimeWindowExpr(true, stride_usec, calendar, nullptr, 0);
 }
 
-TimeWindowExpr TimeWindowExpr::calendar(int64_t nominal_usec, WindowCalendar *calendar) noexcept {
-	return TimeWindowExpr(false, nominal_usec, calendar);
+TimeWindowExpr TimeWindowExpr::calendar(int64_t nominal_usec, WindowCalendar *calendar, Window *memo,
+                                        uint32_t memo_slots) noexcept {
+	return TimeWindowExpr(false, nominal_usec, calendar, memo, memo_slots);
+}
+
+uint32_t TimeWindowExpr::memo_slots_for(int64_t nominal_usec) noexcept {
+	constexpr int64_t kTwoYears = int64_t(2 * 366) * 24 * 3600 * 1000000;
+	if (nominal_usec <= 0)
+		return 64;
+	int64_t want = kTwoYears / nominal_usec;
+	uint32_t slots = 64;
+	while (slots < kMaxMemoSlots && slots < want)
+		slots *= 2;
+	return slots;
+}
+
+bool TimeWindowExpr::from_anchor(int64_t ts, Window *w) const noexcept {
+	if (!have_anchor_)
+		return false;
+	int64_t diff;
+	if (__builtin_sub_overflow(ts, anchor_, &diff) || diff >= kAnchorReach || diff <= -kAnchorReach)
+		return false;
+	// floor(diff / stride) * stride: |diff| < 2^60 and the stride is positive, so
+	// neither the product nor lower + stride leaves int64.
+	int64_t q = diff / size_ - (diff % size_ < 0);
+	w->lower = anchor_ + q * size_;
+	if (__builtin_add_overflow(w->lower, size_, &w->upper))
+		return false;
+	return true;
 }
 
 bool TimeWindowExpr::cached(int64_t ts, Window *w) const noexcept {
@@ -31,6 +64,11 @@ Window TimeWindowExpr::window_of(int64_t ts) {
 	Window w;
 	if (cached(ts, &w))
 		return w;
+	if (fixed_ && from_anchor(ts, &w)) {
+		last_ = w;
+		have_last_ = true;
+		return w;
+	}
 	Window *memo = fixed_ ? nullptr : memo_slot(ts);
 	if (memo != nullptr && ts >= memo->lower && ts < memo->upper) {
 		last_ = *memo;
@@ -40,6 +78,12 @@ Window TimeWindowExpr::window_of(int64_t ts) {
 	w.lower = calendar_->truncate(ts);
 	if (w.lower > ts)
 		throw WindowRangeError("window calendar truncated past the timestamp");
+	int64_t one_stride_back;
+	if (fixed_ && !__builtin_sub_overflow(ts, size_, &one_stride_back) && w.lower > one_stride_back) {
+		// A lower bound within one stride of ts, as date_bin gives: the anchor.
+		anchor_ = w.lower;
+		have_anchor_ = true;
+	}
 	w.upper = upper_of(w.lower);
 	// A calendar whose truncation disagrees with its step (or with the stride) may
 	// leave ts past the first upper bound: widen the window rather than lose ts.

@@ -508,6 +508,104 @@ TEST(DirtyTimeWindowsProperty, LargeSetsCoalesceInBatches) {
 
 } // namespace
 
+// --- add_batch ----------------------------------------------------------------------
+
+// A set of `capacity` whose storage has room for `room` more entries (add_batch's
+// contract), then a guard entry.
+struct BatchStorage {
+	BatchStorage(uint32_t capacity, uint32_t room)
+	    : ranges(capacity + room + 1), set(ranges.data(), &count, capacity), end(capacity + room) {
+		ranges[end] = kGuard;
+	}
+	bool guard_intact() const { return ranges[end].start == kGuard.start && ranges[end].end == kGuard.end; }
+	Pairs contents() const {
+		Pairs out;
+		for (uint32_t i = 0; i < set.size(); i++)
+			out.emplace_back(set[i].start, set[i].end);
+		return out;
+	}
+	std::vector<FnTimeRange> ranges;
+	uint32_t count = 0;
+	DirtyTimeWindows set;
+	uint32_t end;
+};
+
+TEST(DirtyTimeWindowsAddBatch, SortsMergesAndSkipsEmpty) {
+	BatchStorage b(16, 8);
+	b.set.add(R(10, 20));
+	b.set.add(R(50, 60));
+	std::vector<FnTimeRange> batch = {R(70, 80), R(20, 30), R(5, 5), R(40, 45),
+	                                  R(44, 50), R(90, 80), R(0, 3)};
+	b.set.add_batch(batch.data(), static_cast<uint32_t>(batch.size()));
+	EXPECT_EQ(b.contents(), (Pairs{{0, 3}, {10, 30}, {40, 60}, {70, 80}}));
+	EXPECT_TRUE(b.guard_intact());
+	b.set.add_batch(batch.data(), 0); // nothing
+	EXPECT_EQ(b.set.size(), 4u);
+}
+
+TEST(DirtyTimeWindowsAddBatch, OverCapacityClosesTheSmallestGaps) {
+	BatchStorage b(3, 4);
+	b.set.add(R(0, 10));
+	b.set.add(R(100, 110));
+	std::vector<FnTimeRange> batch = {R(112, 120), R(200, 210), R(50, 60), R(300, 310)};
+	// 6 ranges, gaps 40, 40, 2, 80, 90: the three smallest close
+	b.set.add_batch(batch.data(), static_cast<uint32_t>(batch.size()));
+	EXPECT_EQ(b.contents(), (Pairs{{0, 120}, {200, 210}, {300, 310}}));
+	EXPECT_TRUE(b.guard_intact());
+}
+
+// Random batches against add() one range at a time: identical while nothing had to
+// coalesce; afterwards every invariant holds and no marked window is lost.
+void run_random_batches(uint32_t seed) {
+	std::mt19937 rng(seed);
+	auto uniform = [&](int64_t lo, int64_t hi) {
+		return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+	};
+	for (int round = 0; round < 40; round++) {
+		uint32_t capacity = static_cast<uint32_t>(round % 2 ? uniform(64, 300) : uniform(1, 16));
+		uint32_t room = static_cast<uint32_t>(uniform(1, 64));
+		BatchStorage b(capacity, room);
+		Storage one(capacity + room);
+		std::set<int64_t> marked;
+		bool exact = true;
+		SCOPED_TRACE(testing::Message() << "seed " << seed << " round " << round << " capacity " << capacity
+		                                << " room " << room);
+		for (int step = 0; step < 200; step++) {
+			std::vector<FnTimeRange> batch(static_cast<size_t>(uniform(0, room)));
+			for (FnTimeRange &r : batch) {
+				int64_t a = uniform(0, kWindows - 1), w = uniform(0, 3); // some empty
+				r = R(a * kWidth, std::min(kWindows, a + w) * kWidth);
+				for (int64_t x = a; x < std::min(kWindows, a + w); x++)
+					marked.insert(x);
+			}
+			for (const FnTimeRange &r : batch)
+				one.set.add(r);
+			b.set.add_batch(batch.data(), static_cast<uint32_t>(batch.size()));
+			ASSERT_TRUE(b.guard_intact()) << "step " << step;
+			ASSERT_LE(b.set.size(), capacity) << "step " << step;
+			for (uint32_t i = 0; i < b.set.size(); i++) {
+				ASSERT_LT(b.set[i].start, b.set[i].end);
+				ASSERT_EQ(b.set[i].start % kWidth, 0);
+				ASSERT_EQ(b.set[i].end % kWidth, 0);
+				if (i > 0) {
+					ASSERT_LT(b.set[i - 1].end, b.set[i].start) << "step " << step;
+				}
+			}
+			for (int64_t w : marked)
+				ASSERT_TRUE(b.set.covers(R(w * kWidth, (w + 1) * kWidth))) << "lost window " << w;
+			exact = exact && one.set.size() <= capacity;
+			if (exact) {
+				ASSERT_EQ(b.contents(), one.contents()) << "step " << step;
+			}
+		}
+	}
+}
+
+TEST(DirtyTimeWindowsProperty, AddBatchKeepsEveryWindow) {
+	for (uint32_t seed : {5u, 17u, 2026u})
+		ASSERT_NO_FATAL_FAILURE(run_random_batches(seed));
+}
+
 TEST(DirtyTimeWindowsDropOverlapping, RemovesWholeOverlappingRangesOnly) {
 	FnTimeRange storage[8];
 	uint32_t count = 0;

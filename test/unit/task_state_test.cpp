@@ -6,6 +6,7 @@
 #include <vector>
 
 using flownode::Cadence;
+using flownode::next_eval_at;
 using flownode::next_sleep_usec;
 using flownode::plan_take;
 using flownode::TakePlan;
@@ -163,6 +164,27 @@ TEST(NextSleep, AdaptiveTakesTheLargest) {
 TEST(NextSleep, BacklogRunsAgainAtOnce) {
 	EXPECT_EQ(next_sleep_usec(kFixed, kSec, true, 0), 0);
 	EXPECT_EQ(next_sleep_usec(kAdaptive, 90 * kSec, true, 0), 0);
+}
+
+TEST(NextEval, FixedCadenceIsASchedule) {
+	const int64_t t0 = 1000 * kSec;
+	// started at t0, took 300 ms: the next one starts at t0 + 5 s, not t0 + 5.3 s
+	EXPECT_EQ(next_eval_at(kFixed, t0, t0 + 300000, false, 0), t0 + 5 * kSec);
+	EXPECT_EQ(next_eval_at(kFixed, t0, t0, false, 0), t0 + 5 * kSec);
+	// a run longer than the period: the next one at once, no burst of missed slots
+	EXPECT_EQ(next_eval_at(kFixed, t0, t0 + 12 * kSec, false, 0), t0 + 12 * kSec);
+	// a backlog runs again at once; a failure backs off from the end of the run
+	EXPECT_EQ(next_eval_at(kFixed, t0, t0 + kSec, true, 0), t0 + kSec);
+	EXPECT_EQ(next_eval_at(kFixed, t0, t0 + kSec, false, 2), t0 + kSec + 10 * kSec);
+	// a clock that went back (finished before started) is no negative run
+	EXPECT_EQ(next_eval_at(kFixed, t0, t0 - kSec, false, 0), t0 + 5 * kSec);
+	EXPECT_EQ(next_eval_at(kFixed, INT64_MAX - kSec, INT64_MAX - kSec, false, 0), INT64_MAX);
+}
+
+TEST(NextEval, AdaptiveSleepsAfterTheRun) {
+	const int64_t t0 = 1000 * kSec;
+	EXPECT_EQ(next_eval_at(kAdaptive, t0, t0 + kSec, false, 0), t0 + kSec + 60 * kSec);
+	EXPECT_EQ(next_eval_at(kAdaptive, t0, t0 + 90 * kSec, false, 0), t0 + 180 * kSec);
 }
 
 TEST(NextSleep, BackoffDoublesFromEvalInterval) {

@@ -430,12 +430,13 @@ TEST(TimeWindowExpr, CacheSkipsCalendarCalls) {
 	EXPECT_EQ(w.upper, kHour);
 	EXPECT_FALSE(fixed.cached(kHour, &w));
 	EXPECT_FALSE(fixed.cached(-1, &w));
+	// the next window follows from the first one the calendar gave: no call
 	EXPECT_EQ(fixed.window_of(kHour).lower, kHour);
-	EXPECT_EQ(bin.truncates, 2);
+	EXPECT_EQ(bin.truncates, 1);
 	fixed.forget();
 	EXPECT_FALSE(fixed.cached(kHour, &w));
-	fixed.window_of(kHour);
-	EXPECT_EQ(bin.truncates, 3);
+	EXPECT_EQ(fixed.window_of(-kHour).lower, -kHour);
+	EXPECT_EQ(bin.truncates, 1);
 	EXPECT_EQ(bin.steps, 0); // a fixed stride never steps
 
 	TruncCalendar month(Unit::Month, "UTC");
@@ -452,7 +453,8 @@ TEST(TimeWindowExpr, CacheSkipsCalendarCalls) {
 
 TEST(TimeWindowExpr, MemoRemembersCalendarWindows) {
 	TruncCalendar day(Unit::Day, "Europe/Berlin");
-	TimeWindowExpr cal = TimeWindowExpr::calendar(kDay, &day);
+	std::vector<Window> memo(TimeWindowExpr::memo_slots_for(kDay));
+	TimeWindowExpr cal = TimeWindowExpr::calendar(kDay, &day, memo.data(), memo.size());
 	std::vector<Window> first;
 	for (int d = 0; d < 60; d++) // two months of days, DST change included
 		first.push_back(cal.window_of(utc(2024, 3, 1) + d * kDay + 7 * kHour));
@@ -464,6 +466,79 @@ TEST(TimeWindowExpr, MemoRemembersCalendarWindows) {
 	}
 	EXPECT_EQ(day.truncates, truncates);
 	EXPECT_EQ(day.steps, steps);
+}
+
+TEST(TimeWindowExpr, MemoSizeFollowsTheUnit) {
+	EXPECT_EQ(TimeWindowExpr::memo_slots_for(kMin), TimeWindowExpr::kMaxMemoSlots);
+	EXPECT_EQ(TimeWindowExpr::memo_slots_for(kHour), TimeWindowExpr::kMaxMemoSlots);
+	EXPECT_EQ(TimeWindowExpr::memo_slots_for(kDay), 1024u);
+	EXPECT_EQ(TimeWindowExpr::memo_slots_for(30 * kDay), 64u);
+	EXPECT_EQ(TimeWindowExpr::memo_slots_for(365 * kDay), 64u);
+	EXPECT_EQ(TimeWindowExpr::memo_slots_for(0), 64u);
+}
+
+TEST(TimeWindowExpr, MemoHoldsAYearOfHours) {
+	// Rows scattered over a year of hour windows: once every hour has been met, no
+	// row calls the calendar again (consecutive hours take consecutive slots).
+	TruncCalendar hour(Unit::Hour, "America/New_York");
+	std::vector<Window> memo(TimeWindowExpr::memo_slots_for(kHour));
+	TimeWindowExpr expr = TimeWindowExpr::calendar(kHour, &hour, memo.data(), memo.size());
+	const int64_t lo = utc(2024, 1, 1), hours = 366 * 24;
+	for (int64_t h = 0; h < hours; h++)
+		expr.window_of(lo + h * kHour + 30 * kMin);
+	int calls = hour.truncates + hour.steps;
+	std::mt19937_64 rng(2024);
+	std::uniform_int_distribution<int64_t> pick(lo, lo + hours * kHour - 1);
+	TruncCalendar check(Unit::Hour, "America/New_York");
+	TimeWindowExpr plain = TimeWindowExpr::calendar(kHour, &check);
+	for (int i = 0; i < 20000; i++) {
+		int64_t ts = pick(rng);
+		Window w = expr.window_of(ts), want = plain.window_of(ts);
+		ASSERT_EQ(w.lower, want.lower) << ts;
+		ASSERT_EQ(w.upper, want.upper) << ts;
+	}
+	EXPECT_EQ(hour.truncates + hour.steps, calls);
+}
+
+TEST(TimeWindowExpr, FixedStrideAsksTheCalendarOnce) {
+	const int64_t origin = utc(2001, 1, 1, 0, 7, 30) + 123;
+	BinCalendar cal(15 * kMin, origin), check(15 * kMin, origin);
+	TimeWindowExpr expr = TimeWindowExpr::fixed(15 * kMin, &cal);
+	std::mt19937_64 rng(15);
+	std::uniform_int_distribution<int64_t> pick(utc(1901, 1, 1), utc(2100, 1, 1));
+	for (int i = 0; i < 20000; i++) {
+		int64_t ts = pick(rng);
+		Window w = expr.window_of(ts);
+		ASSERT_EQ(w.lower, check.truncate(ts)) << ts;
+		ASSERT_EQ(w.upper, w.lower + 15 * kMin) << ts;
+	}
+	EXPECT_EQ(cal.truncates, 1);
+	EXPECT_EQ(cal.steps, 0);
+}
+
+TEST(TimeWindowExpr, FixedStrideFarFromTheAnchorAsksTheCalendar) {
+	BinCalendar cal(kMin, 0);
+	TimeWindowExpr expr = TimeWindowExpr::fixed(kMin, &cal);
+	EXPECT_EQ(expr.window_of(90 * kSec).lower, kMin);
+	EXPECT_EQ(cal.truncates, 1);
+	// 2^61 microseconds (about 73,000 years) away: the calendar answers.
+	int64_t far = (int64_t(1) << 61) + 5;
+	EXPECT_EQ(expr.window_of(far).lower, far - far % kMin);
+	EXPECT_EQ(cal.truncates, 2);
+	EXPECT_EQ(expr.window_of(-far).lower, -far - (kMin - far % kMin));
+	EXPECT_EQ(cal.truncates, 3);
+	// and its range errors still pass through
+	EXPECT_THROW(expr.window_of(INT64_MAX - 1), WindowRangeError);
+}
+
+TEST(TimeWindowExpr, NoAnchorFromACalendarWiderThanTheStride) {
+	// date_bin bins of 100 but a stride of 10 (a broken calendar): every window is
+	// asked for, none is inferred from another.
+	BinCalendar cal(100, 0);
+	TimeWindowExpr expr = TimeWindowExpr::fixed(10, &cal);
+	EXPECT_EQ(expr.window_of(55).lower, 0);
+	EXPECT_EQ(expr.window_of(255).lower, 200);
+	EXPECT_EQ(cal.truncates, 2);
 }
 
 // --- advance --------------------------------------------------------------------
