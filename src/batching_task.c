@@ -450,6 +450,25 @@ static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 	return ok;
 }
 
+/*
+ * Whether the flow's row is still in the catalog, in a fresh snapshot. A drop that
+ * committed before attach_slot ran found no worker on the slot and freed it, so no
+ * one will tell this worker; the drop's commit is visible before its commit
+ * callback frees the slot, so checking after attaching never misses it. A drop that
+ * commits later finds this worker on the slot and stops it.
+ */
+static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
+	bool exists;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	exists = fn_catalog_relid(true) == catalog_relid && fn_load_task_config(flow_id, true) != NULL;
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return exists;
+}
+
 void flownode_flow_main(Datum arg) {
 	int64 flow_id = DatumGetInt64(arg);
 	Oid dboid, owner, catalog_relid;
@@ -470,6 +489,14 @@ void flownode_flow_main(Datum arg) {
 		proc_exit(0); /* dropped before we started */
 	if (!attach_slot(dboid, catalog_relid, flow_id))
 		proc_exit(0); /* another worker serves it, or it was dropped */
+	if (!flow_still_exists(flow_id, catalog_relid)) {
+		/* dropped between load_task and attach_slot: the drop freed the slot it
+		 * found without a worker, and attach_slot made a new one; free that too */
+		LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+		task.slot->dropped = true;
+		LWLockRelease(fn_slot_lock(task.slot));
+		proc_exit(0);
+	}
 
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
 	SetCurrentStatementStartTimestamp();
