@@ -19,8 +19,8 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 [[ $(id -u) -eq 0 ]] || fn_die "run as root"
 
-N=${CALLGRIND_ROWS:-100000}     # COPY
-M=${CALLGRIND_MULTI_ROWS:-20000} # multi-row INSERT
+N=${CALLGRIND_ROWS:-50000}      # COPY
+M=${CALLGRIND_MULTI_ROWS:-10000} # multi-row INSERT
 TX=${CALLGRIND_TX:-2000}
 # FN_BENCH_NO_BUILD=1 (set by run.sh): measure what run.sh built and installed
 if [[ -z ${FN_BENCH_NO_BUILD:-} ]]; then

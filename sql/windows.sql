@@ -80,6 +80,41 @@ SELECT flow_name, dirty_windows FROM flownode.flows WHERE flow_name LIKE 'fast%'
 SELECT flownode.flush_flow('fast_250ms'), flownode.flush_flow('fast_us');
 SELECT flow_diff('fast_250ms'), flow_diff('fast_us');
 
+-- units of at most a week in a zone whose offset never changes are fixed strides
+-- (computed from one date_trunc answer): hours and weeks over a timestamp column and
+-- in UTC, minutes in EST, far from now and before the common era
+CREATE TABLE far (ts timestamptz NOT NULL, local_ts timestamp NOT NULL, v int);
+INSERT INTO far SELECT t, t AT TIME ZONE 'UTC', i
+  FROM generate_series(0, 2999) i, LATERAL (SELECT timestamptz '2024-02-26 00:00+00' + i * interval '173 minutes') s(t);
+INSERT INTO far VALUES ('0044-03-15 12:00+00 BC', '0044-03-15 12:00 BC', 1), ('1500-06-01 00:00+00', '1500-06-01', 2),
+                       ('2999-12-31 23:59:59.999999+00', '2999-12-31 23:59:59.999999', 3);
+SELECT flownode.create_flow('far_week_local', 'far_week_local',
+  $$SELECT date_trunc('week', local_ts) AS w, count(*) AS n, sum(v) AS s FROM far GROUP BY 1$$,
+  eval_interval => '1 hour') > 0;
+SELECT flownode.create_flow('far_week_utc', 'far_week_utc',
+  $$SELECT date_trunc('week', ts, 'UTC') AS w, count(*) AS n, sum(v) AS s FROM far GROUP BY 1$$,
+  eval_interval => '1 hour') > 0;
+SELECT flownode.create_flow('far_hour_local', 'far_hour_local',
+  $$SELECT date_trunc('hour', local_ts) AS h, count(*) AS n FROM far GROUP BY 1$$,
+  eval_interval => '1 hour') > 0;
+SELECT flownode.create_flow('far_minute_est', 'far_minute_est',
+  $$SELECT date_trunc('minute', ts, 'EST') AS m, count(*) AS n FROM far GROUP BY 1$$,
+  eval_interval => '1 hour') > 0;
+-- the last microsecond of a Sunday and the first of a Monday, in each era: one
+-- window each, and each in the week date_trunc puts it in
+INSERT INTO far VALUES ('2024-03-03 23:59:59.999999+00', '2024-03-03 23:59:59.999999', 10),
+                       ('2024-03-04 00:00:00+00', '2024-03-04 00:00:00', 20),
+                       ('0044-03-17 23:59:59.999999+00 BC', '0044-03-17 23:59:59.999999 BC', 30),
+                       ('0044-03-18 00:00:00+00 BC', '0044-03-18 00:00:00 BC', 40);
+SELECT flow_name, dirty_windows FROM flownode.flows WHERE flow_name LIKE 'far%' ORDER BY 1;
+SELECT flownode.flush_flow(flow_name) FROM flownode.flows WHERE flow_name LIKE 'far%' ORDER BY flow_name;
+SELECT flow_name, flow_diff(flow_name) FROM flownode.flows WHERE flow_name LIKE 'far%' ORDER BY 1;
+SELECT w, n, s FROM far_week_local WHERE s >= 10 AND s < 100 ORDER BY 1;
+UPDATE far SET ts = ts + interval '3 days', local_ts = local_ts + interval '3 days' WHERE v % 7 = 0;
+DELETE FROM far WHERE v % 11 = 0;
+SELECT flownode.flush_flow(flow_name) > 0 FROM flownode.flows WHERE flow_name LIKE 'far%' ORDER BY flow_name;
+SELECT flow_name, flow_diff(flow_name) FROM flownode.flows WHERE flow_name LIKE 'far%' ORDER BY 1;
+
 -- a window-less flow is recomputed whole when anything changed
 SELECT flownode.create_flow('per_key', 'ev_per_key',
   $$SELECT k, count(*) AS n, sum(v) AS total FROM ev GROUP BY k$$, eval_interval => '1 hour') > 0;
@@ -94,4 +129,4 @@ SELECT flow_diff('per_key');
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows;
 DROP TABLE ev, fast, ev_month, ev_day_berlin, ev_day, ev_quarter, ev_bin_local, fast_250ms, fast_us, ev_per_key,
-  ev_hour_ktm, ev_day_est;
+  ev_hour_ktm, ev_day_est, far, far_week_local, far_week_utc, far_hour_local, far_minute_est;

@@ -13,6 +13,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <cstring>
 #include <new>
 
 #include "flownode/core_bridge.h"
@@ -90,7 +91,34 @@ class PgCalendar final : public flownode::WindowCalendar {
 		});
 	}
 
+	// Whether every window is [lower, lower + nominal size): always for date_bin (its
+	// stride has no months), and for date_trunc to a unit of at most a week in a
+	// zone whose UTC offset never changes (a timestamp column, UTC, a fixed offset
+	// such as EST): local days are then always 24 hours and weeks 7 days, so the
+	// window is computed from one PostgreSQL answer instead of asked for again at
+	// every new window. Months, years and zones with DST or history stay calendar.
+	bool fixed_stride() const { return spec_.kind == FN_WINDOW_DATE_BIN || fixed_stride_trunc(spec_); }
+
+	static bool fixed_stride_trunc(const FnWindowSpec &spec) {
+		if (spec.kind != FN_WINDOW_DATE_TRUNC || !uniform_unit(spec.unit))
+			return false;
+		if (!spec.with_time_zone)
+			return true;
+		pg_tz *tz = pg_call([&] { return resolve_zone(spec.zone); });
+		long gmtoff = 0;
+		return tz != nullptr && pg_get_timezone_offset(tz, &gmtoff);
+	}
+
   private:
+	static bool uniform_unit(const char *unit) {
+		static const char *const units[] = {"microseconds", "milliseconds", "second", "minute",
+		                                    "hour",         "day",          "week"};
+		for (const char *u : units)
+			if (strcmp(unit, u) == 0)
+				return true;
+		return false;
+	}
+
 	// The zone as date_trunc(unit, ts, zone) resolves it (a fixed-offset or dynamic
 	// abbreviation, else a full name), once per flow instead of at every call: it
 	// parsed and looked the name up three times per window. nullptr when PostgreSQL
@@ -199,7 +227,7 @@ struct FnWindow {
 	TimeWindowExpr expr;
 	FnWindow(const FnWindowSpec &spec, flownode::Window *memo, uint32_t memo_slots)
 	    : calendar(spec),
-	      expr(spec.kind == FN_WINDOW_DATE_BIN
+	      expr(calendar.fixed_stride()
 	               ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
 	               : TimeWindowExpr::calendar(nominal_usec(spec), &calendar, memo, memo_slots)) {}
 };
@@ -208,8 +236,10 @@ extern "C" FnWindow *fn_window_create(const FnWindowSpec *spec) {
 	return invoke_cpp("window", [&] {
 		if (spec->kind == FN_WINDOW_DATE_BIN && nominal_usec(*spec) <= 0)
 			throw std::invalid_argument("date_bin stride must be positive");
-		uint32_t slots =
-		    spec->kind == FN_WINDOW_DATE_BIN ? 0 : TimeWindowExpr::memo_slots_for(nominal_usec(*spec));
+		// a fixed stride needs no memo (sized before the calendar exists: the same test)
+		uint32_t slots = spec->kind == FN_WINDOW_DATE_BIN || PgCalendar::fixed_stride_trunc(*spec)
+		                     ? 0
+		                     : TimeWindowExpr::memo_slots_for(nominal_usec(*spec));
 		size_t head = MAXALIGN(sizeof(FnWindow));
 		size_t size = head + sizeof(flownode::Window) * slots;
 		// zeroed: an entry with lower == upper is empty
