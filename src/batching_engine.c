@@ -74,6 +74,7 @@ typedef struct FlowMarker {
 	FnWindow *window;  /* NULL: window-less flow */
 	LocalMarks *marks; /* this transaction's set, if current */
 	LocalTransactionId marks_lxid;
+	uint64 marks_epoch; /* see marks_epoch */
 } FlowMarker;
 
 typedef struct SourceEntry {
@@ -190,14 +191,33 @@ static SourceEntry *source_entry(Oid relid) {
 
 /* ---- the transaction's local marks ---- */
 
-static LocalMarks *current_marks(FlowMarker *m) {
-	SubTransactionId subid = GetCurrentSubTransactionId();
+/*
+ * Bumped whenever a subtransaction's set is freed (its abort, or its merge into the
+ * parent's): a FlowMarker's cached pointer may then point at freed memory, which a
+ * later set can reuse, so the cache is trusted only within one epoch.
+ */
+static uint64 marks_epoch = 0;
+
+/* The (sub)transaction a row is marked in: read once per row, not once per flow. */
+typedef struct MarkScope {
+	LocalTransactionId lxid;
+	SubTransactionId subid;
+	uint64 epoch;
+} MarkScope;
+
+static inline MarkScope mark_scope(void) {
+	MarkScope s = {MyProc->lxid, GetCurrentSubTransactionId(), marks_epoch};
+
+	return s;
+}
+
+/* The flow's set for this (sub)transaction, found in the list or created. */
+static pg_noinline LocalMarks *find_or_create_marks(FlowMarker *m, MarkScope scope) {
+	SubTransactionId subid = scope.subid;
 	LocalMarks *lm;
 	ListCell *lc;
 	MemoryContext old;
 
-	if (m->marks && m->marks_lxid == MyProc->lxid && m->marks->subid == subid)
-		return m->marks;
 	foreach (lc, xact_marks) {
 		lm = lfirst(lc);
 		if (lm->flow_id == m->flow_id && lm->subid == subid)
@@ -216,8 +236,17 @@ static LocalMarks *current_marks(FlowMarker *m) {
 	MemoryContextSwitchTo(old);
 done:
 	m->marks = lm;
-	m->marks_lxid = MyProc->lxid;
+	m->marks_lxid = scope.lxid;
+	m->marks_epoch = scope.epoch;
 	return lm;
+}
+
+/* Every row after a transaction's first finds its set here, without a lookup. */
+static inline LocalMarks *current_marks(FlowMarker *m, MarkScope scope) {
+	if (likely(m->marks && m->marks_lxid == scope.lxid && m->marks_epoch == scope.epoch &&
+	           m->marks->subid == scope.subid))
+		return m->marks;
+	return find_or_create_marks(m, scope);
 }
 
 static inline FnDirtySet local_set(LocalMarks *lm) {
@@ -243,8 +272,8 @@ static inline void mark_range(LocalMarks *lm, FnTimeRange r) {
 		flush_stage(lm);
 }
 
-static inline void mark_value(FlowMarker *m, Datum d, bool isnull) {
-	LocalMarks *lm = current_marks(m);
+static inline void mark_value(FlowMarker *m, MarkScope scope, Datum d, bool isnull) {
+	LocalMarks *lm = current_marks(m, scope);
 	int64 ts;
 
 	if (m->window == NULL) {
@@ -295,6 +324,7 @@ static bool may_mark(SourceEntry *e) {
 static void mark_row(FunctionCallInfo fcinfo, bool removes) {
 	SourceEntry *e;
 	int16 attnum;
+	MarkScope scope;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		return;
@@ -302,16 +332,17 @@ static void mark_row(FunctionCallInfo fcinfo, bool removes) {
 	if (e->nflows == 0 || !may_mark(e))
 		return;
 	attnum = PG_GETARG_INT16(1);
+	scope = mark_scope();
 	for (int i = 0; i < e->nflows; i++) {
 		FlowMarker *m = &e->flows[i];
 
 		if (m->time_attnum != attnum)
 			continue;
-		mark_value(m, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
+		mark_value(m, scope, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
 		if (removes) {
 			if (PG_NARGS() > 3)
-				mark_value(m, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
-			current_marks(m)->removes = true;
+				mark_value(m, scope, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
+			current_marks(m, scope)->removes = true;
 		}
 	}
 }
@@ -397,6 +428,7 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 			if (lm->subid == mySubid) {
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				pfree(lm);
+				marks_epoch++;
 			}
 		}
 	} else if (event == SUBXACT_EVENT_COMMIT_SUB) {
@@ -429,6 +461,7 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 				parent->removes |= child->removes;
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				pfree(child);
+				marks_epoch++;
 			}
 		}
 	}
