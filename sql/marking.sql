@@ -81,16 +81,16 @@ SELECT dirty();
 SELECT flownode.flush_flow('m5'), flow_diff('m5');
 SELECT DISTINCT host FROM metrics_5m WHERE bucket >= '2030-01-01' ORDER BY 1;
 
--- windows scattered past the transaction's staging area (64 windows) and past its
+-- windows scattered past the transaction's staging area (256 windows) and past its
 -- set's capacity, across savepoints: every committed window reaches the sink (the
 -- sets coalesce, never drop), nothing of a rolled-back savepoint does
 SET flownode.local_ranges_per_flow = 16;
 BEGIN;
 INSERT INTO metrics SELECT timestamptz '2040-01-01' + (i * 7919 % 500) * interval '1 hour', 'scatter', i
-  FROM generate_series(0, 199) i;
+  FROM generate_series(0, 599) i;
 SAVEPOINT s1;
 INSERT INTO metrics SELECT timestamptz '2041-01-01' + (i * 104729 % 300) * interval '1 hour', 'scatter', i
-  FROM generate_series(0, 149) i;
+  FROM generate_series(0, 299) i;
 RELEASE s1;
 SAVEPOINT s2;
 INSERT INTO metrics SELECT timestamptz '2042-01-01' + i * interval '1 hour', 'gone', i
@@ -99,8 +99,8 @@ ROLLBACK TO s2;
 INSERT INTO metrics VALUES ('2039-06-01', 'scatter', 1);
 COMMIT;
 RESET flownode.local_ranges_per_flow;
-SELECT dirty() >= 351 AS all_marked;
-SELECT flownode.flush_flow('m5') >= 351 AS refreshed, flow_diff('m5');
+SELECT dirty() >= 801 AS all_marked;
+SELECT flownode.flush_flow('m5') >= 801 AS refreshed, flow_diff('m5');
 SELECT count(*) AS scatter_rows FROM metrics_5m WHERE host = 'scatter';
 SELECT count(*) AS gone_rows FROM metrics_5m WHERE host = 'gone';
 

@@ -45,7 +45,11 @@ PG_FUNCTION_INFO_V1(flownode_mark_row);
 PG_FUNCTION_INFO_V1(flownode_mark_row_removed);
 PG_FUNCTION_INFO_V1(flownode_mark_truncate);
 
-#define LOCAL_STAGE 64
+/* Windows staged before a merge into the sorted set: a merge and, once the set is
+ * full, a coalesce pass over it cost O(set + stage), so a deeper stage makes rows
+ * scattered over time cheaper (256: a quarter fewer instructions per row than 64
+ * with five flows, by callgrind), at 4 KiB per flow per transaction. */
+#define LOCAL_STAGE 256
 
 /* The marks one flow collected in one (sub)transaction. */
 typedef struct LocalMarks {

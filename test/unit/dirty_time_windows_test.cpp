@@ -450,7 +450,12 @@ void run_random(uint32_t seed) {
 				bool inside = false;
 				for (const auto &x : s.contents())
 					inside |= x.first <= p && p < x.second;
-				ASSERT_EQ(s.set.containing(p) != nullptr, inside) << "step " << step << " point " << p;
+				const FnTimeRange *hit = s.set.containing(p);
+				ASSERT_EQ(hit != nullptr, inside) << "step " << step << " point " << p;
+				if (hit != nullptr) {
+					ASSERT_LE(hit->start, p) << "step " << step;
+					ASSERT_GT(hit->end, p) << "step " << step;
+				}
 			}
 			if (exact) {
 				ASSERT_EQ(s.contents(), pairs_of(marked)) << "step " << step;
