@@ -228,10 +228,11 @@ static pg_noinline LocalMarks *find_or_create_marks(FlowMarker *m, MarkScope sco
 			goto done;
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
-	/* only the header is zeroed: the ranges past `count` are never read */
+	/* only the header is zeroed: the stage past `staged` and the ranges past `count`
+	 * are never read */
 	lm =
 	    palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * (fn_local_ranges_per_flow + LOCAL_STAGE));
-	memset(lm, 0, offsetof(LocalMarks, ranges));
+	memset(lm, 0, offsetof(LocalMarks, stage));
 	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
 	lm->flow_id = m->flow_id;
 	lm->subid = subid;

@@ -8,7 +8,7 @@
  * all of flownode's other work for a single-row INSERT. So each backend keeps the
  * parsed and planned tree per trigger (dropped when the table's relcache entry is
  * invalidated, as every trigger change does), and when the executor starts a
- * statement it puts the compiled clause (ExecInitQual of a per-statement copy) into
+ * statement it puts the compiled clause (ExecInitQual of the cached tree) into
  * the result relation's slot that TriggerEnabled() fills on first use. TriggerEnabled
  * then finds it there and evaluates exactly what it would have built. Relations
  * the executor opens later (partition routing) and COPY (which runs no executor
@@ -121,7 +121,10 @@ static void prefill(EState *estate, int16 events) {
 				continue;
 			qual = cached_qual(RelationGetRelid(rri->ri_RelationDesc), &td->triggers[i]);
 			old = MemoryContextSwitchTo(estate->es_query_cxt);
-			rri->ri_TrigWhenExprs[i] = ExecInitQual(copyObject(qual), NULL);
+			/* compiled from the cached tree itself, as the executor runs a cached
+			 * plan's: the state points into it (fn_expr), so an invalidated tree is
+			 * kept until the transaction ends (retire) */
+			rri->ri_TrigWhenExprs[i] = ExecInitQual(qual, NULL);
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -136,6 +139,16 @@ static void executor_start(QueryDesc *queryDesc, int eflags) {
 		prefill(queryDesc->estate, events_of(queryDesc->operation));
 }
 
+/* A forgotten entry's tree may still be under a running statement's compiled
+ * clause: it lives on until the end of the transaction, which outlives every
+ * statement that could have compiled it. */
+static void retire(MemoryContext cxt) {
+	if (TopTransactionContext != NULL)
+		MemoryContextSetParent(cxt, TopTransactionContext);
+	else
+		MemoryContextDelete(cxt);
+}
+
 /* Relcache callback's part: a table's triggers may have changed. */
 void fn_forget_when_clauses(Oid relid) {
 	HASH_SEQ_STATUS status;
@@ -147,7 +160,7 @@ void fn_forget_when_clauses(Oid relid) {
 	while ((e = hash_seq_search(&status)) != NULL) {
 		if (OidIsValid(relid) && e->relid != relid)
 			continue;
-		MemoryContextDelete(e->cxt);
+		retire(e->cxt);
 		(void)hash_search(when_cache, &e->trigger_oid, HASH_REMOVE, NULL);
 	}
 }
