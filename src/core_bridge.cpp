@@ -265,6 +265,12 @@ extern "C" int64_t fn_window_nominal_usec(FnWindow *w) {
 	return w->expr.nominal_size();
 }
 
+extern "C" int fn_window_stride(FnWindow *w, int64_t *anchor, int64_t *stride) {
+	if (!w->expr.is_fixed())
+		return -1;
+	return w->expr.stride_anchor(anchor, stride) ? 1 : 0;
+}
+
 extern "C" void fn_window_check(const FnWindowSpec *spec) {
 	FnWindow *w = fn_window_create(spec);
 	(void)fn_window_of(w, 0);
@@ -293,10 +299,6 @@ extern "C" uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t) {
 
 extern "C" bool fn_dirty_covers(FnDirtySet s, FnTimeRange r) {
 	return DirtyTimeWindows(s.ranges, s.count, s.capacity).covers(r);
-}
-
-extern "C" bool fn_dirty_contains(FnDirtySet s, int64_t ts) {
-	return DirtyTimeWindows(s.ranges, s.count, s.capacity).containing(ts) != nullptr;
 }
 
 extern "C" bool fn_dirty_containing(FnDirtySet s, FnTimeRange r, FnTimeRange *out) {

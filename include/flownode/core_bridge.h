@@ -47,6 +47,10 @@ extern FnTimeRange fn_window_of(FnWindow *w, int64_t ts);
 /* How many windows [r.start, r.end) spans, counting at most `cap`. */
 extern uint64_t fn_window_count(FnWindow *w, FnTimeRange r, uint64_t cap);
 extern int64_t fn_window_nominal_usec(FnWindow *w);
+/* A fixed stride's anchor and stride, for fn_stride_window to compute its windows
+ * without a call: 1 when known (set), 0 for a fixed stride whose anchor is not known
+ * yet (ask again after the next window), -1 for calendar windows. */
+extern int fn_window_stride(FnWindow *w, int64_t *anchor, int64_t *stride);
 /* Validates the spec by computing a window (bad unit, zone or stride -> ERROR). */
 extern void fn_window_check(const FnWindowSpec *spec);
 
@@ -64,8 +68,6 @@ extern void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
 extern void fn_dirty_subtract(FnDirtySet s, FnTimeRange r);
 extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);
 extern bool fn_dirty_covers(FnDirtySet s, FnTimeRange r);
-/* Is ts inside a marked range? (Marked ranges are unions of whole windows.) */
-extern bool fn_dirty_contains(FnDirtySet s, int64_t ts);
 /* The marked range holding all of r, into *out; false when none does. */
 extern bool fn_dirty_containing(FnDirtySet s, FnTimeRange r, FnTimeRange *out);
 

@@ -55,6 +55,14 @@ class TimeWindowExpr {
 	static constexpr uint32_t kMaxMemoSlots = 16384;
 
 	bool is_fixed() const noexcept { return fixed_; }
+	// A fixed stride's anchor, once the calendar gave one (see fn_stride_window).
+	bool stride_anchor(int64_t *anchor, int64_t *stride) const noexcept {
+		if (!fixed_ || !have_anchor_)
+			return false;
+		*anchor = anchor_;
+		*stride = size_;
+		return true;
+	}
 	// The window's size for scheduling (the adaptive sleep).
 	int64_t nominal_size() const noexcept { return size_; }
 

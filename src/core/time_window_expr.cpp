@@ -14,7 +14,6 @@ constexpr int kMaxSteps = 1000;
 // about 36,000 years, far inside int64 (so nothing below can overflow), while
 // PostgreSQL's whole timestamp range is wider. Beyond it the calendar answers (and
 // raises the errors date_bin raises).
-constexpr int64_t kAnchorReach = int64_t(1) << 60;
 
 } // namespace
 
@@ -39,17 +38,11 @@ uint32_t TimeWindowExpr::memo_slots_for(int64_t nominal_usec) noexcept {
 }
 
 bool TimeWindowExpr::from_anchor(int64_t ts, Window *w) const noexcept {
-	if (!have_anchor_)
+	FnTimeRange r;
+	if (!have_anchor_ || !fn_stride_window(anchor_, size_, ts, &r))
 		return false;
-	int64_t diff;
-	if (__builtin_sub_overflow(ts, anchor_, &diff) || diff >= kAnchorReach || diff <= -kAnchorReach)
-		return false;
-	// floor(diff / stride) * stride: |diff| < 2^60 and the stride is positive, so
-	// neither the product nor lower + stride leaves int64.
-	int64_t q = diff / size_ - (diff % size_ < 0);
-	w->lower = anchor_ + q * size_;
-	if (__builtin_add_overflow(w->lower, size_, &w->upper))
-		return false;
+	w->lower = r.start;
+	w->upper = r.end;
 	return true;
 }
 
