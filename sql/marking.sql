@@ -169,3 +169,26 @@ SELECT flownode.flush_flow('pair_b'), flow_diff('pair_b');
 SELECT * FROM pair_b_sink ORDER BY w;
 SELECT flownode.drop_flow('pair_a'), flownode.drop_flow('pair_b');
 DROP TABLE pair, pair_a_sink, pair_b_sink;
+
+-- the durable record of writers scattered over time: each transaction's windows as
+-- one multirange per flow (written directly, checked against PostgreSQL's own
+-- constructor), readable and trimmed by PostgreSQL's multirange operators
+CREATE TABLE rec (ts timestamptz NOT NULL, v int NOT NULL);
+SELECT flownode.create_flow('rec_f', 'rec_sink',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS w, count(*) AS n FROM rec GROUP BY 1$$,
+  eval_interval => '1 hour') > 0 AS created;
+SELECT flow_id AS rec_flow FROM flownode.flow WHERE flow_name = 'rec_f' \gset
+INSERT INTO rec SELECT timestamptz '2024-06-01' + i * 7 * interval '1 minute', i FROM generate_series(0, 6) i;
+INSERT INTO rec SELECT timestamptz '2024-06-02' + i * 3 * interval '1 minute', i FROM generate_series(0, 8) i;
+INSERT INTO rec SELECT timestamptz '2024-06-03' + i * 2 * interval '1 minute', i FROM generate_series(0, 11) i;
+SELECT pg_catalog.array_length(pg_catalog.array_agg(r), 1) AS ranges,
+       pg_catalog.bool_and(pg_catalog.upper(r) - pg_catalog.lower(r) = 60000000) AS minute_each,
+       pg_catalog.min(pg_catalog.lower(r)) = extract(epoch FROM timestamptz '2024-06-01' - timestamptz '2000-01-01') * 1000000 AS first_ok
+  FROM flownode.pending p, pg_catalog.unnest(p.ranges) r WHERE p.flow_id = :rec_flow;
+SELECT pg_catalog.bool_and(ranges = (ranges::text)::int8multirange AND ranges::text = ((ranges::text)::int8multirange)::text) AS same_value,
+       pg_catalog.count(*) AS records
+  FROM flownode.pending WHERE flow_id = :rec_flow;
+SELECT flownode.flush_flow('rec_f'), flow_diff('rec_f');
+SELECT pg_catalog.count(*) AS records_left FROM flownode.pending WHERE flow_id = :rec_flow;
+SELECT flownode.drop_flow('rec_f');
+DROP TABLE rec, rec_sink;
