@@ -75,10 +75,10 @@ typedef struct FlowMarker {
 	Oid owner;
 	Oid sink_relid;
 	AttrNumber time_attnum;
-	FnWindow *window; /* NULL: window-less flow */
-	int64 stride;     /* > 0: a fixed stride from stride_anchor (fn_window_stride) */
-	int64 stride_anchor;
-	LocalMarks *marks; /* this transaction's set, if current */
+	FnWindow *window;    /* NULL: window-less flow */
+	int64 stride;        /* > 0: fixed stride from stride_anchor; 0: not known yet; -1: calendar */
+	int64 stride_anchor; /* both copied from the core once (fn_window_stride): no call per row */
+	LocalMarks *marks;   /* this transaction's set, if current */
 	LocalTransactionId marks_lxid;
 	uint64 marks_epoch; /* see marks_epoch */
 } FlowMarker;

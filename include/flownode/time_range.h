@@ -47,7 +47,8 @@ static inline const FnTimeRange *fn_ranges_containing(const FnTimeRange *ranges,
  * the window of ts lies a whole number of strides from an anchor, a window's lower
  * bound that PostgreSQL computed (date_bin's own definition, so the arithmetic is
  * exact). False when ts is too far from the anchor for it to be trusted (2^60 us,
- * some 36,000 years): the calendar is asked instead. Shared by the C++ core
+ * some 36,000 years, far inside int64 while PostgreSQL's timestamp range is wider):
+ * the calendar is asked instead (and raises the errors date_bin raises). Shared by the C++ core
  * (TimeWindowExpr) and, inlined, by the trigger path.
  */
 #define FN_ANCHOR_REACH (INT64_C(1) << 60)

@@ -10,11 +10,6 @@ namespace {
 // than spin.
 constexpr int kMaxSteps = 1000;
 
-// How far from the anchor a fixed-stride window is computed rather than asked for:
-// about 36,000 years, far inside int64 (so nothing below can overflow), while
-// PostgreSQL's whole timestamp range is wider. Beyond it the calendar answers (and
-// raises the errors date_bin raises).
-
 } // namespace
 
 TimeWindowExpr TimeWindowExpr::fixed(int64_t stride_usec, WindowCalendar *calendar) noexcept {
