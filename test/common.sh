@@ -86,13 +86,14 @@ fn_start_cluster() {
     echo "unix_socket_directories = '$dir'"
     echo "listen_addresses = ''"
   } >>"$dir/data/postgresql.conf"
-  fn_as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null \
+  # from /: the caller's directory may be one postgres cannot enter (pg_ctl says so)
+  (cd / && fn_as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null) \
     || { cat "$dir/server.log" >&2; fn_die "cluster did not start"; }
 }
 
 # fn_stop_cluster DIR: fast shutdown; fails if the server does not stop.
 fn_stop_cluster() {
-  fn_as_postgres "$(fn_pg_bindir)/pg_ctl" -D "$1/data" -m fast -w -t 60 stop >/dev/null
+  (cd / && fn_as_postgres "$(fn_pg_bindir)/pg_ctl" -D "$1/data" -m fast -w -t 60 stop >/dev/null)
 }
 
 # Trap-friendly variant: does nothing if no server runs there, never fails.
