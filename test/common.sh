@@ -106,7 +106,7 @@ fn_stop_cluster_quiet() {
 fn_psql() {
   local dir="$1" port="$2"
   shift 2
-  fn_as_postgres "$(fn_pg_bindir)/psql" -X -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -d postgres "$@"
+  (cd / && fn_as_postgres "$(fn_pg_bindir)/psql" -X -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -d postgres "$@")
 }
 
 # Print a TCP port that nothing listens on (the clusters listen on a Unix socket
