@@ -89,7 +89,7 @@ done
 chown postgres: "$DIR"/*.csv "$DIR"/*.multirow
 fn_stop_cluster "$DIR"
 
-single() { runuser -u postgres -- "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>&1; }
+single() ( cd / && runuser -u postgres -- "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>&1 )
 # run_cg NAME TOGGLE...: the statements on stdin in a single-user backend under
 # callgrind, counting only inside the given functions.
 run_cg() {

@@ -157,7 +157,7 @@ log "starting a throwaway cluster in $DIR (port $PORT)"
 fn_start_cluster "$DIR" "$PORT"
 fn_stop_cluster "$DIR"
 printf '\n# added by bench/run.sh\n%s\n' "$BENCH_CONF" >>"$DIR/data/postgresql.conf"
-env $MALLOC_ENV runuser -u postgres -- "$(fn_pg_bindir)/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start >/dev/null \
+(cd / && env $MALLOC_ENV runuser -u postgres -- "$(fn_pg_bindir)/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start >/dev/null) \
   || {
     cat "$DIR/server.log" >&2
     fn_die "cluster did not start"
