@@ -27,12 +27,19 @@ my $pid = fn_wait_worker($node, 'postgres', 'f');
 ok($pid, 'flow worker runs after create_flow');
 
 # Committed changes, never flushed: inserts, updates moving rows across windows
-# (old and new window), deletes. $round keeps each round's rows distinct.
+# (old and new window), deletes; and two scattered inserts of a dozen separate
+# windows each, in one session, so the second record's multirange is written in its
+# stored form directly (pending_log.c) and must be read back by recovery.
+# $round keeps each round's rows distinct.
 sub write_changes
 {
 	my ($round) = @_;
 	my $base = 1000 * $round;
 	$node->safe_psql('postgres', qq{
+INSERT INTO src SELECT timestamptz '2024-02-01' + ($round * 1000 + i * 13) * interval '1 minute',
+  'scat', $base + 500 + i FROM generate_series(1, 12) i;
+INSERT INTO src SELECT timestamptz '2024-02-03' + ($round * 1000 + i * 13) * interval '1 minute',
+  'scat', $base + 600 + i FROM generate_series(1, 12) i;
 INSERT INTO src SELECT timestamptz '2024-01-01' + i * interval '11 seconds',
   'h' || (i % 4), $base + i FROM generate_series(1, 150) i;
 UPDATE src SET ts = ts + interval '7 minutes', host = 'moved$round'
