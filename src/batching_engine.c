@@ -61,6 +61,10 @@ typedef struct LocalMarks {
 	FnTimeRange last; /* the range added last: a repeat costs nothing */
 	uint32 count;
 	uint32 capacity;
+	/* A window whose gap to a neighbouring range is below this joins that range at
+	 * once (fn_ranges_absorb): 1 (touching only) until the set first coalesces, then
+	 * about the gap a merge of a full stage would close (fn_dirty_merge_stage). */
+	uint64 absorb_below;
 	/* Windows not yet in `ranges`, in arrival order: inserting each one into the
 	 * sorted set would shift the array every time; a full stage is sorted and merged
 	 * in one pass (fn_dirty_add_batch). Everything that reads the set flushes it. */
@@ -239,6 +243,7 @@ static pg_noinline LocalMarks *find_or_create_marks(FlowMarker *m, MarkScope sco
 	lm->flow_id = m->flow_id;
 	lm->subid = subid;
 	lm->last.start = lm->last.end = 0;
+	lm->absorb_below = 1;
 	xact_marks = lappend(xact_marks, lm);
 	MemoryContextSwitchTo(old);
 done:
@@ -262,31 +267,44 @@ static inline FnDirtySet local_set(LocalMarks *lm) {
 	return s;
 }
 
-/* Moves the staged windows into the sorted set. Cannot fail. */
-static inline void flush_stage(LocalMarks *lm) {
+/* Moves the staged windows into the sorted set and sets the gap below which the
+ * windows that follow join its ranges in place. Cannot fail. */
+static void flush_stage(LocalMarks *lm) {
 	if (lm->staged == 0)
 		return;
-	fn_dirty_add_batch(local_set(lm), lm->stage, lm->staged);
+	lm->absorb_below =
+	    fn_dirty_merge_stage(local_set(lm), lm->stage, lm->staged, LOCAL_STAGE, lm->absorb_below);
 	lm->staged = 0;
 }
 
-static inline void mark_range(LocalMarks *lm, FnTimeRange r) {
-	if (r.start == lm->last.start && r.end == lm->last.end)
-		return;
+static pg_attribute_always_inline void stage_range(LocalMarks *lm, FnTimeRange r) {
 	lm->stage[lm->staged++] = r;
 	lm->last = r;
 	if (lm->staged == LOCAL_STAGE)
 		flush_stage(lm);
 }
 
+/* r: a window in no range of the set, in the gap before ranges[pos]. A window next
+ * to a range (or, once the set has coalesced, near one) joins it in place; others
+ * are staged. */
+static pg_attribute_always_inline void mark_window(LocalMarks *lm, uint32 pos, FnTimeRange r) {
+	if (fn_ranges_absorb(lm->ranges, &lm->count, pos, r, lm->absorb_below)) {
+		lm->last = r;
+		return;
+	}
+	stage_range(lm, r);
+}
+
 /* Inlined into the per-flow loop: a call per flow and row was a tenth of its cost. */
 static pg_attribute_always_inline void mark_value(FlowMarker *m, MarkScope scope, Datum d, bool isnull) {
 	LocalMarks *lm = current_marks(m, scope);
 	int64 ts;
+	uint32 pos;
 	FnTimeRange r;
 
 	if (m->window == NULL) {
-		mark_range(lm, WINDOWLESS_MARK);
+		if (lm->count == 0 && lm->staged == 0)
+			stage_range(lm, WINDOWLESS_MARK);
 		return;
 	}
 	if (isnull)
@@ -299,15 +317,17 @@ static pg_attribute_always_inline void mark_value(FlowMarker *m, MarkScope scope
 	/* The set is a union of whole windows: a timestamp inside it needs no window.
 	 * Rows scattered over time fill the set within a few hundred rows, after which
 	 * nearly every row stops here (computing a calendar window is the costly part). */
-	if (fn_ranges_containing(lm->ranges, lm->count, ts) != NULL)
+	pos = fn_ranges_search(lm->ranges, lm->count, ts);
+	if (pos < lm->count && lm->ranges[pos].start <= ts)
 		return;
 	if (m->stride > 0 && fn_stride_window(m->stride_anchor, m->stride, ts, &r)) {
-		mark_range(lm, r); /* no call into the core: rows scattered over time get here */
+		mark_window(lm, pos, r); /* no call into the core: rows scattered over time get here */
 		return;
 	}
-	mark_range(lm, fn_window_of(m->window, ts));
+	r = fn_window_of(m->window, ts);
 	if (m->stride == 0 && fn_window_stride(m->window, &m->stride_anchor, &m->stride) < 0)
 		m->stride = -1; /* calendar windows: always asked of the core */
+	mark_window(lm, pos, r);
 }
 
 /*

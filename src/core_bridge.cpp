@@ -281,8 +281,13 @@ extern "C" void fn_dirty_add(FnDirtySet s, FnTimeRange r) {
 	DirtyTimeWindows(s.ranges, s.count, s.capacity).add(r);
 }
 
-extern "C" void fn_dirty_add_batch(FnDirtySet s, FnTimeRange *rs, uint32_t n) {
-	DirtyTimeWindows(s.ranges, s.count, s.capacity).add_batch(rs, n);
+extern "C" uint64_t fn_dirty_add_batch(FnDirtySet s, FnTimeRange *rs, uint32_t n) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).add_batch(rs, n);
+}
+
+extern "C" uint64_t fn_dirty_merge_stage(FnDirtySet s, FnTimeRange *stage, uint32_t n,
+                                         uint32_t stage_capacity, uint64_t below) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).merge_stage(stage, n, stage_capacity, below);
 }
 
 extern "C" void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n) {

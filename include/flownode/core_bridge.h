@@ -62,8 +62,13 @@ typedef struct FnDirtySet {
 } FnDirtySet;
 
 extern void fn_dirty_add(FnDirtySet s, FnTimeRange r);
-/* rs (reordered) into the set in one pass; s.ranges has room for capacity + n. */
-extern void fn_dirty_add_batch(FnDirtySet s, FnTimeRange *rs, uint32_t n);
+/* rs (reordered) into the set in one pass; s.ranges has room for capacity + n.
+ * Returns the coalescing threshold (see fn_ranges_absorb), 0 if nothing coalesced. */
+extern uint64_t fn_dirty_add_batch(FnDirtySet s, FnTimeRange *rs, uint32_t n);
+/* A transaction's stage merged into its set; returns the new absorb threshold
+ * (DirtyTimeWindows::merge_stage). s.ranges has room for capacity + n. */
+extern uint64_t fn_dirty_merge_stage(FnDirtySet s, FnTimeRange *stage, uint32_t n, uint32_t stage_capacity,
+                                     uint64_t below);
 extern void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
 extern void fn_dirty_subtract(FnDirtySet s, FnTimeRange r);
 extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);

@@ -37,8 +37,24 @@ class DirtyTimeWindows {
 	// back to its capacity (closing the smallest gaps, as add() would, plus an eighth
 	// for room when the set is large). For a stream of scattered windows this costs
 	// O(log n) per window instead of add()'s shift of the array. The storage must
-	// have room for capacity() + n entries.
-	void add_batch(FnTimeRange *rs, uint32_t n) noexcept;
+	// have room for capacity() + n entries. Returns the threshold of the coalescing
+	// (every gap below it was closed; see fn_ranges_absorb), 0 when there was none.
+	uint64_t add_batch(FnTimeRange *rs, uint32_t n) noexcept;
+	// When the set is full, closes its smallest eighth of gaps (at least one) at once,
+	// as add() does before it adds to a full large set, and returns the threshold (see
+	// coalesce_batch); 0 when the set is not full. For a transaction's own set that has
+	// just filled up: the windows it writes next can join the set's ranges in place
+	// (fn_ranges_absorb) instead of being staged and merged.
+	uint64_t make_room() noexcept;
+	// A transaction's set, after its stage of n windows (stage_capacity deep) is
+	// merged: add_batch, then make_room if the set is full. Returns the gap below
+	// which the windows written next join a neighbouring range in place
+	// (fn_ranges_absorb), given the current one (`below`): 1 (touching windows only:
+	// exact) while the set has never coalesced; afterwards about the gap that the
+	// next full stage's merge would close (with a stage as deep as the set, its
+	// median gap), never less than before. Joining such windows at once is what
+	// that merge would do, without staging, sorting and merging them first.
+	uint64_t merge_stage(FnTimeRange *stage, uint32_t n, uint32_t stage_capacity, uint64_t below) noexcept;
 	// Marks r only when that needs no coalescing (there is room, or r merges with a
 	// range it overlaps or touches); returns whether r was marked. For sets that must
 	// never claim more than was added.
@@ -68,8 +84,13 @@ class DirtyTimeWindows {
 	// The range holding all of [r.start, r.end), or nullptr (also for an empty r).
 	const FnTimeRange *containing(FnTimeRange r) const noexcept;
 
-	// Closes the k smallest gaps (ties: the first ones) in one pass. Public for tests.
-	void coalesce_batch(uint32_t k) noexcept;
+	// The k-th smallest gap between neighbouring ranges (1-based, at most the number
+	// of gaps; from an even sample of them in sets of more than 1,024), 0 if none.
+	uint64_t kth_smallest_gap(uint32_t k) const noexcept;
+	// Closes the k smallest gaps (ties: the first ones) in one pass and returns the
+	// threshold: the gap every smaller one of which was closed (0 if none was).
+	// Public for tests.
+	uint64_t coalesce_batch(uint32_t k) noexcept;
 
   private:
 	void coalesce_smallest_gap() noexcept;

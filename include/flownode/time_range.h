@@ -16,30 +16,78 @@ typedef struct FnTimeRange {
 } FnTimeRange;
 
 /*
- * The range of a sorted, disjoint array that holds ts, or NULL. Every row a trigger
- * marks asks this once per flow, so it lives here, inlinable from the C trigger path
- * as well as the C++ core (DirtyTimeWindows::containing). Rows scattered over time
- * make the branches of a classic binary search unpredictable: this one halves
- * [base, base + n] around the first range ending after ts with a conditional move
- * instead, as many instructions but no mispredicted branch (marking rows scattered
- * over a year, bench/marking_bench: 54 ns/row with std::partition_point, 15 ns with
- * this).
+ * The index of the first range of a sorted, disjoint array that ends after ts
+ * (count if none): the range holding ts if any holds it, else the one after the gap
+ * ts lies in. Every row a trigger marks asks this once per flow, so it lives here,
+ * inlinable from the C trigger path as well as the C++ core
+ * (DirtyTimeWindows::containing). Rows scattered over time make the branches of a
+ * classic binary search unpredictable: this one halves [base, base + n] around the
+ * first range ending after ts with a conditional move instead, as many instructions
+ * but no mispredicted branch (marking rows scattered over a year,
+ * bench/marking_bench: 54 ns/row with std::partition_point, 15 ns with this).
  */
-static inline const FnTimeRange *fn_ranges_containing(const FnTimeRange *ranges, uint32_t count, int64_t ts) {
+static inline uint32_t fn_ranges_search(const FnTimeRange *ranges, uint32_t count, int64_t ts) {
 	const FnTimeRange *base = ranges;
-	const FnTimeRange *x;
 	uint32_t n = count;
 
 	if (n == 0)
-		return NULL;
+		return 0;
 	while (n > 1) {
 		uint32_t half = n / 2;
 
 		base = base[half].end <= ts ? base + half : base;
 		n -= half;
 	}
-	x = base + (base->end <= ts);
-	return x != ranges + count && x->start <= ts ? x : NULL;
+	return (uint32_t)(base - ranges) + (base->end <= ts);
+}
+
+/* The range of a sorted, disjoint array that holds ts, or NULL. */
+static inline const FnTimeRange *fn_ranges_containing(const FnTimeRange *ranges, uint32_t count, int64_t ts) {
+	uint32_t i = fn_ranges_search(ranges, count, ts);
+
+	return i < count && ranges[i].start <= ts ? ranges + i : NULL;
+}
+
+/*
+ * Joins w to the nearer of its neighbours in a sorted set of non-adjacent ranges, if
+ * the gap between them is below `below`; w lies in the gap before ranges[pos]
+ * (pos from fn_ranges_search, w overlapping neither neighbour). Returns whether it
+ * did; when w fills the gap between both neighbours, they become one range. A
+ * set that had to coalesce (a transaction writing rows scattered over time) passes
+ * the last coalescing pass's threshold, below which that pass closed every gap:
+ * joining such a window now is what the next pass would do, without staging,
+ * sorting and merging it first. With `below` 1 only a window touching a neighbour
+ * joins, which claims nothing more than was written. Ranges are unions of whole
+ * windows and so is every gap between them, so the set stays one.
+ */
+static inline bool fn_ranges_absorb(FnTimeRange *ranges, uint32_t *count, uint32_t pos, FnTimeRange w,
+                                    uint64_t below) {
+	uint32_t n = *count;
+	uint64_t to_prev = UINT64_MAX, to_next = UINT64_MAX;
+
+	if ((pos > 0 && ranges[pos - 1].end > w.start) || (pos < n && w.end > ranges[pos].start))
+		return false; /* overlaps a neighbour: not what the caller promised; stage it */
+	/* unsigned differences: exact for any gap of int64 bounds */
+	if (pos > 0)
+		to_prev = (uint64_t)w.start - (uint64_t)ranges[pos - 1].end;
+	if (pos < n)
+		to_next = (uint64_t)ranges[pos].start - (uint64_t)w.end;
+	if (to_next < to_prev) {
+		if (to_next >= below)
+			return false;
+		ranges[pos].start = w.start; /* to_prev > 0: it stays apart from the previous one */
+		return true;
+	}
+	if (to_prev >= below || to_prev == UINT64_MAX) /* no previous range either */
+		return false;
+	ranges[pos - 1].end = w.end;
+	if (to_next == 0) { /* w filled the gap: both neighbours become one range */
+		ranges[pos - 1].end = ranges[pos].end;
+		for (uint32_t i = pos; i + 1 < n; i++)
+			ranges[i] = ranges[i + 1];
+		*count = n - 1;
+	}
+	return true;
 }
 
 /*

@@ -21,10 +21,10 @@ constexpr uint32_t kGapSample = 1024;
 
 } // namespace
 
-void DirtyTimeWindows::coalesce_batch(uint32_t k) noexcept {
+uint64_t DirtyTimeWindows::kth_smallest_gap(uint32_t k) const noexcept {
 	uint32_t n = *count_;
 	if (n < 2 || k == 0)
-		return;
+		return 0;
 	uint32_t ngaps = n - 1;
 	k = std::min(k, ngaps);
 	uint64_t sample[kGapSample];
@@ -32,10 +32,17 @@ void DirtyTimeWindows::coalesce_batch(uint32_t k) noexcept {
 	uint32_t m = 0;
 	for (uint32_t i = 1; i < n && m < kGapSample; i += stride)
 		sample[m++] = gap(ranges_[i - 1], ranges_[i]);
-	// The k-th smallest gap (exact when every gap was sampled).
 	uint32_t q = static_cast<uint32_t>((static_cast<uint64_t>(k) - 1) * m / ngaps);
 	std::nth_element(sample, sample + q, sample + m);
-	uint64_t threshold = sample[q];
+	return sample[q];
+}
+
+uint64_t DirtyTimeWindows::coalesce_batch(uint32_t k) noexcept {
+	uint32_t n = *count_;
+	if (n < 2 || k == 0)
+		return 0;
+	k = std::min(k, n - 1);
+	uint64_t threshold = kth_smallest_gap(k);
 	uint32_t below = 0;
 	for (uint32_t i = 1; i < n; i++)
 		below += gap(ranges_[i - 1], ranges_[i]) < threshold;
@@ -57,6 +64,7 @@ void DirtyTimeWindows::coalesce_batch(uint32_t k) noexcept {
 			ranges_[++out] = ranges_[i];
 	}
 	*count_ = out + 1;
+	return threshold;
 }
 
 void DirtyTimeWindows::add(FnTimeRange r) noexcept {
@@ -138,9 +146,9 @@ void DirtyTimeWindows::add_all(const FnTimeRange *rs, uint32_t n) noexcept {
 		add(rs[i]);
 }
 
-void DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
+uint64_t DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
 	if (capacity_ == 0)
-		return;
+		return 0;
 	// rs sorted and normalized in place: non-empty, disjoint, non-adjacent.
 	std::sort(rs, rs + n, [](const FnTimeRange &a, const FnTimeRange &b) { return a.start < b.start; });
 	uint32_t m = 0;
@@ -153,7 +161,7 @@ void DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
 			rs[m++] = rs[i];
 	}
 	if (m == 0)
-		return;
+		return 0;
 	// Merge from the back into ranges_[0, count + m), by start: nothing is
 	// overwritten before it is read.
 	uint32_t a = *count_, b = m, out = *count_ + m;
@@ -172,12 +180,34 @@ void DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
 			ranges_[++k] = ranges_[i];
 	}
 	*count_ = k + 1;
+	uint64_t threshold = 0;
 	if (*count_ > capacity_) {
 		uint32_t room = capacity_ >= kBatchFrom ? capacity_ / 8 : 0;
-		coalesce_batch(*count_ - capacity_ + room);
+		threshold = coalesce_batch(*count_ - capacity_ + room);
 		while (*count_ > capacity_) // a sampled threshold may close fewer
-			coalesce_batch(*count_ - capacity_);
+			threshold = std::max(threshold, coalesce_batch(*count_ - capacity_));
 	}
+	return threshold;
+}
+
+uint64_t DirtyTimeWindows::make_room() noexcept {
+	if (*count_ < capacity_)
+		return 0;
+	return coalesce_batch(std::max<uint32_t>(1, capacity_ / 8));
+}
+
+uint64_t DirtyTimeWindows::merge_stage(FnTimeRange *stage, uint32_t n, uint32_t stage_capacity,
+                                       uint64_t below) noexcept {
+	uint64_t threshold = add_batch(stage, n);
+	if (threshold == 0)
+		threshold = make_room();
+	if (threshold == 0 && below <= 1)
+		return 1; // never coalesced: exact, only touching windows join
+	// The next full stage merged into this set would close about as many gaps as it
+	// brings windows: stage_capacity of size() + stage_capacity gaps, the smallest.
+	uint64_t k =
+	    static_cast<uint64_t>(*count_) * stage_capacity / (static_cast<uint64_t>(capacity_) + stage_capacity);
+	return std::max({threshold, below, kth_smallest_gap(static_cast<uint32_t>(std::max<uint64_t>(k, 1)))});
 }
 
 void DirtyTimeWindows::subtract(FnTimeRange r) noexcept {

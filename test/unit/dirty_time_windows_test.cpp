@@ -629,3 +629,210 @@ TEST(DirtyTimeWindowsDropOverlapping, RemovesWholeOverlappingRangesOnly) {
 	set.drop_overlapping({9, 10});
 	EXPECT_TRUE(set.empty());
 }
+
+// --- fn_ranges_search / fn_ranges_absorb (inline C, the trigger's path) --------------
+
+TEST(RangesSearch, FirstRangeEndingAfter) {
+	const FnTimeRange rs[] = {R(10, 20), R(30, 40), R(50, 60)};
+	EXPECT_EQ(fn_ranges_search(rs, 0, 15), 0u);
+	EXPECT_EQ(fn_ranges_search(rs, 3, 5), 0u);
+	EXPECT_EQ(fn_ranges_search(rs, 3, 10), 0u);
+	EXPECT_EQ(fn_ranges_search(rs, 3, 19), 0u);
+	EXPECT_EQ(fn_ranges_search(rs, 3, 20), 1u); // end is exclusive
+	EXPECT_EQ(fn_ranges_search(rs, 3, 45), 2u);
+	EXPECT_EQ(fn_ranges_search(rs, 3, 60), 3u);
+	EXPECT_EQ(fn_ranges_containing(rs, 3, 25), nullptr);
+	EXPECT_EQ(fn_ranges_containing(rs, 3, 30), rs + 1);
+}
+
+struct Absorb {
+	std::vector<FnTimeRange> rs;
+	uint32_t count;
+	explicit Absorb(std::vector<FnTimeRange> v) : rs(std::move(v)), count(static_cast<uint32_t>(rs.size())) {}
+	bool operator()(FnTimeRange w, uint64_t below) {
+		return fn_ranges_absorb(rs.data(), &count, fn_ranges_search(rs.data(), count, w.start), w, below);
+	}
+	Pairs contents() const {
+		Pairs out;
+		for (uint32_t i = 0; i < count; i++)
+			out.emplace_back(rs[i].start, rs[i].end);
+		return out;
+	}
+};
+
+TEST(RangesAbsorb, TouchingJoinsAtBelowOne) {
+	Absorb a({R(10, 20), R(40, 50)});
+	EXPECT_TRUE(a(R(20, 25), 1)); // touches the first
+	EXPECT_TRUE(a(R(35, 40), 1)); // touches the second
+	EXPECT_EQ(a.contents(), (Pairs{{10, 25}, {35, 50}}));
+	EXPECT_FALSE(a(R(28, 30), 1)); // apart from both: staged instead
+	EXPECT_FALSE(a(R(0, 5), 1));
+	EXPECT_FALSE(a(R(60, 65), 1));
+	EXPECT_FALSE(a(R(28, 30), 0)); // 0: never
+	EXPECT_EQ(a.contents(), (Pairs{{10, 25}, {35, 50}}));
+}
+
+TEST(RangesAbsorb, NearerNeighbourBelowThreshold) {
+	Absorb a({R(10, 20), R(100, 110)});
+	EXPECT_TRUE(a(R(30, 35), 11));  // 10 from the first, 65 from the second
+	EXPECT_TRUE(a(R(90, 95), 6));   // 55 from the first, 5 from the second
+	EXPECT_FALSE(a(R(60, 65), 25)); // 25 from both: not below
+	EXPECT_EQ(a.contents(), (Pairs{{10, 35}, {90, 110}}));
+	EXPECT_TRUE(a(R(60, 65), 26)); // a tie joins the previous range
+	EXPECT_EQ(a.contents(), (Pairs{{10, 65}, {90, 110}}));
+}
+
+TEST(RangesAbsorb, EdgesOfTheSet) {
+	Absorb a({R(10, 20)});
+	EXPECT_TRUE(a(R(0, 5), 6)); // before the first: only a next neighbour
+	EXPECT_TRUE(a(R(30, 40), 11));
+	EXPECT_EQ(a.contents(), (Pairs{{0, 40}}));
+	Absorb empty({});
+	EXPECT_FALSE(empty(R(0, 5), UINT64_MAX)); // nothing to join, whatever the threshold
+	EXPECT_EQ(empty.count, 0u);
+}
+
+TEST(RangesAbsorb, FillingTheGapMergesBothNeighbours) {
+	Absorb a({R(0, 10), R(20, 30), R(40, 50), R(60, 70)});
+	EXPECT_TRUE(a(R(30, 40), 1));
+	EXPECT_EQ(a.contents(), (Pairs{{0, 10}, {20, 50}, {60, 70}}));
+	EXPECT_TRUE(a(R(12, 18), 3)); // 2 from both: joins the first, stays apart from the next
+	EXPECT_EQ(a.contents(), (Pairs{{0, 18}, {20, 50}, {60, 70}}));
+	EXPECT_TRUE(a(R(55, 60), 100)); // touches the next: joins it (0 < 5)
+	EXPECT_EQ(a.contents(), (Pairs{{0, 18}, {20, 50}, {55, 70}}));
+}
+
+TEST(RangesAbsorb, RefusesAWindowOverlappingANeighbour) {
+	Absorb a({R(10, 20), R(40, 50)});
+	std::vector<FnTimeRange> before = a.rs;
+	EXPECT_FALSE(fn_ranges_absorb(a.rs.data(), &a.count, 1, R(15, 25), UINT64_MAX)); // into the first
+	EXPECT_FALSE(fn_ranges_absorb(a.rs.data(), &a.count, 1, R(35, 45), UINT64_MAX)); // into the second
+	EXPECT_EQ(a.contents(), (Pairs{{10, 20}, {40, 50}}));
+}
+
+TEST(RangesAbsorb, GapsNearInt64LimitsDoNotOverflow) {
+	Absorb a({R(INT64_MIN, INT64_MIN + 10), R(INT64_MAX - 10, INT64_MAX)});
+	// gaps 2^63 - 10 to the first and 2^63 - 21 to the second: the second is nearer
+	EXPECT_FALSE(a(R(0, 10), (UINT64_C(1) << 63) - 21));
+	EXPECT_TRUE(a(R(0, 10), (UINT64_C(1) << 63) - 20));
+	EXPECT_EQ(a.contents(), (Pairs{{INT64_MIN, INT64_MIN + 10}, {0, INT64_MAX}}));
+}
+
+TEST(DirtyTimeWindowsAddBatch, ReturnsTheCoalescingThreshold) {
+	BatchStorage b(3, 4);
+	std::vector<FnTimeRange> first = {R(0, 10), R(100, 110)};
+	EXPECT_EQ(b.set.add_batch(first.data(), 2), 0u); // fits: nothing coalesced
+	std::vector<FnTimeRange> batch = {R(112, 120), R(200, 210), R(50, 60), R(300, 310)};
+	// gaps 40, 40, 2, 80, 90: the three smallest close, every gap below 40
+	EXPECT_EQ(b.set.add_batch(batch.data(), static_cast<uint32_t>(batch.size())), 40u);
+	EXPECT_EQ(b.contents(), (Pairs{{0, 120}, {200, 210}, {300, 310}}));
+}
+
+// The trigger's marking loop over a local set (search, absorb below the threshold,
+// stage, merge a full stage with merge_stage), for windows written in random patterns:
+// every written window stays in the set, which stays a bounded, sorted union of whole
+// windows; and while nothing had to coalesce, the set is exactly the written windows.
+void run_marking_loop(uint32_t seed) {
+	std::mt19937 rng(seed);
+	auto uniform = [&](int64_t lo, int64_t hi) {
+		return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+	};
+	const int64_t width = 60, windows = 100000;
+	for (int round = 0; round < 30; round++) {
+		uint32_t capacity = static_cast<uint32_t>(round % 3 ? uniform(4, 300) : uniform(1, 8));
+		uint32_t stage_size = static_cast<uint32_t>(uniform(1, 64));
+		BatchStorage b(capacity, stage_size);
+		std::vector<FnTimeRange> stage;
+		std::set<int64_t> written;
+		uint64_t below = 1;
+		bool coalesced = false;
+		int pattern = round % 3; // scattered, in order with jumps, clustered
+		int64_t cursor = uniform(0, windows - 1);
+		SCOPED_TRACE(testing::Message() << "seed " << seed << " round " << round << " capacity " << capacity);
+		for (int step = 0; step < 3000; step++) {
+			int64_t win = pattern == 0 ? uniform(0, windows - 1)
+			              : pattern == 1
+			                  ? (uniform(0, 50) == 0 ? uniform(0, windows - 1) : cursor + uniform(0, 1))
+			                  : cursor + uniform(-20, 20) * uniform(0, 1) * 7;
+			win = std::clamp<int64_t>(win, 0, windows - 1);
+			cursor = win;
+			written.insert(win);
+			int64_t ts = win * width + uniform(0, width - 1);
+			uint32_t pos = fn_ranges_search(b.ranges.data(), b.count, ts);
+			if (pos < b.count && b.ranges[pos].start <= ts)
+				continue;
+			FnTimeRange w = R(win * width, (win + 1) * width);
+			if (fn_ranges_absorb(b.ranges.data(), &b.count, pos, w, below))
+				continue;
+			stage.push_back(w);
+			if (stage.size() == stage_size || step == 2999) {
+				below =
+				    b.set.merge_stage(stage.data(), static_cast<uint32_t>(stage.size()), stage_size, below);
+				coalesced = coalesced || below > 1;
+				stage.clear();
+			}
+			ASSERT_TRUE(b.guard_intact());
+			ASSERT_LE(b.set.size(), capacity);
+		}
+		if (!stage.empty())
+			below = b.set.merge_stage(stage.data(), static_cast<uint32_t>(stage.size()), stage_size, below);
+		coalesced = coalesced || below > 1;
+		int64_t covered = 0;
+		for (uint32_t i = 0; i < b.set.size(); i++) {
+			ASSERT_LT(b.set[i].start, b.set[i].end);
+			ASSERT_EQ(b.set[i].start % width, 0);
+			ASSERT_EQ(b.set[i].end % width, 0);
+			if (i > 0) {
+				ASSERT_LT(b.set[i - 1].end, b.set[i].start);
+			}
+			covered += (b.set[i].end - b.set[i].start) / width;
+		}
+		for (int64_t w : written)
+			ASSERT_TRUE(b.set.covers(R(w * width, (w + 1) * width))) << "lost window " << w;
+		if (!coalesced) {
+			EXPECT_EQ(covered, static_cast<int64_t>(written.size())) << "claims more than was written";
+		}
+	}
+}
+
+TEST(DirtyTimeWindowsProperty, MarkingLoopWithAbsorbKeepsEveryWindow) {
+	for (uint32_t seed : {3u, 29u, 2026u})
+		ASSERT_NO_FATAL_FAILURE(run_marking_loop(seed));
+}
+
+TEST(DirtyTimeWindows, MakeRoomOnlyWhenFull) {
+	Storage s(4);
+	s.set.add(R(0, 10));
+	s.set.add(R(20, 30));
+	s.set.add(R(33, 40));
+	EXPECT_EQ(s.set.make_room(), 0u); // room left: nothing closes
+	EXPECT_EQ(s.set.size(), 3u);
+	s.set.add(R(100, 110));
+	EXPECT_EQ(s.set.make_room(), 3u); // full: the smallest gap (3) closes
+	EXPECT_EQ(s.contents(), (Pairs{{0, 10}, {20, 40}, {100, 110}}));
+	Storage big(64);
+	for (int64_t i = 0; i < 64; i++)
+		big.set.add(R(i * 100, i * 100 + 10 + (i % 8 == 0 ? 5 : 0)));
+	EXPECT_GT(big.set.make_room(), 0u);
+	EXPECT_EQ(big.set.size(), 56u); // an eighth of 64 gaps closed
+}
+
+TEST(DirtyTimeWindows, MergeStageThreshold) {
+	BatchStorage b(8, 8);
+	std::vector<FnTimeRange> stage = {R(0, 10), R(20, 30), R(60, 70)};
+	EXPECT_EQ(b.set.merge_stage(stage.data(), 3, 8, 1), 1u); // fits: exact
+	stage = {R(100, 110), R(130, 140), R(200, 210), R(290, 300), R(400, 410)};
+	// 8 ranges, full; gaps 10, 30, 30, 20, 60, 90, 100: make_room closes one (10),
+	// then the threshold is the gap a full stage (8 of 8 + 8) would close: the
+	// 7 * 8 / 16 = 3rd smallest of 30, 30, 20, 60, 90, 100
+	EXPECT_EQ(b.set.merge_stage(stage.data(), 5, 8, 1), 30u);
+	EXPECT_EQ(b.contents(),
+	          (Pairs{{0, 30}, {60, 70}, {100, 110}, {130, 140}, {200, 210}, {290, 300}, {400, 410}}));
+	// never lower than the threshold it had
+	stage = {R(500, 510)};
+	EXPECT_GE(b.set.merge_stage(stage.data(), 1, 8, 1000), 1000u);
+	// a set that never coalesced stays exact
+	BatchStorage c(8, 8);
+	stage = {R(0, 10)};
+	EXPECT_EQ(c.set.merge_stage(stage.data(), 1, 8, 1), 1u);
+}
