@@ -14,7 +14,7 @@ PG_CXXFLAGS = -std=c++17 -Wno-register -fno-omit-frame-pointer
 PG_CFLAGS = -Wno-declaration-after-statement
 SHLIB_LINK = -lstdc++
 
-REGRESS = api errors marking windows sink_exact ddl privileges convergence
+REGRESS = api errors marking groups windows sink_exact ddl privileges convergence
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check --temp-config=$(CURDIR)/test/flownode.conf
 ISOLATION = refresh_race
 ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_iso --temp-config=$(CURDIR)/test/flownode.conf \

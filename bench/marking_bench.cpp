@@ -1,18 +1,20 @@
 // marking_bench: the trigger's per-row marking path in isolation (Google Benchmark).
 //
 // The marking triggers' WHEN clause (src/batching_engine.c, mark_value) does, per
-// row and flow:
+// row and group of nesting flows:
 //   1. if ts is inside the range this transaction added last: nothing more;
 //   2. if ts is inside a range of the transaction's local set (a union of whole
-//      windows): nothing more;
-//   3. else the window of ts (TimeWindowExpr::window_of: free when ts is inside the
-//      remembered window, else one calendar call; in production the calendar is
-//      PostgreSQL's date_bin behind a PG_TRY, here date_bin-like integer math);
-//   4. unless it is the range added last, insert it into the transaction's local set
-//      (DirtyTimeWindows over 256 ranges, coalescing in batches when full).
-// mark() below is that code path over the real core (src/core/*.cpp); only the
-// PostgreSQL glue (the WHEN clause's function call, the column fetch) is left out:
-// the SQL benchmarks measure the whole trigger.
+//      windows; fn_ranges_search): nothing more;
+//   3. else the window of ts (a fixed stride: integer arithmetic from an anchor,
+//      fn_stride_window; calendar windows: TimeWindowExpr::window_of, in production
+//      PostgreSQL's date_trunc behind a PG_TRY);
+//   4. the window joins a neighbouring range in place if it touches one (or, once
+//      the set has coalesced, lies near one: fn_ranges_absorb), else it is staged;
+//      a full stage (256) is merged into the set (DirtyTimeWindows::merge_stage,
+//      which coalesces to the set's 256 ranges when needed).
+// mark() below is that code path over the real core (src/core/*.cpp and the inline
+// functions of time_range.h); only the PostgreSQL glue (the WHEN clause's function
+// call, the column fetch) is left out: the SQL benchmarks measure the whole trigger.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -50,27 +52,49 @@ class DateBinCalendar final : public flownode::WindowCalendar {
 	int64_t stride_;
 };
 
+constexpr uint32_t kStage = 256; // LOCAL_STAGE
+
 struct LocalMarks {
 	FnTimeRange last{0, 0};
 	uint32_t count = 0;
-	FnTimeRange ranges[kLocalRanges];
+	uint64_t absorb_below = 1;
+	uint32_t staged = 0;
+	FnTimeRange stage[kStage];
+	FnTimeRange ranges[kLocalRanges + kStage];
 	void reset() {
 		last = FnTimeRange{0, 0};
-		count = 0;
+		count = staged = 0;
+		absorb_below = 1;
+	}
+	void flush() {
+		if (staged == 0)
+			return;
+		absorb_below = DirtyTimeWindows(ranges, &count, kLocalRanges).merge_stage(stage, staged, kStage, absorb_below);
+		staged = 0;
+	}
+	// mark_window(): r is in no range of the set, in the gap before ranges[pos]
+	void insert(uint32_t pos, FnTimeRange r) {
+		last = r;
+		if (fn_ranges_absorb(ranges, &count, pos, r, absorb_below))
+			return;
+		stage[staged++] = r;
+		if (staged == kStage)
+			flush();
 	}
 };
 
-// mark_value() + mark_range() of src/batching_engine.c, for one flow.
+// mark_value() of src/batching_engine.c, for one group with a fixed stride.
 inline void mark(TimeWindowExpr &expr, LocalMarks &lm, int64_t ts) {
+	int64_t anchor = 0, stride = 0;
 	if (ts >= lm.last.start && ts < lm.last.end)
 		return;
-	if (lm.count > 0 && DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).containing(ts) != nullptr)
+	uint32_t pos = fn_ranges_search(lm.ranges, lm.count, ts);
+	if (pos < lm.count && lm.ranges[pos].start <= ts)
 		return;
-	FnTimeRange r = expr.window_of(ts).range();
-	if (r.start == lm.last.start && r.end == lm.last.end)
-		return;
-	DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(r);
-	lm.last = r;
+	FnTimeRange r;
+	if (!(expr.stride_anchor(&anchor, &stride) && fn_stride_window(anchor, stride, ts, &r)))
+		r = expr.window_of(ts).range();
+	lm.insert(pos, r);
 }
 
 constexpr size_t kRows = 1 << 20;
@@ -147,28 +171,33 @@ void BM_WindowOf_Uncached(benchmark::State &state) {
 	state.SetItemsProcessed(state.iterations());
 }
 
-// The local-set insert alone, of a window adjacent to the last one (merges).
+// The local-set insert alone (search, join or stage, merges), of a window adjacent to
+// the last one: it joins the last range in place.
 void BM_LocalSetInsert_Adjacent(benchmark::State &state) {
 	LocalMarks lm;
 	int64_t w = kStart;
 	for (auto _ : state) {
-		DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(FnTimeRange{w, w + kUsecPerMin});
+		lm.insert(fn_ranges_search(lm.ranges, lm.count, w), FnTimeRange{w, w + kUsecPerMin});
 		w += kUsecPerMin;
 	}
 	benchmark::DoNotOptimize(lm.count);
 	state.SetItemsProcessed(state.iterations());
 }
 
-// The local-set insert alone, of a random window of a year into a set that is full
-// (256 ranges): the nearest ranges are coalesced.
+// The local-set insert alone, of a random window of a year not yet in the set
+// (windows already in it are skipped uncounted, as the trigger's containment check
+// would): the set fills, coalesces, and then joins most windows to a neighbour.
 void BM_LocalSetInsert_ScatteredFull(benchmark::State &state) {
 	static const auto ts = scattered(kYear);
 	LocalMarks lm;
 	size_t i = 0;
 	for (auto _ : state) {
 		int64_t lo = ts[i] - ts[i] % kUsecPerMin;
-		DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(FnTimeRange{lo, lo + kUsecPerMin});
-		i = (i + 1) & (kRows - 1);
+		uint32_t pos = fn_ranges_search(lm.ranges, lm.count, lo);
+		if (!(pos < lm.count && lm.ranges[pos].start <= lo))
+			lm.insert(pos, FnTimeRange{lo, lo + kUsecPerMin});
+		if ((i = (i + 1) & (kRows - 1)) % 1000 == 0)
+			lm.reset(); // a transaction of 1,000 rows, as in the SQL benchmarks
 	}
 	benchmark::DoNotOptimize(lm.count);
 	state.SetItemsProcessed(state.iterations());
@@ -181,7 +210,9 @@ void BM_LocalSetInsert_ScatteredHour(benchmark::State &state) {
 	size_t i = 0;
 	for (auto _ : state) {
 		int64_t lo = ts[i] - ts[i] % kUsecPerMin;
-		DirtyTimeWindows(lm.ranges, &lm.count, kLocalRanges).add(FnTimeRange{lo, lo + kUsecPerMin});
+		uint32_t pos = fn_ranges_search(lm.ranges, lm.count, lo);
+		if (!(pos < lm.count && lm.ranges[pos].start <= lo))
+			lm.insert(pos, FnTimeRange{lo, lo + kUsecPerMin});
 		i = (i + 1) & (kRows - 1);
 	}
 	benchmark::DoNotOptimize(lm.count);

@@ -2,10 +2,12 @@
  * batching_engine.c: the seed's BatchingEngine.
  *
  * - The source's row triggers (their WHEN clause: flownode.mark_row) map each written
- *   row to the window of its time value for every flow on the table, and add that
- *   window to a set kept in backend memory for the current (sub)transaction. Per
- *   row: one function call, the window (remembered: consecutive rows usually share
- *   one, and a row inside the set needs none), no SPI, no catalog.
+ *   row to the window of its time value for every group of the table's flows whose
+ *   windows nest (MarkGroup), and add that window to a set kept in backend memory for
+ *   the current (sub)transaction. Per row: one function call, the window
+ *   (remembered: consecutive rows usually share one, and a row inside the set needs
+ *   none), no SPI, no catalog. At PRE_COMMIT each flow's own windows are derived
+ *   from its group's set.
  * - The flows of a table are cached per backend; the cache is filled from the
  *   catalog on a miss and invalidated by relcache callbacks.
  * - Marks become visible to workers only when the writer commits (invariant 2): at
@@ -48,17 +50,22 @@ PG_FUNCTION_INFO_V1(flownode_mark_truncate);
 /* Windows staged before a merge into the sorted set: a merge and, once the set is
  * full, a coalesce pass over it cost O(set + stage), so a deeper stage makes rows
  * scattered over time cheaper (256: a quarter fewer instructions per row than 64
- * with five flows, by callgrind), at 4 KiB per flow per transaction. */
+ * with five flows, by callgrind), at 4 KiB per group of flows per transaction. */
 #define LOCAL_STAGE 256
 
-/* The marks one flow collected in one (sub)transaction. */
+/*
+ * The marks one group of flows (MarkGroup) collected in one (sub)transaction: the
+ * windows of the group's marking window that the transaction wrote rows into.
+ */
 typedef struct LocalMarks {
-	int64 flow_id;
+	Oid relid; /* key: source table, time column, the group's leading flow, subtransaction */
+	AttrNumber time_attnum;
+	int64 leader_id;
 	SubTransactionId subid;
-	FlowSlot *slot;   /* claimed at PRE_COMMIT */
-	bool recorded;    /* written to flownode.pending at PRE_COMMIT */
-	bool removes;     /* an UPDATE or DELETE marked a window: groups may vanish */
-	FnTimeRange last; /* the range added last: a repeat costs nothing */
+	int nmembers;      /* the flows these marks are for (every flow of the group when a */
+	int64 *member_ids; /* row was marked; TopTransactionContext) */
+	bool removes;      /* an UPDATE or DELETE marked a window: groups may vanish */
+	FnTimeRange last;  /* the range added last: a repeat costs nothing */
 	uint32 count;
 	uint32 capacity;
 	/* A window whose gap to a neighbouring range is below this joins that range at
@@ -67,11 +74,23 @@ typedef struct LocalMarks {
 	uint64 absorb_below;
 	/* Windows not yet in `ranges`, in arrival order: inserting each one into the
 	 * sorted set would shift the array every time; a full stage is sorted and merged
-	 * in one pass (fn_dirty_add_batch). Everything that reads the set flushes it. */
+	 * in one pass (fn_dirty_merge_stage). Everything that reads the set flushes it. */
 	uint32 staged;
 	FnTimeRange stage[LOCAL_STAGE];
 	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER]; /* capacity + LOCAL_STAGE entries */
 } LocalMarks;
+
+/* What one flow publishes when the transaction commits, built at PRE_COMMIT from the
+ * LocalMarks it is a member of (TopTransactionContext). */
+typedef struct FlowCommit {
+	int64 flow_id;
+	FlowSlot *slot; /* claimed at PRE_COMMIT */
+	bool recorded;  /* written to flownode.pending at PRE_COMMIT */
+	bool removes;
+	uint32 count;
+	uint32 capacity;
+	FnTimeRange *ranges; /* the flow's own windows */
+} FlowCommit;
 
 /* One flow of a source table, as the trigger needs it. */
 typedef struct FlowMarker {
@@ -79,13 +98,32 @@ typedef struct FlowMarker {
 	Oid owner;
 	Oid sink_relid;
 	AttrNumber time_attnum;
+	FnWindowSpec spec;
 	FnWindow *window;    /* NULL: window-less flow */
-	int64 stride;        /* > 0: fixed stride from stride_anchor; 0: not known yet; -1: calendar */
+	int64 stride;        /* > 0: fixed stride from stride_anchor; -1: calendar */
 	int64 stride_anchor; /* both copied from the core once (fn_window_stride): no call per row */
-	LocalMarks *marks;   /* this transaction's set, if current */
+} FlowMarker;
+
+/*
+ * Flows on one time column whose windows are all unions of one flow's windows (the
+ * leader's: the finest fixed stride, every other one a multiple of it on the same
+ * grid; or the same calendar window) are marked once per row, in the leader's
+ * windows, and each flow's own windows are derived at PRE_COMMIT (round_to_windows).
+ * So a row costs one marking per group, not per flow: five flows of 1 minute, 5
+ * minutes, an hour and a day on one column are one group.
+ */
+typedef struct MarkGroup {
+	AttrNumber time_attnum;
+	int64 leader_id;
+	FnWindow *window; /* the leader's; NULL: window-less flows */
+	int64 stride;
+	int64 stride_anchor;
+	int nmembers;
+	int64 *member_ids;
+	LocalMarks *marks; /* this transaction's set, if current */
 	LocalTransactionId marks_lxid;
 	uint64 marks_epoch; /* see marks_epoch */
-} FlowMarker;
+} MarkGroup;
 
 typedef struct SourceEntry {
 	Oid relid; /* hash key */
@@ -93,6 +131,8 @@ typedef struct SourceEntry {
 	Oid writer_checked; /* a role found allowed to write the table (may_mark) */
 	int nflows;
 	FlowMarker *flows;
+	int ngroups;
+	MarkGroup *groups;
 	MemoryContext cxt;
 } SourceEntry;
 
@@ -115,6 +155,7 @@ typedef struct PendingAction {
 static HTAB *source_cache = NULL;
 static Oid cached_catalog_relid = InvalidOid;
 static List *xact_marks = NIL;      /* LocalMarks *, in TopTransactionContext */
+static List *xact_commits = NIL;    /* FlowCommit *, built at PRE_COMMIT */
 static List *pending_actions = NIL; /* PendingAction *, in TopTransactionContext */
 static bool inflight = false;
 static object_access_hook_type prev_object_access_hook = NULL;
@@ -141,6 +182,81 @@ static void invalidate_source(Datum arg, Oid relid) {
 	while ((e = hash_seq_search(&status)) != NULL)
 		e->valid = false;
 	cached_catalog_relid = InvalidOid;
+}
+
+/* A fixed stride's grid, copied from the core once; -1 for calendar windows. */
+static void learn_stride(FlowMarker *m) {
+	int known;
+
+	m->stride = -1;
+	if (m->window == NULL)
+		return;
+	known = fn_window_stride(m->window, &m->stride_anchor, &m->stride);
+	if (known == 0) {
+		(void)fn_window_of(m->window, 0); /* the anchor is a window PostgreSQL computed */
+		known = fn_window_stride(m->window, &m->stride_anchor, &m->stride);
+	}
+	if (known != 1)
+		m->stride = -1;
+}
+
+static bool same_spec(const FnWindowSpec *a, const FnWindowSpec *b) {
+	return a->kind == b->kind && a->with_time_zone == b->with_time_zone && a->stride_time == b->stride_time &&
+	       a->stride_day == b->stride_day && a->origin == b->origin &&
+	       strncmp(a->unit, b->unit, FN_UNIT_LEN) == 0 && strncmp(a->zone, b->zone, FN_ZONE_LEN) == 0;
+}
+
+/* Whether every window of f is a union of the leader's windows. */
+static bool nests_in(const FlowMarker *f, const FlowMarker *leader) {
+	if (f->time_attnum != leader->time_attnum)
+		return false;
+	if (f->window == NULL || leader->window == NULL)
+		return f->window == NULL && leader->window == NULL;
+	if (f->stride > 0 && leader->stride > 0)
+		return fn_stride_nests(f->stride_anchor, f->stride, leader->stride_anchor, leader->stride);
+	return f->stride < 0 && leader->stride < 0 && same_spec(&f->spec, &leader->spec);
+}
+
+/* Finest fixed strides first (they lead), then calendar windows, then window-less. */
+static int flow_order(const void *a, const void *b) {
+	const FlowMarker *x = *(FlowMarker *const *)a, *y = *(FlowMarker *const *)b;
+	int64 kx = x->window == NULL ? PG_INT64_MAX : x->stride > 0 ? x->stride : PG_INT64_MAX - 1;
+	int64 ky = y->window == NULL ? PG_INT64_MAX : y->stride > 0 ? y->stride : PG_INT64_MAX - 1;
+
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->flow_id < y->flow_id ? -1 : x->flow_id > y->flow_id ? 1 : 0;
+}
+
+static void build_groups(SourceEntry *e) {
+	FlowMarker **order = palloc(sizeof(FlowMarker *) * Max(1, e->nflows));
+	FlowMarker **leaders = palloc(sizeof(FlowMarker *) * Max(1, e->nflows));
+
+	e->groups = MemoryContextAllocZero(e->cxt, sizeof(MarkGroup) * Max(1, e->nflows));
+	for (int i = 0; i < e->nflows; i++)
+		order[i] = &e->flows[i];
+	qsort(order, e->nflows, sizeof(FlowMarker *), flow_order);
+	for (int i = 0; i < e->nflows; i++) {
+		FlowMarker *f = order[i];
+		MarkGroup *g = NULL;
+
+		for (int k = 0; k < e->ngroups && g == NULL; k++)
+			if (nests_in(f, leaders[k]))
+				g = &e->groups[k];
+		if (g == NULL) {
+			leaders[e->ngroups] = f;
+			g = &e->groups[e->ngroups++];
+			g->time_attnum = f->time_attnum;
+			g->leader_id = f->flow_id;
+			g->window = f->window;
+			g->stride = f->stride;
+			g->stride_anchor = f->stride_anchor;
+			g->member_ids = MemoryContextAlloc(e->cxt, sizeof(int64) * e->nflows);
+		}
+		g->member_ids[g->nmembers++] = f->flow_id;
+	}
+	pfree(order);
+	pfree(leaders);
 }
 
 static SourceEntry *source_entry(Oid relid) {
@@ -175,6 +291,8 @@ static SourceEntry *source_entry(Oid relid) {
 	e->valid = false;
 	e->nflows = 0;
 	e->flows = NULL;
+	e->ngroups = 0;
+	e->groups = NULL;
 	e->writer_checked = InvalidOid;
 
 	cached_catalog_relid = fn_catalog_relid(false);
@@ -190,10 +308,13 @@ static SourceEntry *source_entry(Oid relid) {
 		m->owner = cfg->owner;
 		m->sink_relid = cfg->sink_relid;
 		m->time_attnum = cfg->time_attnum;
+		m->spec = cfg->window;
 		m->window = (cfg->window.kind == FN_WINDOW_NONE) ? NULL : fn_window_create(&cfg->window);
 		MemoryContextSwitchTo(old);
+		learn_stride(m);
 	}
 	e->nflows = i;
+	build_groups(e);
 	e->valid = true;
 	last = e;
 	return e;
@@ -203,7 +324,7 @@ static SourceEntry *source_entry(Oid relid) {
 
 /*
  * Bumped whenever a subtransaction's set is freed (its abort, or its merge into the
- * parent's): a FlowMarker's cached pointer may then point at freed memory, which a
+ * parent's): a MarkGroup's cached pointer may then point at freed memory, which a
  * later set can reuse, so the cache is trusted only within one epoch.
  */
 static uint64 marks_epoch = 0;
@@ -221,8 +342,24 @@ static inline MarkScope mark_scope(void) {
 	return s;
 }
 
-/* The flow's set for this (sub)transaction, found in the list or created. */
-static pg_noinline LocalMarks *find_or_create_marks(FlowMarker *m, MarkScope scope) {
+/* Adds the flows of ids that the set is not for yet (the group grew: a flow was
+ * created on the table in this transaction). */
+static void add_members(LocalMarks *lm, const int64 *ids, int n) {
+	for (int i = 0; i < n; i++) {
+		bool known = false;
+
+		for (int k = 0; k < lm->nmembers && !known; k++)
+			known = lm->member_ids[k] == ids[i];
+		if (known)
+			continue;
+		lm->member_ids = lm->member_ids ? repalloc(lm->member_ids, sizeof(int64) * (lm->nmembers + 1))
+		                                : MemoryContextAlloc(TopTransactionContext, sizeof(int64));
+		lm->member_ids[lm->nmembers++] = ids[i];
+	}
+}
+
+/* The group's set for this (sub)transaction, found in the list or created. */
+static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g, MarkScope scope) {
 	SubTransactionId subid = scope.subid;
 	LocalMarks *lm;
 	ListCell *lc;
@@ -230,8 +367,11 @@ static pg_noinline LocalMarks *find_or_create_marks(FlowMarker *m, MarkScope sco
 
 	foreach (lc, xact_marks) {
 		lm = lfirst(lc);
-		if (lm->flow_id == m->flow_id && lm->subid == subid)
+		if (lm->relid == e->relid && lm->time_attnum == g->time_attnum && lm->leader_id == g->leader_id &&
+		    lm->subid == subid) {
+			add_members(lm, g->member_ids, g->nmembers);
 			goto done;
+		}
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	/* only the header is zeroed: the stage past `staged` and the ranges past `count`
@@ -240,25 +380,30 @@ static pg_noinline LocalMarks *find_or_create_marks(FlowMarker *m, MarkScope sco
 	    palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * (fn_local_ranges_per_flow + LOCAL_STAGE));
 	memset(lm, 0, offsetof(LocalMarks, stage));
 	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
-	lm->flow_id = m->flow_id;
+	lm->relid = e->relid;
+	lm->time_attnum = g->time_attnum;
+	lm->leader_id = g->leader_id;
 	lm->subid = subid;
 	lm->last.start = lm->last.end = 0;
 	lm->absorb_below = 1;
+	lm->member_ids = palloc(sizeof(int64) * g->nmembers);
+	memcpy(lm->member_ids, g->member_ids, sizeof(int64) * g->nmembers);
+	lm->nmembers = g->nmembers;
 	xact_marks = lappend(xact_marks, lm);
 	MemoryContextSwitchTo(old);
 done:
-	m->marks = lm;
-	m->marks_lxid = scope.lxid;
-	m->marks_epoch = scope.epoch;
+	g->marks = lm;
+	g->marks_lxid = scope.lxid;
+	g->marks_epoch = scope.epoch;
 	return lm;
 }
 
 /* Every row after a transaction's first finds its set here, without a lookup. */
-static inline LocalMarks *current_marks(FlowMarker *m, MarkScope scope) {
-	if (likely(m->marks && m->marks_lxid == scope.lxid && m->marks_epoch == scope.epoch &&
-	           m->marks->subid == scope.subid))
-		return m->marks;
-	return find_or_create_marks(m, scope);
+static inline LocalMarks *current_marks(SourceEntry *e, MarkGroup *g, MarkScope scope) {
+	if (likely(g->marks && g->marks_lxid == scope.lxid && g->marks_epoch == scope.epoch &&
+	           g->marks->subid == scope.subid))
+		return g->marks;
+	return find_or_create_marks(e, g, scope);
 }
 
 static inline FnDirtySet local_set(LocalMarks *lm) {
@@ -295,14 +440,15 @@ static pg_attribute_always_inline void mark_window(LocalMarks *lm, uint32 pos, F
 	stage_range(lm, r);
 }
 
-/* Inlined into the per-flow loop: a call per flow and row was a tenth of its cost. */
-static pg_attribute_always_inline void mark_value(FlowMarker *m, MarkScope scope, Datum d, bool isnull) {
-	LocalMarks *lm = current_marks(m, scope);
+/* Inlined into the per-group loop: a call per flow and row was a tenth of its cost. */
+static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, MarkScope scope, Datum d,
+                                                  bool isnull) {
+	LocalMarks *lm = current_marks(e, g, scope);
 	int64 ts;
 	uint32 pos;
 	FnTimeRange r;
 
-	if (m->window == NULL) {
+	if (g->window == NULL) {
 		if (lm->count == 0 && lm->staged == 0)
 			stage_range(lm, WINDOWLESS_MARK);
 		return;
@@ -320,14 +466,11 @@ static pg_attribute_always_inline void mark_value(FlowMarker *m, MarkScope scope
 	pos = fn_ranges_search(lm->ranges, lm->count, ts);
 	if (pos < lm->count && lm->ranges[pos].start <= ts)
 		return;
-	if (m->stride > 0 && fn_stride_window(m->stride_anchor, m->stride, ts, &r)) {
+	if (g->stride > 0 && fn_stride_window(g->stride_anchor, g->stride, ts, &r)) {
 		mark_window(lm, pos, r); /* no call into the core: rows scattered over time get here */
 		return;
 	}
-	r = fn_window_of(m->window, ts);
-	if (m->stride == 0 && fn_window_stride(m->window, &m->stride_anchor, &m->stride) < 0)
-		m->stride = -1; /* calendar windows: always asked of the core */
-	mark_window(lm, pos, r);
+	mark_window(lm, pos, fn_window_of(g->window, ts));
 }
 
 /*
@@ -368,16 +511,16 @@ static void mark_row(FunctionCallInfo fcinfo, bool removes) {
 		return;
 	attnum = PG_GETARG_INT16(1);
 	scope = mark_scope();
-	for (int i = 0; i < e->nflows; i++) {
-		FlowMarker *m = &e->flows[i];
+	for (int i = 0; i < e->ngroups; i++) {
+		MarkGroup *g = &e->groups[i];
 
-		if (m->time_attnum != attnum)
+		if (g->time_attnum != attnum)
 			continue;
-		mark_value(m, scope, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
+		mark_value(e, g, scope, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
 		if (removes) {
 			if (PG_NARGS() > 3)
-				mark_value(m, scope, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
-			current_marks(m, scope)->removes = true;
+				mark_value(e, g, scope, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
+			current_marks(e, g, scope)->removes = true;
 		}
 	}
 }
@@ -444,6 +587,19 @@ Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
 
 static void undo_action(PendingAction *a);
 
+/* Whether every flow a's marks are for, b's are for too. */
+static bool members_within(const LocalMarks *a, const LocalMarks *b) {
+	for (int i = 0; i < a->nmembers; i++) {
+		bool found = false;
+
+		for (int k = 0; k < b->nmembers && !found; k++)
+			found = b->member_ids[k] == a->member_ids[i];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
                              void *arg) {
 	ListCell *lc;
@@ -462,6 +618,8 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 
 			if (lm->subid == mySubid) {
 				xact_marks = foreach_delete_current(xact_marks, lc);
+				if (lm->member_ids)
+					pfree(lm->member_ids);
 				pfree(lm);
 				marks_epoch++;
 			}
@@ -483,10 +641,13 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 			foreach (lc2, xact_marks) {
 				LocalMarks *p = lfirst(lc2);
 
-				if (p->flow_id == child->flow_id && p->subid == parentSubid)
+				if (p->relid == child->relid && p->time_attnum == child->time_attnum &&
+				    p->leader_id == child->leader_id && p->subid == parentSubid)
 					parent = p;
 			}
-			if (parent == NULL)
+			/* a child for flows the parent's set is not for (created in the child)
+			 * moves up as a set of its own: merging would allocate, here */
+			if (parent == NULL || !members_within(child, parent))
 				child->subid = parentSubid;
 			else {
 				flush_stage(child);
@@ -495,6 +656,8 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 				parent->last.start = parent->last.end = 0;
 				parent->removes |= child->removes;
 				xact_marks = foreach_delete_current(xact_marks, lc);
+				if (child->member_ids)
+					pfree(child->member_ids);
 				pfree(child);
 				marks_epoch++;
 			}
@@ -509,22 +672,129 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
  * Recording more than was written is safe (a refresh of a clean window rewrites
  * what is there), and the next writer into that range finds it durably recorded and
  * skips its record: rows scattered over time stop paying one record per commit once
- * the set has coalesced. Called under the slot's lock.
+ * the set has coalesced. Called under the slot's lock. In place, in one pass: the
+ * ranges are sorted and so are the dirty ranges that hold them, so widened ranges
+ * can only merge with the one before.
  */
-static void widen_to_dirty_ranges(LocalMarks *lm, FnTimeRange *wide) {
-	FnDirtySet dirty = fn_slot_dirty_set(lm->slot);
-	uint32 n = lm->count;
-	bool changed = false;
+static void widen_to_dirty_ranges(FlowCommit *fc) {
+	FnDirtySet dirty = fn_slot_dirty_set(fc->slot);
+	uint32 ndirty = *dirty.count;
+	uint32 k = 0;
 
-	for (uint32 i = 0; i < n; i++) {
-		wide[i] = lm->ranges[i];
-		if (fn_dirty_containing(dirty, lm->ranges[i], &wide[i]))
-			changed = true;
+	for (uint32 i = 0; i < fc->count; i++) {
+		FnTimeRange w = fc->ranges[i];
+		uint32 d = fn_ranges_search(dirty.ranges, ndirty, w.start);
+
+		if (d < ndirty && dirty.ranges[d].start <= w.start && w.end <= dirty.ranges[d].end)
+			w = dirty.ranges[d];
+		if (k > 0 && w.start <= fc->ranges[k - 1].end)
+			fc->ranges[k - 1].end = Max(fc->ranges[k - 1].end, w.end);
+		else
+			fc->ranges[k++] = w;
 	}
-	if (changed) {
-		/* wider ranges can only merge: the set never needs more room than before */
-		lm->count = 0;
-		fn_dirty_add_all(local_set(lm), wide, n);
+	fc->count = k;
+}
+
+/* The window of ts in the flow's own windows. */
+static FnTimeRange window_at(FlowMarker *m, int64 ts) {
+	FnTimeRange r;
+
+	if (m->stride > 0 && fn_stride_window(m->stride_anchor, m->stride, ts, &r))
+		return r;
+	return fn_window_of(m->window, ts);
+}
+
+/*
+ * The flow's own windows over a set marked in its group leader's windows: each
+ * range widened to the flow's windows at both ends, in one pass (sorted ranges stay
+ * sorted; widened neighbours can only touch or overlap the one before). Every
+ * timestamp of a range lies in a window of the result, whatever the windows are;
+ * when they nest (MarkGroup), the result is exactly the flow's windows that the
+ * transaction wrote rows into, as marking in them would have found.
+ */
+static uint32 round_to_windows(FlowMarker *m, const LocalMarks *lm, FnTimeRange *out) {
+	uint32 k = 0;
+
+	if (m->window == NULL || m->flow_id == lm->leader_id) {
+		memcpy(out, lm->ranges, sizeof(FnTimeRange) * lm->count);
+		return lm->count;
+	}
+	for (uint32 i = 0; i < lm->count; i++) {
+		FnTimeRange r = {window_at(m, lm->ranges[i].start).start, window_at(m, lm->ranges[i].end - 1).end};
+
+		if (k > 0 && r.start <= out[k - 1].end)
+			out[k - 1].end = Max(out[k - 1].end, r.end);
+		else
+			out[k++] = r;
+	}
+	return k;
+}
+
+static FlowMarker *find_flow(SourceEntry *e, int64 flow_id) {
+	for (int i = 0; i < e->nflows; i++)
+		if (e->flows[i].flow_id == flow_id)
+			return &e->flows[i];
+	return NULL;
+}
+
+/* The flow's commit; a new one has room for `count` ranges (its first set's). */
+static FlowCommit *flow_commit(int64 flow_id, uint32 count) {
+	ListCell *lc;
+	FlowCommit *fc;
+	MemoryContext old;
+
+	foreach (lc, xact_commits) {
+		fc = lfirst(lc);
+		if (fc->flow_id == flow_id)
+			return fc;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	fc = palloc0(sizeof(FlowCommit));
+	fc->flow_id = flow_id;
+	fc->capacity = Max(count, 1);
+	fc->ranges = palloc(sizeof(FnTimeRange) * fc->capacity);
+	xact_commits = lappend(xact_commits, fc);
+	MemoryContextSwitchTo(old);
+	return fc;
+}
+
+/* Each flow's windows, from the sets of the groups it was marked in. */
+static void build_flow_commits(void) {
+	ListCell *lc;
+
+	foreach (lc, xact_marks) {
+		LocalMarks *lm = lfirst(lc);
+		SourceEntry *e;
+
+		flush_stage(lm);
+		if (lm->count == 0)
+			continue;
+		e = source_entry(lm->relid);
+		for (int i = 0; i < lm->nmembers; i++) {
+			FlowMarker *m = find_flow(e, lm->member_ids[i]);
+			FlowCommit *fc;
+
+			if (m == NULL)
+				continue; /* dropped in this transaction */
+			fc = flow_commit(m->flow_id, lm->count);
+			fc->removes |= lm->removes;
+			if (fc->count == 0 && lm->count <= fc->capacity)
+				fc->count = round_to_windows(m, lm, fc->ranges);
+			else {
+				/* the flow was in two groups (they changed in this transaction):
+				 * both sets, coalesced to one set's capacity if need be */
+				FnTimeRange *tmp = palloc(sizeof(FnTimeRange) * lm->count);
+				FnDirtySet set;
+
+				if (fc->capacity < lm->capacity) {
+					fc->ranges = repalloc(fc->ranges, sizeof(FnTimeRange) * lm->capacity);
+					fc->capacity = lm->capacity;
+				}
+				set = (FnDirtySet){fc->ranges, &fc->count, fc->capacity};
+				fn_dirty_add_all(set, tmp, round_to_windows(m, lm, tmp));
+				pfree(tmp);
+			}
+		}
 	}
 }
 
@@ -553,29 +823,32 @@ static void pre_commit(void) {
 	if (xact_marks == NIL)
 		return;
 	catalog = fn_catalog_relid(true);
+	if (!OidIsValid(catalog))
+		return; /* the extension was dropped in this transaction: no flow is left */
+	/* the flows of a table may have to be read again (one was created or dropped in
+	 * this transaction, or the table itself), which takes a snapshot */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	build_flow_commits();
+	PopActiveSnapshot();
 	fn_inflight_begin();
 	inflight = true;
-	foreach (lc, xact_marks) {
-		LocalMarks *lm = lfirst(lc);
+	foreach (lc, xact_commits) {
+		FlowCommit *fc = lfirst(lc);
 		bool covered = true;
-		FnTimeRange *wide;
 
-		flush_stage(lm);
-		lm->slot = OidIsValid(catalog) ? fn_acquire_slot(MyDatabaseId, catalog, lm->flow_id, true) : NULL;
-		lm->recorded = false;
-		if (lm->slot == NULL || lm->count == 0)
+		fc->slot = fn_acquire_slot(MyDatabaseId, catalog, fc->flow_id, true);
+		fc->recorded = false;
+		if (fc->slot == NULL || fc->count == 0)
 			continue;
-		wide = palloc(sizeof(FnTimeRange) * lm->count);
-		LWLockAcquire(fn_slot_lock(lm->slot), LW_SHARED);
-		for (uint32 i = 0; i < lm->count && covered; i++)
-			covered = fn_dirty_covers(fn_slot_durable_set(lm->slot), lm->ranges[i]);
+		LWLockAcquire(fn_slot_lock(fc->slot), LW_SHARED);
+		for (uint32 i = 0; i < fc->count && covered; i++)
+			covered = fn_dirty_covers(fn_slot_durable_set(fc->slot), fc->ranges[i]);
 		if (!covered)
-			widen_to_dirty_ranges(lm, wide);
-		LWLockRelease(fn_slot_lock(lm->slot));
-		pfree(wide);
+			widen_to_dirty_ranges(fc);
+		LWLockRelease(fn_slot_lock(fc->slot));
 		if (!covered) {
-			fn_record_pending(lm->flow_id, lm->ranges, lm->count);
-			lm->recorded = true;
+			fn_record_pending(fc->flow_id, fc->ranges, fc->count);
+			fc->recorded = true;
 		}
 	}
 }
@@ -584,18 +857,18 @@ static void pre_commit(void) {
 static void publish_marks(void) {
 	ListCell *lc;
 
-	foreach (lc, xact_marks) {
-		LocalMarks *lm = lfirst(lc);
-		FlowSlot *slot = lm->slot;
+	foreach (lc, xact_commits) {
+		FlowCommit *fc = lfirst(lc);
+		FlowSlot *slot = fc->slot;
 
-		if (slot == NULL || lm->count == 0)
+		if (slot == NULL || fc->count == 0)
 			continue;
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		if (slot->in_use && slot->flow_id == lm->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
-			fn_dirty_add_all(fn_slot_dirty_set(slot), lm->ranges, lm->count);
-			slot->removals |= lm->removes;
-			for (uint32 i = 0; lm->recorded && i < lm->count; i++)
-				fn_durable_add(fn_slot_durable_set(slot), lm->ranges[i]);
+		if (slot->in_use && slot->flow_id == fc->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
+			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
+			slot->removals |= fc->removes;
+			for (uint32 i = 0; fc->recorded && i < fc->count; i++)
+				fn_durable_add(fn_slot_durable_set(slot), fc->ranges[i]);
 		}
 		LWLockRelease(fn_slot_lock(slot));
 	}
@@ -685,6 +958,7 @@ static void xact_callback(XactEvent event, void *arg) {
 		run_commit_actions();
 		inflight = false;
 		xact_marks = NIL;
+		xact_commits = NIL;
 		pending_actions = NIL;
 		break;
 	case XACT_EVENT_ABORT:
@@ -693,6 +967,7 @@ static void xact_callback(XactEvent event, void *arg) {
 		run_abort_actions();
 		inflight = false;
 		xact_marks = NIL;
+		xact_commits = NIL;
 		pending_actions = NIL;
 		break;
 	default:

@@ -113,4 +113,20 @@ static inline bool fn_stride_window(int64_t anchor, int64_t stride, int64_t ts, 
 	return !__builtin_add_overflow(w->start, stride, &w->end);
 }
 
+/*
+ * Whether every window of (anchor, stride) is a union of windows of (fine_anchor,
+ * fine_stride): the stride is a multiple of the fine one and the anchors lie on one
+ * grid of it (date_bin of 1 minute and of 5 minutes from one origin; an hour and a
+ * day in UTC). Flows on one column whose windows nest are marked once per row.
+ */
+static inline bool fn_stride_nests(int64_t anchor, int64_t stride, int64_t fine_anchor, int64_t fine_stride) {
+	int64_t diff;
+
+	if (stride <= 0 || fine_stride <= 0 || stride % fine_stride != 0)
+		return false;
+	if (__builtin_sub_overflow(anchor, fine_anchor, &diff))
+		return false;
+	return diff % fine_stride == 0;
+}
+
 #endif

@@ -836,3 +836,16 @@ TEST(DirtyTimeWindows, MergeStageThreshold) {
 	stage = {R(0, 10)};
 	EXPECT_EQ(c.set.merge_stage(stage.data(), 1, 8, 1), 1u);
 }
+
+TEST(StrideNests, MultiplesOnOneGrid) {
+	const int64_t minute = 60000000, hour = 60 * minute, day = 24 * hour;
+	EXPECT_TRUE(fn_stride_nests(0, 5 * minute, 0, minute));
+	EXPECT_TRUE(fn_stride_nests(7 * minute, 5 * minute, 0, minute)); // another origin on the grid
+	EXPECT_TRUE(fn_stride_nests(-day, day, 0, hour));                // before the fine anchor
+	EXPECT_TRUE(fn_stride_nests(0, minute, 0, minute));              // the same windows
+	EXPECT_FALSE(fn_stride_nests(30000000, 5 * minute, 0, minute));  // half a minute off the grid
+	EXPECT_FALSE(fn_stride_nests(0, 90000000, 0, minute));           // 1.5 minutes: not a multiple
+	EXPECT_FALSE(fn_stride_nests(0, minute, 0, 5 * minute));         // finer than the "fine" one
+	EXPECT_FALSE(fn_stride_nests(0, minute, 0, 0));
+	EXPECT_FALSE(fn_stride_nests(INT64_MAX, minute, INT64_MIN, minute)); // anchors too far apart
+}
