@@ -47,6 +47,10 @@ BEGIN
     ALTER TABLE flownode.pending ALTER COLUMN ranges SET COMPRESSION lz4;
 EXCEPTION WHEN feature_not_supported THEN NULL;
 END $$;
+-- and keeps them in the row (compressed) rather than in a TOAST table, which would
+-- cost each such commit two more heap and index inserts; only a record too large
+-- for a page even compressed goes out of line
+ALTER TABLE flownode.pending ALTER COLUMN ranges SET STORAGE MAIN;
 -- a refresh reads and trims only its own flow's rows, however many other flows have
 CREATE INDEX pending_flow_idx ON flownode.pending (flow_id);
 REVOKE ALL ON flownode.pending FROM PUBLIC;

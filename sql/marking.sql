@@ -188,6 +188,14 @@ SELECT pg_catalog.array_length(pg_catalog.array_agg(r), 1) AS ranges,
 SELECT pg_catalog.bool_and(ranges = (ranges::text)::int8multirange AND ranges::text = ((ranges::text)::int8multirange)::text) AS same_value,
        pg_catalog.count(*) AS records
   FROM flownode.pending WHERE flow_id = :rec_flow;
+-- a writer scattered over 200 windows records kilobytes: compressed, kept in the row
+-- (no TOAST table inserts in its commit)
+INSERT INTO rec SELECT timestamptz '2024-07-01' + i * 3 * interval '1 minute', i FROM generate_series(0, 199) i;
+SELECT pg_catalog.pg_column_compression(ranges) IS NOT NULL AS compressed,
+       pg_catalog.pg_column_size(ranges) > 2000 AS kilobytes
+  FROM flownode.pending WHERE flow_id = :rec_flow ORDER BY pg_catalog.pg_column_size(ranges) DESC LIMIT 1;
+SELECT pg_catalog.pg_relation_size(reltoastrelid) AS toast_bytes FROM pg_catalog.pg_class
+ WHERE oid = 'flownode.pending'::regclass;
 SELECT flownode.flush_flow('rec_f'), flow_diff('rec_f');
 SELECT pg_catalog.count(*) AS records_left FROM flownode.pending WHERE flow_id = :rec_flow;
 SELECT flownode.drop_flow('rec_f');
