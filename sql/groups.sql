@@ -122,6 +122,18 @@ COMMIT;
 SELECT flow_name, dirty_windows FROM flownode.flows WHERE flow_name IN ('g2h', 'g30s', 'g1d') ORDER BY 1;
 SELECT * FROM flush_all();
 
+-- the same in a savepoint that is released: the savepoint's set, which is for one
+-- more flow than the transaction's, moves up whole
+BEGIN;
+INSERT INTO gsrc VALUES ('2026-12-10 01:00', DEFAULT, 'join', 4);
+SAVEPOINT s;
+SELECT gflow('g4h', $$date_bin('4 hours', $c, timestamptz '2000-01-01')$$);
+INSERT INTO gsrc VALUES ('2026-12-11 05:00', DEFAULT, 'join', 5);
+RELEASE s;
+COMMIT;
+SELECT flow_name, dirty_windows FROM flownode.flows WHERE flow_name IN ('g4h', 'g2h', 'g30s') ORDER BY 1;
+SELECT * FROM flush_all();
+
 -- and in a rolled-back savepoint: the rows around it still mark every flow
 BEGIN;
 INSERT INTO gsrc VALUES ('2027-01-01 10:00:10', DEFAULT, 'rb', 1);
