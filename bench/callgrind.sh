@@ -62,7 +62,7 @@ q5="SELECT date_trunc('day', ts) AS day, count(*) AS n, max(v) AS max_v FROM %s 
   done
   # shellcheck disable=SC2059
   printf "SELECT flownode.create_flow('cg_f1_1', 'cg_f1_s1', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$(printf "$q1" cg_f1)"
-  for t in cg_base cg_f1; do
+  for t in cg_base cg_f1 cg_f5; do
     cat <<EOF
 CREATE PROCEDURE loop_$t(n int, same_window bool) LANGUAGE plpgsql AS \$\$
 BEGIN
@@ -113,7 +113,7 @@ for order in inorder scattered; do
     sed "s/TBL/$t/" "$DIR/$order.multirow" | run_cg "multirow_${order}_$t" "${STMT[@]}"
   done
 done
-for t in cg_base cg_f1; do
+for t in cg_base cg_f1 cg_f5; do
   for same in false true; do
     [[ $t == cg_base && $same == true ]] && continue
     fn_log "callgrind: $TX single-row transactions into $t (same window: $same)"
@@ -203,18 +203,26 @@ for kind, rows, label in (("copy", n, "COPY"), ("multirow", m, "multi-row INSERT
         for t in ("cg_f1", "cg_f5"):
             detail_tables(f"{label}, {olabel}, {t[3:]} − no flow (instructions per row)",
                           f"{kind}_{order}_{t}", f"{kind}_{order}_cg_base", rows, "instr/row")
-tot = {k: annotate(k, False)[0] for k in ("tx_false_cg_base", "tx_false_cg_f1", "tx_true_cg_f1")}
+tot = {k: annotate(k, False)[0] for k in ("tx_false_cg_base", "tx_false_cg_f1", "tx_true_cg_f1",
+                                         "tx_false_cg_f5", "tx_true_cg_f5")}
 b, nw, sw = tot["tx_false_cg_base"], tot["tx_false_cg_f1"], tot["tx_true_cg_f1"]
+nw5, sw5 = tot["tx_false_cg_f5"], tot["tx_true_cg_f5"]
 raw.append(f"tx\t-\t{tx}\t{b}\t{sw}\t{nw}")
+raw.append(f"tx5\t-\t{tx}\t{b}\t{sw5}\t{nw5}")
 lines += ["", f"| {tx:,} single-row transactions (PL/pgSQL loop with COMMIT) | instructions per transaction |",
           "|---|---|", f"| no flow | {b / tx:,.0f} |",
           f"| 1 flow, same window (record skipped) | {sw / tx:,.0f} (+{(sw - b) / tx:,.0f}) |",
           f"| 1 flow, new window each commit (record written) | {nw / tx:,.0f} (+{(nw - b) / tx:,.0f}; "
-          f"+{(nw - sw) / tx:,.0f} over the same window) |", ""]
+          f"+{(nw - sw) / tx:,.0f} over the same window) |",
+          f"| 5 flows, same window (records skipped) | {sw5 / tx:,.0f} (+{(sw5 - b) / tx:,.0f}) |",
+          f"| 5 flows, new window each commit (one record per flow) | {nw5 / tx:,.0f} (+{(nw5 - b) / tx:,.0f}; "
+          f"+{(nw5 - sw5) / tx:,.0f} over the same window) |", ""]
 detail_tables("single-row transactions, 1 flow, same window − no flow (instructions per transaction)",
               "tx_true_cg_f1", "tx_false_cg_base", tx, "instr/tx")
 detail_tables("single-row transactions, 1 flow, new window each commit − same window (instructions per transaction)",
               "tx_false_cg_f1", "tx_true_cg_f1", tx, "instr/tx")
+detail_tables("single-row transactions, 5 flows − 1 flow, same window (instructions per transaction)",
+              "tx_true_cg_f5", "tx_true_cg_f1", tx, "instr/tx")
 with open(os.path.join(results, "callgrind.md"), "w") as f:
     f.write("\n".join(lines + detail) + "\n")
 with open(os.path.join(results, "raw", "callgrind.tsv"), "w") as f:

@@ -809,6 +809,7 @@ static void build_flow_commits(void) {
 static void pre_commit(void) {
 	ListCell *lc;
 	Oid catalog = InvalidOid;
+	PendingWriter *writer = NULL;
 
 	/* a sink dropped with its flows: the source's triggers go with the last flow */
 	foreach (lc, pending_actions) {
@@ -847,10 +848,14 @@ static void pre_commit(void) {
 			widen_to_dirty_ranges(fc);
 		LWLockRelease(fn_slot_lock(fc->slot));
 		if (!covered) {
-			fn_record_pending(fc->flow_id, fc->ranges, fc->count);
+			if (writer == NULL)
+				writer = fn_pending_open();
+			fn_pending_write(writer, fc->flow_id, fc->ranges, fc->count);
 			fc->recorded = true;
 		}
 	}
+	if (writer != NULL)
+		fn_pending_close(writer);
 }
 
 /* Runs at COMMIT: nothing here may fail. */

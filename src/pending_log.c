@@ -10,7 +10,8 @@
  *
  * The record is written with a plain heap and index insert (no SPI, no executor): it is one
  * small row per (transaction, flow), and only when the windows are not already
- * known to be recorded (the slot's durable set).
+ * known to be recorded (the slot's durable set). A commit that records several
+ * flows opens the table and its index once.
  */
 #include "flownode/flownode.h"
 
@@ -114,19 +115,38 @@ Datum fn_ranges_datum(const FnTimeRange *ranges, uint32 n) {
 	return generic;
 }
 
+/* The record's table and its index, opened once for every flow a commit records. */
+struct PendingWriter {
+	Relation rel;
+	CatalogIndexState indexes;
+};
+
+PendingWriter *fn_pending_open(void) {
+	PendingWriter *w = palloc(sizeof(PendingWriter));
+
+	w->rel = table_open(fn_pending_relid(), RowExclusiveLock);
+	w->indexes = CatalogOpenIndexes(w->rel);
+	return w;
+}
+
 /* Called at PRE_COMMIT of a writer: one row for this flow's windows. */
-void fn_record_pending(int64 flow_id, const FnTimeRange *ranges, uint32 n) {
-	Relation rel = table_open(fn_pending_relid(), RowExclusiveLock);
+void fn_pending_write(PendingWriter *w, int64 flow_id, const FnTimeRange *ranges, uint32 n) {
 	Datum values[2];
 	bool nulls[2] = {false, false};
 	HeapTuple tup;
 
 	values[0] = Int64GetDatum(flow_id);
 	values[1] = fn_ranges_datum(ranges, n);
-	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-	CatalogTupleInsert(rel, tup); /* heap insert plus its index, without the executor */
+	tup = heap_form_tuple(RelationGetDescr(w->rel), values, nulls);
+	/* heap insert plus its index, without the executor */
+	CatalogTupleInsertWithInfo(w->rel, tup, w->indexes);
 	heap_freetuple(tup);
-	table_close(rel, NoLock);
+}
+
+void fn_pending_close(PendingWriter *w) {
+	CatalogCloseIndexes(w->indexes);
+	table_close(w->rel, NoLock);
+	pfree(w);
 }
 
 /*
