@@ -1,6 +1,6 @@
 // marking_bench: the trigger's per-row marking path in isolation (Google Benchmark).
 //
-// The marking triggers' WHEN clause (src/batching_engine.c, mark_value) does, per
+// The marking triggers' WHEN clause (src/source_marks.c, mark_value) does, per
 // row and group of nesting flows:
 //   1. if ts is inside the range this transaction added last: nothing more;
 //   2. if ts is inside a range of the transaction's local set (a union of whole
@@ -83,7 +83,7 @@ struct LocalMarks {
 	}
 };
 
-// mark_value() of src/batching_engine.c, for one group with a fixed stride.
+// mark_value() of src/source_marks.c, for one group with a fixed stride.
 inline void mark(TimeWindowExpr &expr, LocalMarks &lm, int64_t ts) {
 	int64_t anchor = 0, stride = 0;
 	if (ts >= lm.last.start && ts < lm.last.end)

@@ -8,7 +8,7 @@
  *   AFTER DELETE ROW  WHEN (flownode.mark_row_removed(source, attnum, OLD.ts, OLD.ts))
  * and one AFTER TRUNCATE statement trigger per source. The WHEN clause does the
  * marking and is always false, so no after-trigger event is ever queued (see
- * batching_engine.c). The triggers are internal: hidden from \d and pg_dump, left
+ * source_marks.c). The triggers are internal: hidden from \d and pg_dump, left
  * alone by DISABLE TRIGGER USER. PostgreSQL suffixes internal trigger names, so
  * they are found by function, events and the attnum kept as their argument.
  */

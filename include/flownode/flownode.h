@@ -2,7 +2,8 @@
  * flownode.h: declarations shared by the C shims at the PostgreSQL boundary.
  *
  * Component map (seed name -> file):
- *   BatchingEngine   -> batching_engine.c (trigger, per-backend flow cache, commit-time publish)
+ *   BatchingEngine   -> source_marks.c    (triggers, per-backend flow cache, marks, publish)
+ *                       + batching_engine.c (transaction callbacks, worker start/stop)
  *   BatchingTask     -> batching_task.c   (one background worker per flow, launcher)
  *   TaskConfig       -> task_config.c     (a flow's catalog row, loaded once)
  *   TaskState        -> task_state_shmem.c (per-flow slot in shared memory)
@@ -15,6 +16,7 @@
 
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/parsenodes.h"
@@ -172,6 +174,14 @@ extern void fn_engine_init(void);
 extern void fn_on_pre_commit_cleanup_triggers(Oid source_relid);
 extern void fn_on_commit_start_worker(int64 flow_id, Oid owner);
 extern void fn_on_commit_drop_flow(int64 flow_id);
+
+/* ---- the source's marks (source_marks.c), driven by batching_engine.c's callbacks ---- */
+extern void fn_marks_init(void);
+extern void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid);
+extern void fn_marks_pre_commit(void);
+extern void fn_marks_commit(void);
+extern void fn_marks_abort(void);
+extern bool fn_marks_pending(void);
 
 /* ---- BatchingTask (batching_task.c) ---- */
 extern void fn_register_launcher(void);
