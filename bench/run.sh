@@ -6,7 +6,8 @@
 # flownode with `make install`); PostgreSQL runs as the `postgres` user in one
 # throwaway cluster (its own directory and port) that is removed at the end.
 # Writes bench/results/report.md, bench/results/freshness.svg and the raw
-# measurements (bench/results/raw/), and prints the table.
+# measurements (bench/results/raw/), and prints the table; --quick writes to
+# bench/results/quick/ instead.
 #
 # Every figure is a ratio against a baseline measured in the same run: each case
 # alternates the baseline and the flow variant (the order rotates every round),
@@ -97,7 +98,8 @@ SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS 
   R_ROUNDS R_MV_ROUNDS F_SECONDS F_RATE Y_PER_MIN Y_PAIRS B_PAIRS IDLE_FLOWS IDLE_SECONDS IDLE_FAST_SECONDS BUSY_FLOWS BUSY_ROWS
   BUSY_PAIRS"
 
-RESULTS="$BENCH/results"
+# a quick run is indicative only: it never replaces the full run's results
+if [[ $MODE == quick ]]; then RESULTS="$BENCH/results/quick"; else RESULTS="$BENCH/results"; fi
 RAW="$RESULTS/raw"
 T0=$(date +%s)
 
