@@ -12,6 +12,10 @@ use FlownodeTAP;
 my $node = fn_node('restart');
 my $query = q{SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS w, host,
   count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi FROM src GROUP BY 1, 2};
+# a second flow whose windows nest in the first's: both are marked in one set, and
+# each gets its own record, in its own windows, derived from it
+my $query_h = q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS w,
+  count(*) AS n, sum(v) AS s FROM src GROUP BY 1};
 
 # eval_interval of an hour: only flush_flow (or restart recovery) refreshes.
 $node->safe_psql('postgres', qq{
@@ -21,6 +25,7 @@ CREATE INDEX ON src (ts);
 INSERT INTO src SELECT timestamptz '2024-01-01' + i * interval '7 seconds',
   'h' || (i % 3), i FROM generate_series(1, 200) i;
 SELECT flownode.create_flow('f', 'snk', \$q\$$query\$q\$, eval_interval => '1 hour');
+SELECT flownode.create_flow('fh', 'snk_h', \$q\$$query_h\$q\$, eval_interval => '1 hour');
 });
 is(fn_sink_diff($node, 'postgres', 'snk', $query), '0', 'create_flow fills the sink');
 my $pid = fn_wait_worker($node, 'postgres', 'f');
@@ -71,6 +76,17 @@ sub check_recovered
 		"$scenario: sink equals its query after flush");
 	is(fn_flow_field($node, 'postgres', 'f', 'dirty_windows'), '0',
 		"$scenario: no dirty windows left after flush");
+	# the hourly flow: its own marks came back too
+	if ($check_dirty)
+	{
+		ok(fn_poll($node, 'postgres',
+			"SELECT dirty_windows > 0 FROM flownode.flows WHERE flow_name = 'fh'", 't', 30),
+			"$scenario: hourly flow's dirty windows reloaded");
+	}
+	($rc, $out, $err) = $node->psql('postgres', "SELECT flownode.flush_flow('fh')");
+	is($rc, 0, "$scenario: flush_flow of the hourly flow succeeds") or diag($err);
+	is(fn_sink_diff($node, 'postgres', 'snk_h', $query_h), '0',
+		"$scenario: hourly sink equals its query after flush");
 	return $new;
 }
 
@@ -102,8 +118,9 @@ $pid = check_recovered('idle backend SIGKILL', $pid, 1);
 
 # Nothing is counted twice by a later refresh either.
 write_changes(4);
-$node->safe_psql('postgres', "SELECT flownode.flush_flow('f')");
+$node->safe_psql('postgres', "SELECT flownode.flush_flow('f'), flownode.flush_flow('fh')");
 is(fn_sink_diff($node, 'postgres', 'snk', $query), '0', 'sink exact after a last round');
+is(fn_sink_diff($node, 'postgres', 'snk_h', $query_h), '0', 'hourly sink exact after a last round');
 
 $node->stop;
 done_testing();
