@@ -63,8 +63,10 @@ static void define_gucs(void) {
 	                        NULL, &fn_dirty_ranges_per_flow, 1024, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL,
 	                        NULL);
 	DefineCustomIntVariable("flownode.local_ranges_per_flow",
-	                        "Dirty time ranges a transaction collects per flow before coalescing them.", NULL,
-	                        &fn_local_ranges_per_flow, 256, 4, 100000, PGC_USERSET, 0, NULL, NULL, NULL);
+	                        "Dirty time ranges a transaction collects per flow (per group of flows whose "
+	                        "windows nest) before coalescing them.",
+	                        NULL, &fn_local_ranges_per_flow, 256, 4, 100000, PGC_USERSET, 0, NULL, NULL,
+	                        NULL);
 	DefineCustomIntVariable("flownode.max_windows_per_refresh",
 	                        "Most time windows one refresh query covers; a larger backlog is split across "
 	                        "cycles, oldest first.",

@@ -53,7 +53,7 @@ typedef struct LocalMarks {
 	SubTransactionId subid;
 	int nmembers;      /* the flows these marks are for (every flow of the group when a */
 	int64 *member_ids; /* row was marked; TopTransactionContext) */
-	bool removes;      /* an UPDATE or DELETE marked a window: groups may vanish */
+	bool removes;      /* an UPDATE or DELETE marked a window: sink rows may vanish */
 	FnTimeRange last;  /* the range added last: a repeat costs nothing */
 	uint32 count;
 	uint32 capacity;
@@ -300,7 +300,7 @@ static SourceEntry *source_entry(Oid relid) {
  */
 static uint64 marks_epoch = 0;
 
-/* The (sub)transaction a row is marked in: read once per row, not once per flow. */
+/* The (sub)transaction a row is marked in: read once per row, not once per group. */
 typedef struct MarkScope {
 	LocalTransactionId lxid;
 	SubTransactionId subid;
@@ -411,7 +411,7 @@ static pg_attribute_always_inline void mark_window(LocalMarks *lm, uint32 pos, F
 	stage_range(lm, r);
 }
 
-/* Inlined into the per-group loop: a call per flow and row was a tenth of its cost. */
+/* Inlined into the per-group loop: a call per group and row was a tenth of its cost. */
 static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, MarkScope scope, Datum d,
                                                   bool isnull) {
 	LocalMarks *lm = current_marks(e, g, scope);
