@@ -18,7 +18,7 @@ typedef struct FnTimeRange {
 /*
  * The index of the first range of a sorted, disjoint array that ends after ts
  * (count if none): the range holding ts if any holds it, else the one after the gap
- * ts lies in. Every row a trigger marks asks this once per flow, so it lives here,
+ * ts lies in. Every row a trigger marks asks this once per group of flows, so it lives here,
  * inlinable from the C trigger path as well as the C++ core
  * (DirtyTimeWindows::containing). Rows scattered over time make the branches of a
  * classic binary search unpredictable: this one halves [base, base + n] around the
@@ -54,11 +54,12 @@ static inline const FnTimeRange *fn_ranges_containing(const FnTimeRange *ranges,
  * (pos from fn_ranges_search, w overlapping neither neighbour). Returns whether it
  * did; when w fills the gap between both neighbours, they become one range. A
  * set that had to coalesce (a transaction writing rows scattered over time) passes
- * the last coalescing pass's threshold, below which that pass closed every gap:
- * joining such a window now is what the next pass would do, without staging,
- * sorting and merging it first. With `below` 1 only a window touching a neighbour
- * joins, which claims nothing more than was written. Ranges are unions of whole
- * windows and so is every gap between them, so the set stays one.
+ * about the gap that its next merge of a full stage would close
+ * (DirtyTimeWindows::merge_stage): joining such a window now is what that merge
+ * would do, without staging, sorting and merging it first. With `below` 1 only a
+ * window touching a neighbour joins, which claims nothing more than was written.
+ * Ranges are unions of whole windows and so is every gap between them, so the set
+ * stays one.
  */
 static inline bool fn_ranges_absorb(FnTimeRange *ranges, uint32_t *count, uint32_t pos, FnTimeRange w,
                                     uint64_t below) {
