@@ -822,9 +822,8 @@ static void publish_marks(void) {
 	}
 }
 
-/* At COMMIT, after PRE_COMMIT's fn_marks_pre_commit: publishes. Cannot fail. */
-void fn_marks_commit(void) {
-	publish_marks();
+/* The end of a transaction either way: its lists go with its memory. */
+static void end_of_transaction(void) {
 	if (inflight)
 		fn_inflight_end();
 	inflight = false;
@@ -832,13 +831,15 @@ void fn_marks_commit(void) {
 	xact_commits = NIL;
 }
 
-/* At ABORT: the marks go with the transaction's memory. */
+/* At COMMIT, after PRE_COMMIT's fn_marks_pre_commit: publishes. Cannot fail. */
+void fn_marks_commit(void) {
+	publish_marks();
+	end_of_transaction();
+}
+
+/* At ABORT: nothing is published. */
 void fn_marks_abort(void) {
-	if (inflight)
-		fn_inflight_end();
-	inflight = false;
-	xact_marks = NIL;
-	xact_commits = NIL;
+	end_of_transaction();
 }
 
 /* Whether the transaction marked anything (it cannot be PREPAREd then). */
