@@ -102,11 +102,7 @@ typedef struct FlowMarker {
  * minutes, an hour and a day on one column are one group.
  */
 typedef struct MarkGroup {
-	AttrNumber time_attnum;
-	int64 leader_id;
-	FnWindow *window; /* the leader's; NULL: window-less flows */
-	int64 stride;
-	int64 stride_anchor;
+	FlowMarker *leader; /* whose windows the group marks in (its time column, window, stride) */
 	int nmembers;
 	int64 *member_ids;
 	LocalMarks *marks; /* this transaction's set, if current */
@@ -201,7 +197,6 @@ static int flow_order(const void *a, const void *b) {
 
 static void build_groups(SourceEntry *e) {
 	FlowMarker **order = palloc(sizeof(FlowMarker *) * Max(1, e->nflows));
-	FlowMarker **leaders = palloc(sizeof(FlowMarker *) * Max(1, e->nflows));
 
 	e->groups = MemoryContextAllocZero(e->cxt, sizeof(MarkGroup) * Max(1, e->nflows));
 	for (int i = 0; i < e->nflows; i++)
@@ -212,22 +207,16 @@ static void build_groups(SourceEntry *e) {
 		MarkGroup *g = NULL;
 
 		for (int k = 0; k < e->ngroups && g == NULL; k++)
-			if (nests_in(f, leaders[k]))
+			if (nests_in(f, e->groups[k].leader))
 				g = &e->groups[k];
 		if (g == NULL) {
-			leaders[e->ngroups] = f;
 			g = &e->groups[e->ngroups++];
-			g->time_attnum = f->time_attnum;
-			g->leader_id = f->flow_id;
-			g->window = f->window;
-			g->stride = f->stride;
-			g->stride_anchor = f->stride_anchor;
+			g->leader = f;
 			g->member_ids = MemoryContextAlloc(e->cxt, sizeof(int64) * e->nflows);
 		}
 		g->member_ids[g->nmembers++] = f->flow_id;
 	}
 	pfree(order);
-	pfree(leaders);
 }
 
 static SourceEntry *source_entry(Oid relid) {
@@ -338,8 +327,8 @@ static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g
 
 	foreach (lc, xact_marks) {
 		lm = lfirst(lc);
-		if (lm->relid == e->relid && lm->time_attnum == g->time_attnum && lm->leader_id == g->leader_id &&
-		    lm->subid == subid) {
+		if (lm->relid == e->relid && lm->time_attnum == g->leader->time_attnum &&
+		    lm->leader_id == g->leader->flow_id && lm->subid == subid) {
 			add_members(lm, g->member_ids, g->nmembers);
 			goto done;
 		}
@@ -352,8 +341,8 @@ static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g
 	memset(lm, 0, offsetof(LocalMarks, stage));
 	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
 	lm->relid = e->relid;
-	lm->time_attnum = g->time_attnum;
-	lm->leader_id = g->leader_id;
+	lm->time_attnum = g->leader->time_attnum;
+	lm->leader_id = g->leader->flow_id;
 	lm->subid = subid;
 	lm->last.start = lm->last.end = 0;
 	lm->absorb_below = 1;
@@ -415,11 +404,12 @@ static pg_attribute_always_inline void mark_window(LocalMarks *lm, uint32 pos, F
 static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, MarkScope scope, Datum d,
                                                   bool isnull) {
 	LocalMarks *lm = current_marks(e, g, scope);
+	const FlowMarker *leader = g->leader;
 	int64 ts;
 	uint32 pos;
 	FnTimeRange r;
 
-	if (g->window == NULL) {
+	if (leader->window == NULL) {
 		if (lm->count == 0 && lm->staged == 0)
 			stage_range(lm, WINDOWLESS_MARK);
 		return;
@@ -437,11 +427,11 @@ static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, 
 	pos = fn_ranges_search(lm->ranges, lm->count, ts);
 	if (pos < lm->count && lm->ranges[pos].start <= ts)
 		return;
-	if (g->stride > 0 && fn_stride_window(g->stride_anchor, g->stride, ts, &r)) {
+	if (leader->stride > 0 && fn_stride_window(leader->stride_anchor, leader->stride, ts, &r)) {
 		mark_window(lm, pos, r); /* no call into the core: rows scattered over time get here */
 		return;
 	}
-	mark_window(lm, pos, fn_window_of(g->window, ts));
+	mark_window(lm, pos, fn_window_of(leader->window, ts));
 }
 
 /*
@@ -485,7 +475,7 @@ static void mark_row(FunctionCallInfo fcinfo, bool removes) {
 	for (int i = 0; i < e->ngroups; i++) {
 		MarkGroup *g = &e->groups[i];
 
-		if (g->time_attnum != attnum)
+		if (g->leader->time_attnum != attnum)
 			continue;
 		mark_value(e, g, scope, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
 		if (removes) {
