@@ -15,10 +15,13 @@ export LC_ALL=C.UTF-8 LANG=C.UTF-8
 fn_log() { printf '==> %s\n' "$*"; }
 fn_die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
-# PostgreSQL 15 server binaries (initdb, pg_ctl, psql, ...).
+# PostgreSQL 15 server binaries (initdb, pg_ctl, psql, ...): those of $PG_CONFIG
+# when it is set (a private copy of the installation, so that two checkouts can
+# each install and test their own build), else Debian's.
 fn_pg_bindir() {
   local d="/usr/lib/postgresql/$FN_PG_MAJOR/bin"
-  if [[ -x "$d/pg_ctl" ]]; then echo "$d"; else pg_config --bindir; fi
+  if [[ -n "${PG_CONFIG:-}" ]]; then "$PG_CONFIG" --bindir
+  elif [[ -x "$d/pg_ctl" ]]; then echo "$d"; else pg_config --bindir; fi
 }
 
 # Install the build and test dependencies that are missing. apt-get runs only
