@@ -1,15 +1,16 @@
-# flownode: PGXS build. The pure C++ core (src/core) is compiled by g++ as C++17 and
-# also unit-tested without a server (test/unit); the thin C shims and the one C++
-# bridge (src/core_bridge.cpp) form the PostgreSQL boundary.
+# flownode: PGXS build. src/ holds one folder per module (docs/internals.md §1); the
+# pure C++ core (src/core) is compiled by g++ as C++17 and also unit-tested without a
+# server (test/unit); the C shims and the one C++ bridge (src/bridge) form the
+# PostgreSQL boundary.
 EXTENSION = flownode
 MODULE_big = flownode
 DATA = sql/flownode--0.1.sql
 
-C_SRCS = $(sort $(wildcard src/*.c))
-CXX_SRCS = $(sort $(wildcard src/*.cpp src/core/*.cpp))
+C_SRCS = $(sort $(wildcard src/*.c src/*/*.c))
+CXX_SRCS = $(sort $(wildcard src/*/*.cpp))
 OBJS = $(C_SRCS:.c=.o) $(CXX_SRCS:.cpp=.o)
 
-PG_CPPFLAGS = -I$(CURDIR)/include
+PG_CPPFLAGS = -I$(CURDIR)/src
 PG_CXXFLAGS = -std=c++17 -Wno-register -fno-omit-frame-pointer
 PG_CFLAGS = -Wno-declaration-after-statement
 SHLIB_LINK = -lstdc++
@@ -28,7 +29,8 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild everything when a header changes
 # (shared-memory structs are laid out in them).
-$(OBJS): $(wildcard include/flownode/*.h include/flownode/*.hpp)
+HEADERS = $(wildcard src/*.h src/*/*.h src/*/*.hpp)
+$(OBJS): $(HEADERS)
 
 # Debian's PGXS also emits LLVM bitcode for JIT inlining with clang, which sees
 # neither PG_CXXFLAGS nor g++'s defaults: PostgreSQL's headers use `register`,
@@ -43,4 +45,4 @@ bench:
 	$(MAKE) -C bench run
 
 format:
-	clang-format -i include/flownode/*.h include/flownode/*.hpp src/*.c src/*.cpp src/core/*.cpp test/unit/*.cpp
+	clang-format -i $(HEADERS) $(C_SRCS) $(CXX_SRCS) test/unit/*.cpp bench/*.cpp

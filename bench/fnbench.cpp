@@ -410,7 +410,7 @@ struct Batch {
 };
 
 struct Sample {
-	double at_s;  // commit, seconds since the start
+	double at_s; // commit, seconds since the start
 	double lag_ms;
 	int rows;
 };
@@ -434,7 +434,8 @@ int cmd_freshness(int argc, char **argv) {
 	std::atomic<long> rows_written{0}, behind{0};
 
 	auto t0 = Clock::now() + std::chrono::milliseconds(200);
-	double t0_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() + 0.2;
+	double t0_unix =
+	    std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() + 0.2;
 	double per_writer_interval = batch * writers / rate; // seconds between one writer's batches
 
 	std::vector<std::thread> threads;
@@ -452,7 +453,8 @@ int cmd_freshness(int argc, char **argv) {
 			// writers start staggered so commits are spread evenly
 			auto next = t0 + std::chrono::duration_cast<Clock::duration>(
 			                     std::chrono::duration<double>(per_writer_interval * w / writers));
-			auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+			auto end =
+			    t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 			for (int64_t seq = 1;; seq++) {
 				auto now = Clock::now();
 				if (next >= end)
@@ -492,11 +494,13 @@ int cmd_freshness(int argc, char **argv) {
 	PGconn *pc = connect(conninfo);
 	std::string q = "SELECT (extract(epoch FROM minute) * 1000000)::bigint, writer, max_seq FROM " + sink +
 	                " WHERE minute >= now() - interval '5 minutes'";
-	std::string rq = "SELECT runs, extract(epoch FROM last_run_duration) * 1000, "
-	                 "extract(epoch FROM clock_timestamp() - last_run_at) FROM flownode.flows WHERE flow_name = '" +
-	                 flow + "'";
+	std::string rq =
+	    "SELECT runs, extract(epoch FROM last_run_duration) * 1000, "
+	    "extract(epoch FROM clock_timestamp() - last_run_at) FROM flownode.flows WHERE flow_name = '" +
+	    flow + "'";
 	long polls = 0, last_runs = -1;
-	auto give_up = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds + 30));
+	auto give_up =
+	    t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds + 30));
 	for (;;) {
 		PGresult *r = PQexec(pc, q.c_str());
 		if (PQresultStatus(r) != PGRES_TUPLES_OK)
@@ -531,9 +535,9 @@ int cmd_freshness(int argc, char **argv) {
 					auto it = maxseq.find({pw[h].minute, w});
 					if (it == maxseq.end() || it->second < pw[h].seq)
 						break;
-					samples.push_back(
-					    Sample{std::chrono::duration<double>(pw[h].committed - t0).count(),
-					           std::chrono::duration<double, std::milli>(seen - pw[h].committed).count(), batch});
+					samples.push_back(Sample{
+					    std::chrono::duration<double>(pw[h].committed - t0).count(),
+					    std::chrono::duration<double, std::milli>(seen - pw[h].committed).count(), batch});
 					h++;
 				}
 				if (h < pw.size())
@@ -550,7 +554,8 @@ int cmd_freshness(int argc, char **argv) {
 		t.join();
 	PQfinish(pc);
 
-	std::sort(samples.begin(), samples.end(), [](const Sample &a, const Sample &b) { return a.at_s < b.at_s; });
+	std::sort(samples.begin(), samples.end(),
+	          [](const Sample &a, const Sample &b) { return a.at_s < b.at_s; });
 	std::ofstream f(out);
 	f << "commit_s,lag_ms,rows\n";
 	for (const Sample &s : samples)
@@ -562,8 +567,8 @@ int cmd_freshness(int argc, char **argv) {
 	double elapsed = samples.empty() ? 0 : samples.back().at_s;
 	std::printf("batches=%zu rows=%ld achieved_rows_per_s=%.0f polls=%ld late_sends=%ld elapsed_s=%.1f "
 	            "t0_unix=%.3f\n",
-	            samples.size(), rows_written.load(), elapsed > 0 ? rows_written.load() / seconds : 0.0,
-	            polls, behind.load(), elapsed, t0_unix);
+	            samples.size(), rows_written.load(), elapsed > 0 ? rows_written.load() / seconds : 0.0, polls,
+	            behind.load(), elapsed, t0_unix);
 	return 0;
 }
 

@@ -21,8 +21,8 @@
 #include <random>
 #include <vector>
 
-#include "flownode/dirty_time_windows.hpp"
-#include "flownode/time_window_expr.hpp"
+#include "core/dirty_time_windows.hpp"
+#include "core/time_window_expr.hpp"
 
 using flownode::DirtyTimeWindows;
 using flownode::TimeWindowExpr;
@@ -33,7 +33,7 @@ constexpr int64_t kUsecPerMin = 60LL * 1000000;
 constexpr int64_t kOrigin = 0; // 2000-01-01 in PostgreSQL's epoch
 constexpr int64_t kYear = 366LL * 86400 * 1000000;
 constexpr int64_t kStart = 24LL * 365 * 86400 * 1000000; // about 2024, PostgreSQL epoch
-constexpr uint32_t kLocalRanges = 256;                  // flownode.local_ranges_per_flow
+constexpr uint32_t kLocalRanges = 256;                   // flownode.local_ranges_per_flow
 
 // date_bin(stride, ts, origin) in integer math (PostgreSQL's timestamp_bin).
 class DateBinCalendar final : public flownode::WindowCalendar {
@@ -69,7 +69,8 @@ struct LocalMarks {
 	void flush() {
 		if (staged == 0)
 			return;
-		absorb_below = DirtyTimeWindows(ranges, &count, kLocalRanges).merge_stage(stage, staged, kStage, absorb_below);
+		absorb_below =
+		    DirtyTimeWindows(ranges, &count, kLocalRanges).merge_stage(stage, staged, kStage, absorb_below);
 		staged = 0;
 	}
 	// mark_window(): r is in no range of the set, in the gap before ranges[pos]

@@ -1,4 +1,4 @@
-#include "flownode/dirty_time_windows.hpp"
+#include "core/dirty_time_windows.hpp"
 
 #include <gtest/gtest.h>
 

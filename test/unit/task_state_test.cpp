@@ -1,4 +1,4 @@
-#include "flownode/task_state.hpp"
+#include "core/task_state.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "flownode/time_window_expr.hpp"
+#include "core/time_window_expr.hpp"
 
 #include <gtest/gtest.h>
 

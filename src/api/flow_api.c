@@ -1,0 +1,327 @@
+/*
+ * flow_api.c: the SQL API: create_flow, drop_flow, flush_flow (docs/user-guide.md).
+ * Everything create_flow does happens in the caller's transaction, so a failure
+ * leaves no flow, trigger, sink or worker behind; workers are started and stopped
+ * only when that transaction commits.
+ */
+#include "flownode.h"
+
+#include "lifecycle/flow_removal.h"
+#include "lifecycle/xact_hooks.h"
+#include "marking/source_triggers.h"
+#include "pgutil/pg_util.h"
+#include "query/flow_query.h"
+#include "query/query_rewrite.h"
+#include "refresh/refresh_exec.h"
+#include "registry/flow_registry.h"
+#include "registry/sink_table.h"
+#include "shmem/flow_slots.h"
+#include "shmem/inflight.h"
+#include "worker/launcher.h"
+
+#include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "pgtime.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+#include "utils/inval.h"
+#include "utils/wait_event.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "parser/parse_func.h"
+
+PG_FUNCTION_INFO_V1(flownode_create_flow);
+PG_FUNCTION_INFO_V1(flownode_drop_flow);
+PG_FUNCTION_INFO_V1(flownode_flush_flow);
+
+#define MIN_EVAL_INTERVAL_USEC 100000
+
+static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec) {
+	Interval *iv;
+
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	iv = PG_GETARG_INTERVAL_P(argno);
+	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
+	if (fn_interval_usec(iv) < min_usec)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("%s must be at least 100 milliseconds", name)));
+	return iv;
+}
+
+static bool bool_arg(FunctionCallInfo fcinfo, int argno, const char *name) {
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
+	return PG_GETARG_BOOL(argno);
+}
+
+static void check_owner(TaskConfig *cfg) {
+	if (!has_privs_of_role(GetUserId(), cfg->owner))
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		                errmsg("must be owner of flow \"%s\"", cfg->flow_name)));
+}
+
+Datum flownode_create_flow(PG_FUNCTION_ARGS) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	char *sink_name = fn_text_arg(fcinfo, 1, "sink_table");
+	char *query = fn_text_arg(fcinfo, 2, "query");
+	Interval *eval_interval = interval_arg(fcinfo, 3, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	Interval *expire_after = interval_arg(fcinfo, 4, "expire_after", 1);
+	char *comment = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
+	bool if_not_exists = bool_arg(fcinfo, 6, "if_not_exists");
+	bool or_replace = bool_arg(fcinfo, 7, "or_replace");
+	const char *timezone = pg_get_timezone_name(session_timezone);
+	TaskConfig *existing;
+	FlowQuery *fq;
+	bool sink_is_new = false;
+	Oid source_relid, sink_relid;
+	AclResult acl;
+	FlowDefinition def;
+	int nest;
+	int64 flow_id;
+
+	if (if_not_exists && or_replace)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("if_not_exists and or_replace cannot both be true")));
+	fn_check_preloaded();
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+		        (errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+		         errmsg("create_flow must run in a READ COMMITTED transaction"),
+		         errdetail("It fills the sink from a snapshot taken after it locked the source, so that "
+		                   "no concurrent write is missed.")));
+
+	existing = fn_load_task_config_by_name(flow_name, true);
+	if (existing != NULL) {
+		if (if_not_exists) {
+			ereport(NOTICE, (errcode(ERRCODE_DUPLICATE_OBJECT),
+			                 errmsg("flow \"%s\" already exists, skipping", flow_name)));
+			PG_RETURN_INT64(existing->flow_id);
+		}
+		if (!or_replace)
+			ereport(ERROR,
+			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", flow_name),
+			         errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
+		check_owner(existing);
+		fn_remove_flow(existing);
+		CommandCounterIncrement();
+	}
+
+	fq = fn_analyze_flow_query(query, timezone);
+	source_relid = fq->source_relid;
+	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("the flow query has no time window in its GROUP BY, so eval_interval is required"),
+		         errhint("Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass "
+		                 "eval_interval => '1 minute': a window-less flow is recomputed whole at each "
+		                 "evaluation after a change.")));
+	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("expire_after needs a time window in the flow query's GROUP BY")));
+
+	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
+	if (acl != ACLCHECK_OK)
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		                errmsg("permission denied for table %s", get_rel_name(source_relid)),
+		                errdetail("Creating a flow needs SELECT on its source table.")));
+	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_TRIGGER);
+	if (acl != ACLCHECK_OK)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		         errmsg("permission denied for table %s", get_rel_name(source_relid)),
+		         errdetail("Creating a flow needs TRIGGER on its source table (its writes are marked by a "
+		                   "trigger).")));
+
+	/* writers wait from here on, and see the trigger once we commit */
+	LockRelationOid(source_relid, ShareRowExclusiveLock);
+	sink_relid = fn_prepare_sink(sink_name, fq, source_relid, &sink_is_new);
+	if (fn_registry_is_sink(sink_relid))
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("table \"%s\" is already the sink of another flow", get_rel_name(sink_relid))));
+
+	/* store the query with every name schema-qualified, and check it reads back (the
+	 * analysis the fill below runs) */
+	nest = fn_pin_deparse_settings(timezone);
+	def.stored_query = fn_deparse_query(fq->query);
+	def.fq = fn_analyze_flow_query(def.stored_query, timezone);
+	fn_unpin_settings(nest);
+
+	def.flow_name = flow_name;
+	def.owner = GetUserId();
+	def.sink_relid = sink_relid;
+	def.user_query = query;
+	def.timezone = timezone;
+	def.eval_interval = eval_interval;
+	def.expire_after = expire_after;
+	def.comment = comment;
+	def.window_text = fq->window_text;
+	flow_id = fn_registry_insert_flow(&def);
+
+	fn_install_source_triggers(source_relid, fq->window.kind != FN_WINDOW_NONE ? fq->time_attnum : 0);
+	CommandCounterIncrement();
+
+	/* claim the flow's shared memory now, so flownode.max_flows fails here */
+	{
+		FlowSlot *slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
+
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->reserved_by = MyProcPid; /* until this transaction ends */
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	fn_on_commit_start_worker(flow_id, GetUserId());
+
+	/* fill the sink from what the source holds now */
+	(void)fn_refresh_fill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+	PG_RETURN_INT64(flow_id);
+}
+
+Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
+	TaskConfig *cfg;
+
+	(void)fn_catalog_relid(false);
+	cfg = fn_load_task_config_by_name(flow_name, true);
+	if (cfg == NULL) {
+		if (!if_exists)
+			ereport(ERROR,
+			        (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
+		ereport(NOTICE, (errmsg("flow \"%s\" does not exist, skipping", flow_name)));
+		PG_RETURN_VOID();
+	}
+	check_owner(cfg);
+	fn_remove_flow(cfg);
+	PG_RETURN_VOID();
+}
+
+/* A refresh needs these locks; waiting for it while holding a conflicting one would hang. */
+static void check_no_conflicting_locks(TaskConfig *cfg) {
+	Relation src = try_relation_open(cfg->source_relid, NoLock);
+	Relation sink = try_relation_open(cfg->sink_relid, NoLock);
+	bool conflict = false;
+
+	if (src) {
+		conflict |= CheckRelationLockedByMe(src, AccessExclusiveLock, false);
+		relation_close(src, NoLock);
+	}
+	if (sink) {
+		conflict |= CheckRelationLockedByMe(sink, ShareLock, true);
+		relation_close(sink, NoLock);
+	}
+	if (conflict)
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("cannot flush flow \"%s\" while this transaction holds a lock its refresh needs",
+		                cfg->flow_name),
+		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
+}
+
+Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	TaskConfig *cfg;
+	Oid catalog;
+	FlowSlot *slot;
+	uint64 my_request;
+	int64 windows = 0;
+	bool failed = false;
+	char error[FN_ERROR_LEN];
+	bool started = false;
+	TimestampTz wait_start;
+
+	catalog = fn_catalog_relid(false);
+	fn_check_preloaded();
+	cfg = fn_load_task_config_by_name(flow_name, false);
+	check_owner(cfg);
+	check_no_conflicting_locks(cfg);
+	if (cfg->created_here)
+		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
+
+	/* writers that committed before this call but have not yet published */
+	fn_inflight_wait_all();
+
+	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	my_request = ++slot->flush_requested;
+	if (slot->worker_latch)
+		SetLatch(slot->worker_latch);
+	LWLockRelease(fn_slot_lock(slot));
+
+	wait_start = GetCurrentTimestamp();
+	ConditionVariablePrepareToSleep(&slot->flush_cv);
+	for (;;) {
+		bool done, attached, waiting, gone;
+
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		gone = !slot->in_use || slot->flow_id != cfg->flow_id || slot->dropped;
+		done = slot->flush_completed >= my_request;
+		attached = slot->worker_pid != 0;
+		waiting = slot->state == FLOW_WAITING_FOR_WORKER;
+		if (done) {
+			windows = slot->flush_windows;
+			failed = slot->flush_failed;
+			strlcpy(error, slot->last_error, sizeof(error));
+		}
+		LWLockRelease(fn_slot_lock(slot));
+		if (done)
+			break;
+		if (gone) {
+			ConditionVariableCancelSleep();
+			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			                errmsg("flow \"%s\" was dropped while flushing", flow_name)));
+		}
+		if (!attached) {
+			bool registered;
+
+			LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+			registered = slot->worker_registered_at != 0;
+			LWLockRelease(fn_slot_lock(slot));
+			if (waiting || (!registered && started)) {
+				ConditionVariableCancelSleep();
+				ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				                errmsg("flow \"%s\" has no running worker to flush it", flow_name),
+				                errhint("No background worker slot is free: raise max_worker_processes.")));
+			}
+			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC) {
+				ConditionVariableCancelSleep();
+				ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				                errmsg("flow \"%s\" has no running worker to flush it", flow_name),
+				                errdetail("Its worker did not start within 15 seconds."),
+				                errhint("See the server log for why the flow's background worker exited.")));
+			}
+			if (!registered && !started) {
+				started = true;
+				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner,
+				                           fn_role_can_login(cfg->owner));
+			}
+		}
+		ConditionVariableTimedSleep(&slot->flush_cv, 1000, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	if (failed)
+		ereport(ERROR, (errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+		                errmsg("flush of flow \"%s\" failed: %s", flow_name, error),
+		                errhint("The dirty windows are kept; see flownode.flows.last_error.")));
+	PG_RETURN_INT64(windows);
+}

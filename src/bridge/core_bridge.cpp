@@ -1,0 +1,329 @@
+// The one C++ file at the PostgreSQL boundary: it implements the C functions of
+// core_bridge.h over the pure core, and WindowCalendar over PostgreSQL's own
+// date_bin / date_trunc so window bounds match the user's query exactly.
+#include "bridge/pg_guard.hpp"
+
+extern "C" {
+#include "fmgr.h"
+#include "parser/scansup.h"
+#include "pgtime.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgrprotos.h"
+#include "utils/timestamp.h"
+}
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "bridge/core_bridge.h"
+#include "core/dirty_time_windows.hpp"
+#include "core/task_state.hpp"
+#include "core/time_window_expr.hpp"
+
+using flownode::DirtyTimeWindows;
+using flownode::invoke_cpp;
+using flownode::pg_call;
+using flownode::TimeWindowExpr;
+
+namespace {
+
+// Every date_trunc unit: its canonical name, DecodeUnits' code, one unit as an
+// interval (the calendar's step), and its usual width for scheduling (a month is 30
+// days, a year and longer "long"). The one list of units: the query analysis names
+// them from it, the calendar steps and sizes by it.
+struct TruncUnit {
+	const char *name;
+	int dtk;
+	Interval step; // {time, day, month}
+	int64_t nominal_usec;
+};
+
+const TruncUnit kTruncUnits[] = {
+    {"microseconds", DTK_MICROSEC, {1, 0, 0}, 1},
+    {"milliseconds", DTK_MILLISEC, {1000, 0, 0}, 1000},
+    {"second", DTK_SECOND, {USECS_PER_SEC, 0, 0}, USECS_PER_SEC},
+    {"minute", DTK_MINUTE, {USECS_PER_MINUTE, 0, 0}, USECS_PER_MINUTE},
+    {"hour", DTK_HOUR, {USECS_PER_HOUR, 0, 0}, USECS_PER_HOUR},
+    {"day", DTK_DAY, {0, 1, 0}, USECS_PER_DAY},
+    {"week", DTK_WEEK, {0, 7, 0}, 7 * USECS_PER_DAY},
+    {"month", DTK_MONTH, {0, 0, 1}, 30 * USECS_PER_DAY},
+    {"quarter", DTK_QUARTER, {0, 0, 3}, 91 * USECS_PER_DAY},
+    {"year", DTK_YEAR, {0, 0, 12}, 365 * USECS_PER_DAY},
+    {"decade", DTK_DECADE, {0, 0, 120}, 365 * USECS_PER_DAY},
+    {"century", DTK_CENTURY, {0, 0, 1200}, 365 * USECS_PER_DAY},
+    {"millennium", DTK_MILLENNIUM, {0, 0, 12000}, 365 * USECS_PER_DAY},
+};
+
+const TruncUnit &trunc_unit(const char *name) {
+	for (const TruncUnit &u : kTruncUnits)
+		if (strcmp(name, u.name) == 0)
+			return u;
+	throw std::invalid_argument(std::string("unsupported date_trunc unit \"") + name + "\"");
+}
+
+// Every datum it passes lives in this object, which lives in a PostgreSQL memory
+// context: nothing here owns a C++ resource, so freeing the context frees it all.
+class PgCalendar final : public flownode::WindowCalendar {
+  public:
+	explicit PgCalendar(const FnWindowSpec &spec) : spec_(spec) {
+		stride_.time = spec.stride_time;
+		stride_.day = spec.stride_day;
+		stride_.month = 0;
+		if (spec.kind == FN_WINDOW_DATE_TRUNC) {
+			unit_ = pg_call([&] { return cstring_to_text(spec.unit); });
+			zone_ = pg_call([&] { return cstring_to_text(spec.zone); });
+			step_ = trunc_unit(spec.unit).step;
+			if (spec.with_time_zone)
+				tz_ = pg_call([&] { return resolve_zone(spec.zone); });
+		}
+	}
+
+	int64_t truncate(int64_t ts) override {
+		if (spec_.kind == FN_WINDOW_DATE_BIN) {
+			PGFunction bin = spec_.with_time_zone ? timestamptz_bin : timestamp_bin;
+			return pg_call([&] {
+				return DatumGetTimestamp(DirectFunctionCall3(bin, IntervalPGetDatum(&stride_),
+				                                             TimestampGetDatum(ts),
+				                                             TimestampGetDatum(spec_.origin)));
+			});
+		}
+		if (spec_.with_time_zone && tz_ != nullptr)
+			return in_zone([&] {
+				return DatumGetTimestampTz(
+				    DirectFunctionCall2(timestamptz_trunc, PointerGetDatum(unit_), TimestampTzGetDatum(ts)));
+			});
+		if (spec_.with_time_zone)
+			return pg_call([&] {
+				return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_trunc_zone, PointerGetDatum(unit_),
+				                                               TimestampTzGetDatum(ts),
+				                                               PointerGetDatum(zone_)));
+			});
+		return pg_call([&] {
+			return DatumGetTimestamp(
+			    DirectFunctionCall2(timestamp_trunc, PointerGetDatum(unit_), TimestampGetDatum(ts)));
+		});
+	}
+
+	// One calendar unit later, in the flow's local time: a day after midnight is the
+	// next midnight even across a DST change, a month after the 1st is the next 1st.
+	int64_t step(int64_t lower) override {
+		if (spec_.with_time_zone && tz_ != nullptr)
+			return in_zone([&] {
+				Datum local = DirectFunctionCall1(timestamptz_timestamp, TimestampTzGetDatum(lower));
+				Datum next = DirectFunctionCall2(timestamp_pl_interval, local, IntervalPGetDatum(&step_));
+				return DatumGetTimestampTz(DirectFunctionCall1(timestamp_timestamptz, next));
+			});
+		return pg_call([&] {
+			if (!spec_.with_time_zone)
+				return DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval, TimestampGetDatum(lower),
+				                                             IntervalPGetDatum(&step_)));
+			Datum local =
+			    DirectFunctionCall2(timestamptz_zone, PointerGetDatum(zone_), TimestampTzGetDatum(lower));
+			Datum next = DirectFunctionCall2(timestamp_pl_interval, local, IntervalPGetDatum(&step_));
+			return DatumGetTimestampTz(DirectFunctionCall2(timestamp_zone, PointerGetDatum(zone_), next));
+		});
+	}
+
+	// Whether every window is [lower, lower + nominal size): always for date_bin (its
+	// stride has no months), and for date_trunc to a unit of at most a week in a
+	// zone whose UTC offset never changes (a timestamp column, UTC, a fixed offset
+	// such as EST): local days are then always 24 hours and weeks 7 days, so the
+	// window is computed from one PostgreSQL answer instead of asked for again at
+	// every new window. Months, years and zones with DST or history stay calendar.
+	bool fixed_stride() const { return spec_.kind == FN_WINDOW_DATE_BIN || fixed_stride_trunc(spec_); }
+
+	static bool fixed_stride_trunc(const FnWindowSpec &spec) {
+		// a unit without months: days (and weeks) are 24 (168) hours where the offset is fixed
+		if (spec.kind != FN_WINDOW_DATE_TRUNC || trunc_unit(spec.unit).step.month != 0)
+			return false;
+		if (!spec.with_time_zone)
+			return true;
+		pg_tz *tz = pg_call([&] { return resolve_zone(spec.zone); });
+		long gmtoff = 0;
+		return tz != nullptr && pg_get_timezone_offset(tz, &gmtoff);
+	}
+
+  private:
+	// The zone as date_trunc(unit, ts, zone) resolves it (a fixed-offset or dynamic
+	// abbreviation, else a full name), once per flow instead of at every call: it
+	// parsed and looked the name up three times per window. nullptr when PostgreSQL
+	// would reject it; the text-taking functions then raise its own error.
+	static pg_tz *resolve_zone(const char *zone) {
+		char *lower = downcase_truncate_identifier(zone, static_cast<int>(strlen(zone)), false);
+		int offset = 0;
+		pg_tz *tz = nullptr;
+		int type = DecodeTimezoneAbbrev(0, lower, &offset, &tz);
+		if (type == TZ || type == DTZ)
+			return pg_tzset_offset(-offset);
+		if (type == DYNTZ)
+			return tz;
+		return pg_tzset(zone);
+	}
+
+	// Runs f with the flow's zone as the session's: timestamptz_trunc and the
+	// timestamp <-> timestamptz casts are then the zone-taking functions above,
+	// minus the parsing. The session's zone is back before anything else runs.
+	template <typename F> int64_t in_zone(F &&f) {
+		pg_tz *saved = session_timezone;
+		session_timezone = tz_;
+		try {
+			int64_t r = pg_call(std::forward<F>(f));
+			session_timezone = saved;
+			return r;
+		} catch (...) {
+			session_timezone = saved;
+			throw;
+		}
+	}
+
+	FnWindowSpec spec_;
+	Interval stride_{};
+	Interval step_{};
+	text *unit_ = nullptr;
+	text *zone_ = nullptr;
+	pg_tz *tz_ = nullptr; // resolved zone_ (with_time_zone date_trunc only)
+};
+
+int64_t nominal_usec(const FnWindowSpec &spec) {
+	if (spec.kind == FN_WINDOW_DATE_BIN)
+		return spec.stride_time + int64_t(spec.stride_day) * USECS_PER_DAY;
+	return trunc_unit(spec.unit).nominal_usec;
+}
+
+} // namespace
+
+// The C handle: a calendar and the expression over it, both placement-new'd into one
+// palloc'd chunk, followed by a calendar expression's memo of windows.
+struct FnWindow {
+	PgCalendar calendar;
+	TimeWindowExpr expr;
+	FnWindow(const FnWindowSpec &spec, flownode::Window *memo, uint32_t memo_slots)
+	    : calendar(spec),
+	      expr(calendar.fixed_stride()
+	               ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
+	               : TimeWindowExpr::calendar(nominal_usec(spec), &calendar, memo, memo_slots)) {}
+};
+
+extern "C" FnWindow *fn_window_create(const FnWindowSpec *spec) {
+	return invoke_cpp("window", [&] {
+		if (spec->kind == FN_WINDOW_DATE_BIN && nominal_usec(*spec) <= 0)
+			throw std::invalid_argument("date_bin stride must be positive");
+		// a fixed stride needs no memo (sized before the calendar exists: the same test)
+		uint32_t slots = spec->kind == FN_WINDOW_DATE_BIN || PgCalendar::fixed_stride_trunc(*spec)
+		                     ? 0
+		                     : TimeWindowExpr::memo_slots_for(nominal_usec(*spec));
+		size_t head = MAXALIGN(sizeof(FnWindow));
+		size_t size = head + sizeof(flownode::Window) * slots;
+		// zeroed: an entry with lower == upper is empty
+		char *mem = static_cast<char *>(pg_call([&] { return palloc0(size); }));
+		auto *memo = slots ? reinterpret_cast<flownode::Window *>(mem + head) : nullptr;
+		return new (mem) FnWindow(*spec, memo, slots);
+	});
+}
+
+extern "C" FnTimeRange fn_window_of(FnWindow *w, int64_t ts) {
+	return invoke_cpp("window", [&] { return w->expr.window_of(ts).range(); });
+}
+
+extern "C" uint64_t fn_window_count(FnWindow *w, FnTimeRange r, uint64_t cap) {
+	return invoke_cpp("window", [&] {
+		uint64_t counted = 0;
+		w->expr.advance(r, cap, &counted);
+		return counted;
+	});
+}
+
+extern "C" int64_t fn_window_nominal_usec(FnWindow *w) {
+	return w->expr.nominal_size();
+}
+
+extern "C" int fn_window_stride(FnWindow *w, int64_t *anchor, int64_t *stride) {
+	if (!w->expr.is_fixed())
+		return -1;
+	return w->expr.stride_anchor(anchor, stride) ? 1 : 0;
+}
+
+extern "C" void fn_window_check(const FnWindowSpec *spec) {
+	FnWindow *w = fn_window_create(spec);
+	(void)fn_window_of(w, 0);
+	pfree(w);
+}
+
+extern "C" const char *fn_trunc_unit_name(int dtk) {
+	for (const TruncUnit &u : kTruncUnits)
+		if (u.dtk == dtk)
+			return u.name;
+	return nullptr;
+}
+
+extern "C" void fn_dirty_add(FnDirtySet s, FnTimeRange r) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).add(r);
+}
+
+extern "C" uint64_t fn_dirty_merge_stage(FnDirtySet s, FnTimeRange *stage, uint32_t n,
+                                         uint32_t stage_capacity, uint64_t below) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).merge_stage(stage, n, stage_capacity, below);
+}
+
+extern "C" void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).add_all(rs, n);
+}
+
+extern "C" void fn_dirty_subtract(FnDirtySet s, FnTimeRange r) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).subtract(r);
+}
+
+extern "C" uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).drop_ending_at_or_before(t);
+}
+
+extern "C" bool fn_dirty_covers(FnDirtySet s, FnTimeRange r) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).covers(r);
+}
+
+extern "C" void fn_durable_add(FnDirtySet s, FnTimeRange r) {
+	(void)DirtyTimeWindows(s.ranges, s.count, s.capacity).add_exact(r);
+}
+
+extern "C" void fn_durable_remove(FnDirtySet s, FnTimeRange r) {
+	DirtyTimeWindows set(s.ranges, s.count, s.capacity);
+
+	if (set.size() < set.capacity()) // room for a split: exact
+		set.subtract(r);
+	else
+		set.drop_overlapping(r);
+}
+
+extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
+                                 FnTimeRange *out, uint64_t *windows, bool *backlog_remains) {
+	return invoke_cpp("plan", [&] {
+		flownode::TakePlan plan = flownode::plan_take(ranges, n, max_windows, w->expr);
+		uint32_t k = 0;
+		for (const FnTimeRange &r : plan.ranges)
+			out[k++] = r;
+		*windows = plan.windows;
+		*backlog_remains = plan.backlog_remains;
+		return k;
+	});
+}
+
+extern "C" uint64_t fn_next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) {
+	return flownode::next_window_budget(budget, cap, last_run_usec, failed);
+}
+
+extern "C" int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
+                                      int64_t min_refresh_usec, int64_t max_backoff_usec,
+                                      int64_t last_run_usec, bool backlog_remains,
+                                      uint32_t consecutive_failures) {
+	flownode::Cadence c{eval_interval_usec, window_size_usec, min_refresh_usec, max_backoff_usec};
+	return flownode::next_sleep_usec(c, last_run_usec, backlog_remains, consecutive_failures);
+}
+
+extern "C" int64_t fn_next_eval_at(int64_t eval_interval_usec, int64_t window_size_usec,
+                                   int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t started,
+                                   int64_t finished, bool backlog_remains, uint32_t consecutive_failures) {
+	flownode::Cadence c{eval_interval_usec, window_size_usec, min_refresh_usec, max_backoff_usec};
+	return flownode::next_eval_at(c, started, finished, backlog_remains, consecutive_failures);
+}

@@ -1,0 +1,101 @@
+/*
+ * core_bridge.h: the C face of flownode's C++ core, for the C shims.
+ *
+ * Every function here is an entry point from PostgreSQL into C++: it catches every
+ * C++ exception and turns it into ereport(ERROR) after the C++ frames are gone.
+ * The dirty-set functions cannot fail at all (they may run at XACT_EVENT_COMMIT).
+ */
+#ifndef FLOWNODE_CORE_BRIDGE_H
+#define FLOWNODE_CORE_BRIDGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/time_range.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum FnWindowKind {
+	FN_WINDOW_NONE = 0,  /* window-less flow: recomputed whole */
+	FN_WINDOW_DATE_BIN,  /* date_bin(stride, col, origin) */
+	FN_WINDOW_DATE_TRUNC /* date_trunc(unit, col [, zone]) */
+} FnWindowKind;
+
+#define FN_UNIT_LEN 32
+#define FN_ZONE_LEN 128
+
+/* Everything needed to compute a flow's windows, plain data (copied into caches). */
+typedef struct FnWindowSpec {
+	FnWindowKind kind;
+	bool with_time_zone;    /* column is timestamptz */
+	int64_t stride_time;    /* date_bin stride: microseconds part */
+	int32_t stride_day;     /* date_bin stride: days part (months are refused) */
+	int64_t origin;         /* date_bin origin */
+	char unit[FN_UNIT_LEN]; /* date_trunc unit, lower case */
+	char zone[FN_ZONE_LEN]; /* date_trunc zone for timestamptz (explicit or the flow's) */
+} FnWindowSpec;
+
+/* A TimeWindowExpr over PostgreSQL's own date_bin/date_trunc, allocated in the
+ * current memory context (it holds no C++ resources). */
+typedef struct FnWindow FnWindow;
+
+extern FnWindow *fn_window_create(const FnWindowSpec *spec);
+/* The window of ts. Remembers the last window, so a repeat is cheap. */
+extern FnTimeRange fn_window_of(FnWindow *w, int64_t ts);
+/* How many windows [r.start, r.end) spans, counting at most `cap`. */
+extern uint64_t fn_window_count(FnWindow *w, FnTimeRange r, uint64_t cap);
+extern int64_t fn_window_nominal_usec(FnWindow *w);
+/* A fixed stride's anchor and stride, for fn_stride_window to compute its windows
+ * without a call: 1 when known (set), 0 for a fixed stride whose anchor is not known
+ * yet (ask again after the next window), -1 for calendar windows. */
+extern int fn_window_stride(FnWindow *w, int64_t *anchor, int64_t *stride);
+/* Validates the spec by computing a window (bad unit, zone or stride -> ERROR). */
+extern void fn_window_check(const FnWindowSpec *spec);
+/* The canonical name of a date_trunc unit from its DecodeUnits code (DTK_MONTH ...),
+ * NULL when date_trunc has no such unit. */
+extern const char *fn_trunc_unit_name(int dtk);
+
+/* DirtyTimeWindows over caller-owned storage. Never fail, never allocate. */
+typedef struct FnDirtySet {
+	FnTimeRange *ranges;
+	uint32_t *count;
+	uint32_t capacity;
+} FnDirtySet;
+
+extern void fn_dirty_add(FnDirtySet s, FnTimeRange r);
+/* A transaction's stage merged into its set; returns the new absorb threshold
+ * (DirtyTimeWindows::merge_stage). s.ranges has room for capacity + n. */
+extern uint64_t fn_dirty_merge_stage(FnDirtySet s, FnTimeRange *stage, uint32_t n, uint32_t stage_capacity,
+                                     uint64_t below);
+extern void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
+extern void fn_dirty_subtract(FnDirtySet s, FnTimeRange r);
+extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);
+extern bool fn_dirty_covers(FnDirtySet s, FnTimeRange r);
+
+/* The durable set: windows known to be recorded in flownode.pending. It may claim
+ * less than is recorded, never more: adding skips when full, removing drops whole
+ * ranges when a split has no room. */
+extern void fn_durable_add(FnDirtySet s, FnTimeRange r);
+extern void fn_durable_remove(FnDirtySet s, FnTimeRange r);
+
+/* plan_take: fills out (room for n entries) with the oldest dirty ranges covering at
+ * most max_windows windows; returns how many ranges it filled. */
+extern uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
+                             FnTimeRange *out, uint64_t *windows, bool *backlog_remains);
+
+extern uint64_t fn_next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed);
+
+extern int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
+                                  int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
+                                  bool backlog_remains, uint32_t consecutive_failures);
+extern int64_t fn_next_eval_at(int64_t eval_interval_usec, int64_t window_size_usec, int64_t min_refresh_usec,
+                               int64_t max_backoff_usec, int64_t started, int64_t finished,
+                               bool backlog_remains, uint32_t consecutive_failures);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

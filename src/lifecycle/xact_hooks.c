@@ -1,0 +1,212 @@
+/*
+ * xact_hooks.c: the seed's BatchingEngine, its transaction side.
+ *
+ * - The transaction callbacks: the marks of mark_triggers.c are recorded at
+ *   PRE_COMMIT and published at COMMIT, dropped at ABORT (and with an aborted
+ *   subtransaction); see commit_marks.c.
+ * - Commit-time actions of create_flow/drop_flow/DROP EXTENSION: start or stop workers
+ *   only once the catalog change is committed; a sink dropped with its flows takes
+ *   the source's triggers with the last flow.
+ */
+#include "flownode.h"
+
+#include "lifecycle/xact_hooks.h"
+
+#include "access/xact.h"
+#include "marking/commit_marks.h"
+#include "marking/mark_triggers.h"
+#include "marking/source_triggers.h"
+#include "miscadmin.h"
+#include "registry/flow_registry.h"
+#include "shmem/flow_slots.h"
+#include "storage/latch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "worker/launcher.h"
+
+typedef enum PendingKind {
+	PENDING_START,
+	PENDING_DROP,
+	PENDING_DROP_ALL,
+	PENDING_TRIGGER_CLEANUP
+} PendingKind;
+
+typedef struct PendingAction {
+	PendingKind kind;
+	int64 flow_id;
+	Oid owner;
+	bool owner_can_login;
+	Oid catalog_relid;      /* the source, for PENDING_TRIGGER_CLEANUP */
+	SubTransactionId subid; /* undone if this subtransaction aborts */
+} PendingAction;
+
+static List *pending_actions = NIL; /* PendingAction *, in TopTransactionContext */
+
+static void undo_action(PendingAction *a);
+
+static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
+                             void *arg) {
+	ListCell *lc;
+
+	if (event == SUBXACT_EVENT_ABORT_SUB) {
+		foreach (lc, pending_actions) {
+			PendingAction *a = lfirst(lc);
+
+			if (a->subid == mySubid) {
+				undo_action(a);
+				pending_actions = foreach_delete_current(pending_actions, lc);
+			}
+		}
+	} else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+		foreach (lc, pending_actions) {
+			PendingAction *a = lfirst(lc);
+
+			if (a->subid == mySubid)
+				a->subid = parentSubid;
+		}
+	}
+	fn_marks_subxact(event, mySubid, parentSubid);
+}
+
+static void pre_commit(void) {
+	ListCell *lc;
+
+	/* a sink dropped with its flows: the source's triggers go with the last flow */
+	foreach (lc, pending_actions) {
+		PendingAction *a = lfirst(lc);
+
+		if (a->kind == PENDING_TRIGGER_CLEANUP) {
+			PushActiveSnapshot(GetTransactionSnapshot());
+			fn_remove_triggers_if_unused(a->catalog_relid);
+			PopActiveSnapshot();
+		}
+	}
+	fn_marks_pre_commit();
+}
+
+static void stop_flow_slot(FlowSlot *slot) {
+	Latch *latch = NULL;
+	bool free_now;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->dropped = true;
+	latch = slot->worker_latch;
+	free_now = (slot->worker_pid == 0);
+	LWLockRelease(fn_slot_lock(slot));
+	if (latch)
+		SetLatch(latch);
+	if (free_now)
+		fn_free_slot(slot);
+}
+
+static void run_commit_actions(void) {
+	ListCell *lc;
+
+	foreach (lc, pending_actions) {
+		PendingAction *a = lfirst(lc);
+
+		if (a->kind == PENDING_TRIGGER_CLEANUP)
+			continue; /* done at PRE_COMMIT */
+		if (a->kind == PENDING_START)
+			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
+			                           a->owner_can_login);
+		else {
+			LWLockAcquire(fn_registry_lock(), LW_SHARED);
+			for (int i = 0; i < fn_slot_count(); i++) {
+				FlowSlot *slot = fn_slot_at(i);
+				bool match = slot->in_use && slot->dboid == MyDatabaseId &&
+				             slot->catalog_relid == a->catalog_relid &&
+				             (a->kind == PENDING_DROP_ALL || slot->flow_id == a->flow_id);
+
+				if (match) {
+					LWLockRelease(fn_registry_lock());
+					stop_flow_slot(slot);
+					LWLockAcquire(fn_registry_lock(), LW_SHARED);
+				}
+			}
+			LWLockRelease(fn_registry_lock());
+		}
+	}
+}
+
+/* A flow created in an aborted (sub)transaction gives back the slot it reserved. */
+static void undo_action(PendingAction *a) {
+	if (a->kind == PENDING_START) {
+		FlowSlot *slot;
+
+		LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		slot = fn_find_slot(MyDatabaseId, a->catalog_relid, a->flow_id);
+		LWLockRelease(fn_registry_lock());
+		if (slot)
+			fn_free_slot(slot);
+	}
+}
+
+static void run_abort_actions(void) {
+	ListCell *lc;
+
+	foreach (lc, pending_actions)
+		undo_action(lfirst(lc));
+}
+
+static void xact_callback(XactEvent event, void *arg) {
+	switch (event) {
+	case XACT_EVENT_PRE_COMMIT:
+		pre_commit();
+		break;
+	case XACT_EVENT_PRE_PREPARE:
+		if (fn_marks_pending() || pending_actions != NIL)
+			ereport(ERROR,
+			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			         errmsg("cannot PREPARE a transaction that changed a flow's source table or a flow"),
+			         errhint("Commit it directly; flownode publishes dirty windows at commit.")));
+		break;
+	case XACT_EVENT_COMMIT:
+		fn_marks_commit();
+		run_commit_actions();
+		pending_actions = NIL;
+		break;
+	case XACT_EVENT_ABORT:
+		fn_marks_abort();
+		run_abort_actions();
+		pending_actions = NIL;
+		break;
+	default:
+		break;
+	}
+}
+
+static void add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_relid) {
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	PendingAction *a = palloc0(sizeof(PendingAction));
+
+	a->kind = kind;
+	a->flow_id = flow_id;
+	a->owner = owner;
+	a->owner_can_login = OidIsValid(owner) && fn_role_can_login(owner);
+	a->catalog_relid = catalog_relid;
+	a->subid = GetCurrentSubTransactionId();
+	pending_actions = lappend(pending_actions, a);
+	MemoryContextSwitchTo(old);
+}
+
+void fn_on_commit_start_worker(int64 flow_id, Oid owner) {
+	add_pending(PENDING_START, flow_id, owner, fn_catalog_relid(false));
+}
+
+void fn_on_commit_drop_flow(int64 flow_id) {
+	add_pending(PENDING_DROP, flow_id, InvalidOid, fn_catalog_relid(false));
+}
+
+void fn_on_pre_commit_cleanup_triggers(Oid source_relid) {
+	add_pending(PENDING_TRIGGER_CLEANUP, 0, InvalidOid, source_relid);
+}
+
+void fn_on_commit_stop_all(Oid catalog_relid) {
+	add_pending(PENDING_DROP_ALL, 0, InvalidOid, catalog_relid);
+}
+
+void fn_xact_hooks_init(void) {
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+}

@@ -1,0 +1,22 @@
+/*
+ * xact_hooks.h: what happens when a transaction ends: marks recorded at PRE_COMMIT
+ * and published at COMMIT (commit_marks.h), and the workers of flows created or
+ * dropped in it started or stopped only once it has committed.
+ */
+#ifndef FLOWNODE_XACT_HOOKS_H
+#define FLOWNODE_XACT_HOOKS_H
+
+#include "postgres.h"
+
+extern void fn_xact_hooks_init(void);
+
+/* At commit: start the flow's worker (create_flow). */
+extern void fn_on_commit_start_worker(int64 flow_id, Oid owner);
+/* At commit: stop the flow's worker and free its slot (drop_flow). */
+extern void fn_on_commit_drop_flow(int64 flow_id);
+/* At commit: stop every flow of the database's catalog (DROP EXTENSION). */
+extern void fn_on_commit_stop_all(Oid catalog_relid);
+/* At PRE_COMMIT: remove the source's triggers if no flow reads it any more. */
+extern void fn_on_pre_commit_cleanup_triggers(Oid source_relid);
+
+#endif

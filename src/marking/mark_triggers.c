@@ -1,0 +1,378 @@
+/*
+ * mark_triggers.c: the marking half of the seed's BatchingEngine: the triggers.
+ *
+ * - The source's row triggers (their WHEN clause: flownode.mark_row) map each written
+ *   row to the window of its time value for every group of the table's flows whose
+ *   windows nest (MarkGroup), and add that window to a set kept in backend memory for
+ *   the current (sub)transaction. Per row: one function call, the window
+ *   (remembered: consecutive rows usually share one, and a row inside the set needs
+ *   none), no SPI, no catalog. At PRE_COMMIT each flow's own windows are derived
+ *   from its group's set.
+ * - The flows of a table come from the per-backend cache (source_cache.c).
+ * - Marks become visible to workers only when the writer commits (invariant 2, see
+ *   commit_marks.c). A rolled-back subtransaction's marks are dropped with it.
+ * - TRUNCATE of a source empties its flows' sinks.
+ */
+#include "flownode.h"
+
+#include "marking/mark_triggers.h"
+
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "marking/source_cache.h"
+#include "miscadmin.h"
+#include "pgutil/pg_util.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(flownode_mark_dirty);
+PG_FUNCTION_INFO_V1(flownode_mark_insert);
+PG_FUNCTION_INFO_V1(flownode_mark_row);
+PG_FUNCTION_INFO_V1(flownode_mark_row_removed);
+PG_FUNCTION_INFO_V1(flownode_mark_truncate);
+
+static List *xact_marks = NIL; /* LocalMarks *, in TopTransactionContext */
+
+static const FnTimeRange WINDOWLESS_MARK = {0, 1};
+
+/* ---- the transaction's local marks ---- */
+
+/*
+ * Bumped whenever a subtransaction's set is freed (its abort, or its merge into the
+ * parent's): a MarkGroup's cached pointer may then point at freed memory, which a
+ * later set can reuse, so the cache is trusted only within one epoch.
+ */
+static uint64 marks_epoch = 0;
+
+/* The (sub)transaction a row is marked in: read once per row, not once per group. */
+typedef struct MarkScope {
+	LocalTransactionId lxid;
+	SubTransactionId subid;
+	uint64 epoch;
+} MarkScope;
+
+static inline MarkScope mark_scope(void) {
+	MarkScope s = {MyProc->lxid, GetCurrentSubTransactionId(), marks_epoch};
+
+	return s;
+}
+
+/* Adds the flows of ids that the set is not for yet (the group grew: a flow was
+ * created on the table in this transaction). */
+static void add_members(LocalMarks *lm, const int64 *ids, int n) {
+	for (int i = 0; i < n; i++) {
+		bool known = false;
+
+		for (int k = 0; k < lm->nmembers && !known; k++)
+			known = lm->member_ids[k] == ids[i];
+		if (known)
+			continue;
+		lm->member_ids = lm->member_ids ? repalloc(lm->member_ids, sizeof(int64) * (lm->nmembers + 1))
+		                                : MemoryContextAlloc(TopTransactionContext, sizeof(int64));
+		lm->member_ids[lm->nmembers++] = ids[i];
+	}
+}
+
+/* The group's set for this (sub)transaction, found in the list or created. */
+static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g, MarkScope scope) {
+	SubTransactionId subid = scope.subid;
+	LocalMarks *lm;
+	ListCell *lc;
+	MemoryContext old;
+
+	foreach (lc, xact_marks) {
+		lm = lfirst(lc);
+		if (lm->relid == e->relid && lm->time_attnum == g->leader->time_attnum &&
+		    lm->leader_id == g->leader->flow_id && lm->subid == subid) {
+			add_members(lm, g->member_ids, g->nmembers);
+			goto done;
+		}
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	/* only the header is zeroed: the stage past `staged` and the ranges past `count`
+	 * are never read */
+	lm =
+	    palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * (fn_local_ranges_per_flow + LOCAL_STAGE));
+	memset(lm, 0, offsetof(LocalMarks, stage));
+	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
+	lm->relid = e->relid;
+	lm->time_attnum = g->leader->time_attnum;
+	lm->leader_id = g->leader->flow_id;
+	lm->subid = subid;
+	lm->last.start = lm->last.end = 0;
+	lm->absorb_below = 1;
+	lm->member_ids = palloc(sizeof(int64) * g->nmembers);
+	memcpy(lm->member_ids, g->member_ids, sizeof(int64) * g->nmembers);
+	lm->nmembers = g->nmembers;
+	xact_marks = lappend(xact_marks, lm);
+	MemoryContextSwitchTo(old);
+done:
+	g->marks = lm;
+	g->marks_lxid = scope.lxid;
+	g->marks_epoch = scope.epoch;
+	return lm;
+}
+
+/* Every row after a transaction's first finds its set here, without a lookup. */
+static inline LocalMarks *current_marks(SourceEntry *e, MarkGroup *g, MarkScope scope) {
+	if (likely(g->marks && g->marks_lxid == scope.lxid && g->marks_epoch == scope.epoch &&
+	           g->marks->subid == scope.subid))
+		return g->marks;
+	return find_or_create_marks(e, g, scope);
+}
+
+static inline FnDirtySet local_set(LocalMarks *lm) {
+	FnDirtySet s = {lm->ranges, &lm->count, lm->capacity};
+
+	return s;
+}
+
+/* Moves the staged windows into the sorted set and sets the gap below which the
+ * windows that follow join its ranges in place. Cannot fail. */
+void fn_marks_flush_stage(LocalMarks *lm) {
+	if (lm->staged == 0)
+		return;
+	lm->absorb_below =
+	    fn_dirty_merge_stage(local_set(lm), lm->stage, lm->staged, LOCAL_STAGE, lm->absorb_below);
+	lm->staged = 0;
+}
+
+static pg_attribute_always_inline void stage_range(LocalMarks *lm, FnTimeRange r) {
+	lm->stage[lm->staged++] = r;
+	lm->last = r;
+	if (lm->staged == LOCAL_STAGE)
+		fn_marks_flush_stage(lm);
+}
+
+/* r: a window in no range of the set, in the gap before ranges[pos]. A window next
+ * to a range (or, once the set has coalesced, near one) joins it in place; others
+ * are staged. */
+static pg_attribute_always_inline void mark_window(LocalMarks *lm, uint32 pos, FnTimeRange r) {
+	if (fn_ranges_absorb(lm->ranges, &lm->count, pos, r, lm->absorb_below)) {
+		lm->last = r;
+		return;
+	}
+	stage_range(lm, r);
+}
+
+/* Inlined into the per-group loop: a call per group and row was a tenth of its cost. */
+static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, MarkScope scope, Datum d,
+                                                  bool isnull) {
+	LocalMarks *lm = current_marks(e, g, scope);
+	const FlowMarker *leader = g->leader;
+	int64 ts;
+	uint32 pos;
+	FnTimeRange r;
+
+	if (leader->window == NULL) {
+		if (lm->count == 0 && lm->staged == 0)
+			stage_range(lm, WINDOWLESS_MARK);
+		return;
+	}
+	if (isnull)
+		return; /* a NULL time belongs to no window */
+	ts = DatumGetInt64(d);
+	if (TIMESTAMP_NOT_FINITE(ts))
+		return; /* nor does an infinite one */
+	if (ts >= lm->last.start && ts < lm->last.end)
+		return;
+	/* The set is a union of whole windows: a timestamp inside it needs no window.
+	 * Rows scattered over time fill the set within a few hundred rows, after which
+	 * nearly every row stops here (computing a calendar window is the costly part). */
+	pos = fn_ranges_search(lm->ranges, lm->count, ts);
+	if (pos < lm->count && lm->ranges[pos].start <= ts)
+		return;
+	if (leader->stride > 0 && fn_stride_window(leader->stride_anchor, leader->stride, ts, &r)) {
+		mark_window(lm, pos, r); /* no call into the core: rows scattered over time get here */
+		return;
+	}
+	mark_window(lm, pos, fn_window_of(leader->window, ts));
+}
+
+/*
+ * The source's row triggers mark from their WHEN clause, not from a trigger body:
+ *   AFTER INSERT ... FOR EACH ROW WHEN (flownode.mark_row(source, attnum, NEW.ts))
+ * PostgreSQL evaluates an AFTER ROW trigger's WHEN as it would queue the event, with
+ * the row at hand, and queues nothing when it is false, which it always is. So a
+ * row costs one function call: no after-trigger event, no copy of the row into a
+ * transition table, no re-fetch (COPY keeps its multi-row inserts: only BEFORE ROW
+ * triggers turn those off). One trigger per (source, time column); attnum 0 stands
+ * for window-less flows, which any row dirties.
+ *
+ * The function is callable by anyone (a WHEN clause runs with the writer's
+ * EXECUTE privilege), so it marks only for a role that may write the table: a
+ * direct call by someone else changes nothing.
+ */
+static bool may_mark(SourceEntry *e) {
+	Oid user = GetUserId();
+
+	if (user == e->writer_checked)
+		return true;
+	if (pg_class_aclcheck(e->relid, user, ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK &&
+	    pg_attribute_aclcheck_all(e->relid, user, ACL_INSERT | ACL_UPDATE, ACLMASK_ANY) != ACLCHECK_OK)
+		return false;
+	e->writer_checked = user;
+	return true;
+}
+
+static void mark_row(FunctionCallInfo fcinfo, bool removes) {
+	SourceEntry *e;
+	int16 attnum;
+	MarkScope scope;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return;
+	e = fn_source_entry(PG_GETARG_OID(0));
+	if (e->nflows == 0 || !may_mark(e))
+		return;
+	attnum = PG_GETARG_INT16(1);
+	scope = mark_scope();
+	for (int i = 0; i < e->ngroups; i++) {
+		MarkGroup *g = &e->groups[i];
+
+		if (g->leader->time_attnum != attnum)
+			continue;
+		mark_value(e, g, scope, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
+		if (removes) {
+			if (PG_NARGS() > 3)
+				mark_value(e, g, scope, PG_GETARG_DATUM(3), PG_ARGISNULL(3));
+			current_marks(e, g, scope)->removes = true;
+		}
+	}
+}
+
+/* flownode.mark_row(source oid, attnum int2, ts): an inserted row. Always false. */
+Datum flownode_mark_row(PG_FUNCTION_ARGS) {
+	mark_row(fcinfo, false);
+	PG_RETURN_BOOL(false);
+}
+
+/* flownode.mark_row_removed(source oid, attnum int2, old_ts, new_ts): an updated or
+ * deleted row (its old window loses it; groups may vanish). Always false. */
+Datum flownode_mark_row_removed(PG_FUNCTION_ARGS) {
+	mark_row(fcinfo, true);
+	PG_RETURN_BOOL(false);
+}
+
+/* The row triggers' own functions never run: their WHEN clause is always false. */
+Datum flownode_mark_dirty(PG_FUNCTION_ARGS) {
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+		                errmsg("flownode.mark_dirty() must be called as an AFTER ROW trigger")));
+	return PointerGetDatum(NULL);
+}
+
+Datum flownode_mark_insert(PG_FUNCTION_ARGS) {
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+		                errmsg("flownode.mark_insert() must be called as an AFTER INSERT ROW trigger")));
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * TRUNCATE empties the sinks of every flow on the table, in the truncating
+ * transaction and as each flow's owner. A refresh in flight holds a lock on the
+ * source that TRUNCATE waits for, so it cannot write stale rows afterwards.
+ */
+Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
+	TriggerData *td = (TriggerData *)fcinfo->context;
+	SourceEntry *e;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+		                errmsg("flownode.mark_truncate() must be called as a TRUNCATE trigger")));
+	e = fn_source_entry(RelationGetRelid(td->tg_relation));
+	for (int i = 0; i < e->nflows; i++) {
+		FlowMarker *m = &e->flows[i];
+		SpiAs scope;
+		/* TRUNCATE when the owner may (a sink it created), else DELETE (an existing
+		 * sink needs only DELETE); without either the writer gets the error */
+		bool can_truncate = pg_class_aclcheck(m->sink_relid, m->owner, ACL_TRUNCATE) == ACLCHECK_OK;
+		char *sql = psprintf("%s %s", can_truncate ? "TRUNCATE ONLY" : "DELETE FROM ONLY",
+		                     fn_qualified_relname(m->sink_relid));
+
+		fn_spi_begin_as(&scope, m->owner, 0);
+		if (SPI_execute(sql, false, 0) < 0)
+			elog(ERROR, "flownode: emptying sink failed");
+		fn_spi_end(&scope);
+	}
+	return PointerGetDatum(NULL);
+}
+
+/* Whether every flow a's marks are for, b's are for too. */
+static bool members_within(const LocalMarks *a, const LocalMarks *b) {
+	for (int i = 0; i < a->nmembers; i++) {
+		bool found = false;
+
+		for (int k = 0; k < b->nmembers && !found; k++)
+			found = b->member_ids[k] == a->member_ids[i];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* A subtransaction's marks: dropped with it, or handed to its parent. */
+void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid) {
+	ListCell *lc;
+
+	if (event == SUBXACT_EVENT_ABORT_SUB) {
+		foreach (lc, xact_marks) {
+			LocalMarks *lm = lfirst(lc);
+
+			if (lm->subid == mySubid) {
+				xact_marks = foreach_delete_current(xact_marks, lc);
+				if (lm->member_ids)
+					pfree(lm->member_ids);
+				pfree(lm);
+				marks_epoch++;
+			}
+		}
+	} else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+		foreach (lc, xact_marks) {
+			LocalMarks *child = lfirst(lc);
+			LocalMarks *parent = NULL;
+			ListCell *lc2;
+
+			if (child->subid != mySubid)
+				continue;
+			foreach (lc2, xact_marks) {
+				LocalMarks *p = lfirst(lc2);
+
+				if (p->relid == child->relid && p->time_attnum == child->time_attnum &&
+				    p->leader_id == child->leader_id && p->subid == parentSubid)
+					parent = p;
+			}
+			/* a child for flows the parent's set is not for (created in the child)
+			 * moves up as a set of its own: merging would allocate, here */
+			if (parent == NULL || !members_within(child, parent))
+				child->subid = parentSubid;
+			else {
+				fn_marks_flush_stage(child);
+				fn_marks_flush_stage(parent);
+				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
+				parent->last.start = parent->last.end = 0;
+				parent->removes |= child->removes;
+				xact_marks = foreach_delete_current(xact_marks, lc);
+				if (child->member_ids)
+					pfree(child->member_ids);
+				pfree(child);
+				marks_epoch++;
+			}
+		}
+	}
+}
+
+List *fn_xact_marks(void) {
+	return xact_marks;
+}
+
+void fn_marks_forget(void) {
+	xact_marks = NIL;
+}
+
+bool fn_marks_pending(void) {
+	return xact_marks != NIL;
+}

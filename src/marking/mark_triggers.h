@@ -1,0 +1,62 @@
+/*
+ * mark_triggers.h: the marking triggers' sets. Each group of nesting flows
+ * (source_cache.h) collects, per (sub)transaction, the windows its rows fell in
+ * (LocalMarks); commit_marks.c derives each flow's windows from them at PRE_COMMIT.
+ */
+#ifndef FLOWNODE_MARK_TRIGGERS_H
+#define FLOWNODE_MARK_TRIGGERS_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+
+#include "access/xact.h"
+#include "nodes/pg_list.h"
+
+#include "core/time_range.h"
+
+/* Windows staged before a merge into the sorted set: a merge and, once the set is
+ * full, a coalesce pass over it cost O(set + stage), so a deeper stage makes rows
+ * scattered over time cheaper (256: a quarter fewer instructions per row than 64
+ * with five flows, by callgrind), at 4 KiB per group of flows per transaction. */
+#define LOCAL_STAGE 256
+
+/*
+ * The marks one group of flows (MarkGroup) collected in one (sub)transaction: the
+ * windows of the group's marking window that the transaction wrote rows into.
+ */
+typedef struct LocalMarks {
+	Oid relid; /* key: source table, time column, the group's leading flow, subtransaction */
+	AttrNumber time_attnum;
+	int64 leader_id;
+	SubTransactionId subid;
+	int nmembers;      /* the flows these marks are for (every flow of the group when a */
+	int64 *member_ids; /* row was marked; TopTransactionContext) */
+	bool removes;      /* an UPDATE or DELETE marked a window: sink rows may vanish */
+	FnTimeRange last;  /* the range added last: a repeat costs nothing */
+	uint32 count;
+	uint32 capacity;
+	/* A window whose gap to a neighbouring range is below this joins that range at
+	 * once (fn_ranges_absorb): 1 (touching only) until the set first coalesces, then
+	 * about the gap a merge of a full stage would close (fn_dirty_merge_stage). */
+	uint64 absorb_below;
+	/* Windows not yet in `ranges`, in arrival order: inserting each one into the
+	 * sorted set would shift the array every time; a full stage is sorted and merged
+	 * in one pass (fn_dirty_merge_stage). Everything that reads the set flushes it. */
+	uint32 staged;
+	FnTimeRange stage[LOCAL_STAGE];
+	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER]; /* capacity + LOCAL_STAGE entries */
+} LocalMarks;
+
+/* The transaction's sets (LocalMarks *, in TopTransactionContext). */
+extern List *fn_xact_marks(void);
+/* Moves a set's staged windows into its sorted ranges. Cannot fail. */
+extern void fn_marks_flush_stage(LocalMarks *lm);
+/* Forgets the transaction's sets (its memory goes with it). */
+extern void fn_marks_forget(void);
+/* A subtransaction's sets: dropped with it, or handed to its parent. */
+extern void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid);
+/* Whether the transaction marked anything (it cannot be PREPAREd then). */
+extern bool fn_marks_pending(void);
+
+#endif

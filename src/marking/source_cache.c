@@ -1,0 +1,183 @@
+/*
+ * source_cache.c: the per-backend cache of each source table's flows and their
+ * groups of nesting windows (docs/internals.md §3). Filled from the catalog on a
+ * miss, invalidated by relcache callbacks: creating or dropping a flow invalidates
+ * the source's relcache entry.
+ */
+#include "flownode.h"
+
+#include "marking/source_cache.h"
+
+#include "core/time_range.h"
+#include "registry/flow_registry.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+
+static HTAB *source_cache = NULL;
+static Oid cached_catalog_relid = InvalidOid;
+
+static void invalidate_source(Datum arg, Oid relid) {
+	HASH_SEQ_STATUS status;
+	SourceEntry *e;
+
+	if (source_cache == NULL)
+		return;
+	if (OidIsValid(relid) && relid != cached_catalog_relid) {
+		e = hash_search(source_cache, &relid, HASH_FIND, NULL);
+		if (e)
+			e->valid = false;
+		return;
+	}
+	hash_seq_init(&status, source_cache);
+	while ((e = hash_seq_search(&status)) != NULL)
+		e->valid = false;
+	cached_catalog_relid = InvalidOid;
+}
+
+/* A fixed stride's grid, copied from the core once; -1 for calendar windows. */
+static void learn_stride(FlowMarker *m) {
+	int known;
+
+	m->stride = -1;
+	if (m->window == NULL)
+		return;
+	known = fn_window_stride(m->window, &m->stride_anchor, &m->stride);
+	if (known == 0) {
+		(void)fn_window_of(m->window, 0); /* the anchor is a window PostgreSQL computed */
+		known = fn_window_stride(m->window, &m->stride_anchor, &m->stride);
+	}
+	if (known != 1)
+		m->stride = -1;
+}
+
+static bool same_spec(const FnWindowSpec *a, const FnWindowSpec *b) {
+	return a->kind == b->kind && a->with_time_zone == b->with_time_zone && a->stride_time == b->stride_time &&
+	       a->stride_day == b->stride_day && a->origin == b->origin &&
+	       strncmp(a->unit, b->unit, FN_UNIT_LEN) == 0 && strncmp(a->zone, b->zone, FN_ZONE_LEN) == 0;
+}
+
+/* Whether every window of f is a union of the leader's windows. */
+static bool nests_in(const FlowMarker *f, const FlowMarker *leader) {
+	if (f->time_attnum != leader->time_attnum)
+		return false;
+	if (f->window == NULL || leader->window == NULL)
+		return f->window == NULL && leader->window == NULL;
+	if (f->stride > 0 && leader->stride > 0)
+		return fn_stride_nests(f->stride_anchor, f->stride, leader->stride_anchor, leader->stride);
+	return f->stride < 0 && leader->stride < 0 && same_spec(&f->spec, &leader->spec);
+}
+
+/* Finest fixed strides first (they lead), then calendar windows, then window-less. */
+static int flow_order(const void *a, const void *b) {
+	const FlowMarker *x = *(FlowMarker *const *)a, *y = *(FlowMarker *const *)b;
+	int64 kx = x->window == NULL ? PG_INT64_MAX : x->stride > 0 ? x->stride : PG_INT64_MAX - 1;
+	int64 ky = y->window == NULL ? PG_INT64_MAX : y->stride > 0 ? y->stride : PG_INT64_MAX - 1;
+
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->flow_id < y->flow_id ? -1 : x->flow_id > y->flow_id ? 1 : 0;
+}
+
+static void build_groups(SourceEntry *e) {
+	FlowMarker **order = palloc(sizeof(FlowMarker *) * Max(1, e->nflows));
+
+	e->groups = MemoryContextAllocZero(e->cxt, sizeof(MarkGroup) * Max(1, e->nflows));
+	for (int i = 0; i < e->nflows; i++)
+		order[i] = &e->flows[i];
+	qsort(order, e->nflows, sizeof(FlowMarker *), flow_order);
+	for (int i = 0; i < e->nflows; i++) {
+		FlowMarker *f = order[i];
+		MarkGroup *g = NULL;
+
+		for (int k = 0; k < e->ngroups && g == NULL; k++)
+			if (nests_in(f, e->groups[k].leader))
+				g = &e->groups[k];
+		if (g == NULL) {
+			g = &e->groups[e->ngroups++];
+			g->leader = f;
+			g->member_ids = MemoryContextAlloc(e->cxt, sizeof(int64) * e->nflows);
+		}
+		g->member_ids[g->nmembers++] = f->flow_id;
+	}
+	pfree(order);
+}
+
+SourceEntry *fn_source_last = NULL;
+
+SourceEntry *fn_source_entry_lookup(Oid relid) {
+	SourceEntry *e;
+	bool found;
+	List *configs;
+	ListCell *lc;
+	int i = 0;
+
+	if (source_cache == NULL) {
+		HASHCTL ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(SourceEntry);
+		ctl.hcxt = CacheMemoryContext;
+		source_cache = hash_create("flownode sources", 32, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(source_cache, &relid, HASH_ENTER, &found);
+	if (found && e->valid) {
+		fn_source_last = e;
+		return e;
+	}
+	if (!found)
+		e->cxt = NULL;
+	if (e->cxt)
+		MemoryContextDelete(e->cxt);
+	e->cxt = NULL;
+	e->valid = false;
+	e->nflows = 0;
+	e->flows = NULL;
+	e->ngroups = 0;
+	e->groups = NULL;
+	e->writer_checked = InvalidOid;
+
+	cached_catalog_relid = fn_catalog_relid(false);
+	configs = fn_load_flows_of_source(relid);
+	e->cxt = AllocSetContextCreate(CacheMemoryContext, "flownode source", ALLOCSET_SMALL_SIZES);
+	e->flows = MemoryContextAllocZero(e->cxt, sizeof(FlowMarker) * Max(1, list_length(configs)));
+	foreach (lc, configs) {
+		TaskConfig *cfg = lfirst(lc);
+		FlowMarker *m = &e->flows[i++];
+		MemoryContext old = MemoryContextSwitchTo(e->cxt);
+
+		m->flow_id = cfg->flow_id;
+		m->owner = cfg->owner;
+		m->sink_relid = cfg->sink_relid;
+		m->time_attnum = cfg->time_attnum;
+		m->spec = cfg->window;
+		m->window = (cfg->window.kind == FN_WINDOW_NONE) ? NULL : fn_window_create(&cfg->window);
+		MemoryContextSwitchTo(old);
+		learn_stride(m);
+	}
+	e->nflows = i;
+	build_groups(e);
+	e->valid = true;
+	fn_source_last = e;
+	return e;
+}
+
+FlowMarker *fn_find_flow(SourceEntry *e, int64 flow_id) {
+	for (int i = 0; i < e->nflows; i++)
+		if (e->flows[i].flow_id == flow_id)
+			return &e->flows[i];
+	return NULL;
+}
+
+/* The window of ts in the flow's own windows. */
+FnTimeRange fn_flow_window_at(const FlowMarker *m, int64 ts) {
+	FnTimeRange r;
+
+	if (m->stride > 0 && fn_stride_window(m->stride_anchor, m->stride, ts, &r))
+		return r;
+	return fn_window_of(m->window, ts);
+}
+
+void fn_source_cache_init(void) {
+	CacheRegisterRelcacheCallback(invalidate_source, (Datum)0);
+}

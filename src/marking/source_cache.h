@@ -1,0 +1,79 @@
+/*
+ * source_cache.h: the per-backend cache of a source table's flows, as the marking
+ * triggers need them (FlowMarker), and their groups of flows whose windows nest
+ * (MarkGroup): filled from the catalog on a miss, invalidated by relcache callbacks
+ * (a flow created or dropped, the table altered). No SPI or catalog lookup per row.
+ */
+#ifndef FLOWNODE_SOURCE_CACHE_H
+#define FLOWNODE_SOURCE_CACHE_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+
+#include "storage/lock.h"
+
+#include "bridge/core_bridge.h"
+
+struct LocalMarks;
+
+/* One flow of a source table, as the trigger needs it. */
+typedef struct FlowMarker {
+	int64 flow_id;
+	Oid owner;
+	Oid sink_relid;
+	AttrNumber time_attnum;
+	FnWindowSpec spec;
+	FnWindow *window;    /* NULL: window-less flow */
+	int64 stride;        /* > 0: fixed stride from stride_anchor; -1: calendar */
+	int64 stride_anchor; /* both copied from the core once (fn_window_stride): no call per row */
+} FlowMarker;
+
+/*
+ * Flows on one time column whose windows are all unions of one flow's windows (the
+ * leader's: the finest fixed stride, every other one a multiple of it on the same
+ * grid; or the same calendar window) are marked once per row, in the leader's
+ * windows, and each flow's own windows are derived at PRE_COMMIT (round_to_windows).
+ * So a row costs one marking per group, not per flow: five flows of 1 minute, 5
+ * minutes, an hour and a day on one column are one group.
+ */
+typedef struct MarkGroup {
+	FlowMarker *leader; /* whose windows the group marks in (its time column, window, stride) */
+	int nmembers;
+	int64 *member_ids;
+	struct LocalMarks *marks; /* this transaction's set, if current (mark_triggers.c) */
+	LocalTransactionId marks_lxid;
+	uint64 marks_epoch; /* see marks_epoch */
+} MarkGroup;
+
+typedef struct SourceEntry {
+	Oid relid; /* hash key */
+	bool valid;
+	Oid writer_checked; /* a role found allowed to write the table (may_mark) */
+	int nflows;
+	FlowMarker *flows;
+	int ngroups;
+	MarkGroup *groups;
+	MemoryContext cxt;
+} SourceEntry;
+
+extern void fn_source_cache_init(void);
+
+/* The table's entry (a valid one: loaded from the catalog if it was not). */
+extern SourceEntry *fn_source_entry_lookup(Oid relid);
+/* The entry found last: rows of one statement hit one table, so the hash is skipped.
+ * Entries are never removed from the hash, only invalidated. */
+extern SourceEntry *fn_source_last;
+
+static inline SourceEntry *fn_source_entry(Oid relid) {
+	if (likely(fn_source_last != NULL && fn_source_last->relid == relid && fn_source_last->valid))
+		return fn_source_last;
+	return fn_source_entry_lookup(relid);
+}
+
+/* The flow among the table's, NULL if it is not (dropped). */
+extern FlowMarker *fn_find_flow(SourceEntry *e, int64 flow_id);
+/* The window of ts in the flow's own windows. */
+extern FnTimeRange fn_flow_window_at(const FlowMarker *m, int64 ts);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * module.c: the module's entry. _PG_init defines the settings and installs every
+ * module's hooks; with shared_preload_libraries it also sets up shared memory and
+ * registers the launcher. docs/internals.md §1 maps the modules.
+ */
+#include "flownode.h"
+
+#include "fmgr.h"
+#include "lifecycle/flow_removal.h"
+#include "lifecycle/xact_hooks.h"
+#include "marking/source_cache.h"
+#include "marking/when_cache.h"
+#include "miscadmin.h"
+#include "record/durable_record.h"
+#include "registry/flow_registry.h"
+#include "shmem/flow_slots.h"
+#include "shmem/inflight.h"
+#include "storage/ipc.h"
+#include "worker/launcher.h"
+
+PG_MODULE_MAGIC;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+void _PG_init(void);
+
+static void flownode_shmem_request(void) {
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	fn_slots_shmem_request();
+	fn_inflight_shmem_request();
+}
+
+static void flownode_shmem_startup(void) {
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	fn_slots_shmem_startup();
+	fn_inflight_shmem_startup();
+}
+
+/*
+ * Loaded by CREATE EXTENSION or a call without preloading, SQL still works, and
+ * every entry point that needs shared memory says how to fix it.
+ */
+void _PG_init(void) {
+	bool preloaded = process_shared_preload_libraries_in_progress;
+
+	fn_define_settings();
+	fn_registry_init();
+	fn_record_init();
+	fn_source_cache_init();
+	fn_when_cache_init();
+	fn_xact_hooks_init();
+	fn_flow_removal_init(preloaded);
+	if (!preloaded)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = flownode_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = flownode_shmem_startup;
+	if (fn_launcher_enabled)
+		fn_register_launcher();
+}

@@ -1,0 +1,46 @@
+/*
+ * pg_util.c: small helpers over PostgreSQL shared by every layer.
+ */
+#include "pgutil/pg_util.h"
+
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+void fn_spi_begin_as(SpiAs *scope, Oid role, int sec_flags) {
+	GetUserIdAndSecContext(&scope->save_userid, &scope->save_sec);
+	SetUserIdAndSecContext(role, scope->save_sec | SECURITY_LOCAL_USERID_CHANGE | sec_flags);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+}
+
+void fn_spi_end(SpiAs *scope) {
+	SPI_finish();
+	SetUserIdAndSecContext(scope->save_userid, scope->save_sec);
+}
+
+char *fn_qualified_relname(Oid relid) {
+	char *nsp = get_namespace_name(get_rel_namespace(relid));
+	char *rel = get_rel_name(relid);
+
+	if (nsp == NULL || rel == NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", relid)));
+	return quote_qualified_identifier(nsp, rel);
+}
+
+char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname) {
+	char *s;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", argname)));
+	s = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (s[0] == '\0')
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must not be empty", argname)));
+	return s;
+}
+
+int64 fn_interval_usec(const Interval *iv) {
+	return iv->time + (int64)iv->day * USECS_PER_DAY + (int64)iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
+}

@@ -1,0 +1,30 @@
+/*
+ * pg_util.h: small helpers over PostgreSQL that every layer uses: SPI under another
+ * role, qualified names, required arguments, interval lengths.
+ */
+#ifndef FLOWNODE_PG_UTIL_H
+#define FLOWNODE_PG_UTIL_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+
+/* SPI as another role (the catalog's owner, or a flow's owner). An ERROR in between
+ * needs no cleanup: the (sub)transaction abort restores the user and SPI. */
+typedef struct SpiAs {
+	Oid save_userid;
+	int save_sec;
+} SpiAs;
+
+extern void fn_spi_begin_as(SpiAs *scope, Oid role, int sec_flags);
+extern void fn_spi_end(SpiAs *scope);
+
+/* "schema"."table", quoted as needed; ERROR if the relation is gone. */
+extern char *fn_qualified_relname(Oid relid);
+/* A required text argument: NULL or empty is an error naming the argument. */
+extern char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* An interval's length in microseconds (a month counts 30 days). */
+extern int64 fn_interval_usec(const Interval *iv);
+
+#endif

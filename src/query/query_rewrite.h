@@ -1,0 +1,27 @@
+/*
+ * query_rewrite.h: an analysed flow query made into SQL: the time filter on its
+ * parse tree, the deparse, and the settings both run under.
+ */
+#ifndef FLOWNODE_QUERY_REWRITE_H
+#define FLOWNODE_QUERY_REWRITE_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+
+#include "nodes/parsenodes.h"
+
+/* Adds `col >= $1 AND col < $2 OR ...` for nranges parameter pairs to the query's
+ * WHERE (every finite time when nranges = 0). */
+extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype, int nranges);
+/* Deparses a copy with every name schema-qualified (call under pinned settings). */
+extern char *fn_deparse_query(Query *query);
+/* Pins search_path, DateStyle, IntervalStyle, extra_float_digits and (when not NULL)
+ * TimeZone for the deparse and the statements run from it; returns the GUC nest
+ * level to give fn_unpin_settings, -1 when they already had these values. */
+extern int fn_pin_deparse_settings(const char *timezone);
+extern void fn_unpin_settings(int nestlevel);
+/* A flow's worker pins the same settings for its whole session. */
+extern void fn_pin_session_settings(const char *timezone);
+
+#endif

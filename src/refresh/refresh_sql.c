@@ -1,0 +1,176 @@
+/*
+ * refresh_sql.c: the seed's gen_insert_plan. A copy of the flow's analysed query is
+ * restricted on its parse tree to the windows being refreshed (parameters), deparsed
+ * by PostgreSQL, and wrapped in one statement that
+ *   - upserts every fresh group, rewriting a sink row only when a value changed, and
+ *   - deletes the sink rows of the refreshed windows whose group vanished.
+ * Identifiers are quoted by quote_identifier; no value is ever spliced into the text.
+ */
+#include "flownode.h"
+
+#include "refresh/refresh_sql.h"
+
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "nodes/nodes.h"
+#include "query/query_rewrite.h"
+#include "utils/builtins.h"
+
+static const char *col(const FlowQuery *fq, int pos) {
+	return quote_identifier((char *)list_nth(fq->out_names, pos));
+}
+
+static bool is_key(const FlowQuery *fq, int pos) {
+	return list_member_int(fq->key_positions, pos);
+}
+
+/* The query restricted to nranges parameter pairs of windows, deparsed. */
+static char *restricted_query(const FlowQuery *fq, int nranges) {
+	Query *q = copyObject(fq->query);
+
+	if (fq->window.kind != FN_WINDOW_NONE)
+		fn_inject_time_filter(q, fq->source_rtindex, fq->time_attnum,
+		                      fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, nranges);
+	return fn_deparse_query(q);
+}
+
+static void append_columns(StringInfo s, const FlowQuery *fq) {
+	for (int i = 0; i < list_length(fq->out_names); i++)
+		appendStringInfo(s, "%s%s", i ? ", " : "", col(fq, i));
+}
+
+char *fn_plain_insert_sql(const FlowQuery *fq, const char *sink, int nranges) {
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "INSERT INTO %s (", sink);
+	append_columns(&s, fq);
+	appendStringInfo(&s, ") %s", restricted_query(fq, nranges));
+	return s.data;
+}
+
+char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, int nranges) {
+	const char *w = col(fq, fq->window_position);
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "SELECT EXISTS (SELECT 1 FROM %s AS fn_sink WHERE ", sink);
+	for (int i = 0; i < nranges; i++)
+		appendStringInfo(&s, "%s(fn_sink.%s >= $%d AND fn_sink.%s < $%d)", i ? " OR " : "", w, 2 * i + 1, w,
+		                 2 * i + 2);
+	appendStringInfoChar(&s, ')');
+	return s.data;
+}
+
+/*
+ * Whether a refresh that saw only inserts may skip deleting vanished groups: a
+ * group of a GROUP BY query without HAVING exists as long as one of its rows does,
+ * so inserted rows never make one vanish (the query has no subqueries, LIMIT,
+ * DISTINCT or volatile functions: fn_analyze_flow_query refuses them). The keys
+ * must be NOT NULL so that ON CONFLICT finds every existing group. (Row-level
+ * security on the source is checked per refresh: a policy can hide rows.)
+ */
+bool fn_refresh_can_skip_vanished(const FlowQuery *fq) {
+	ListCell *lc;
+
+	if (fq->query->havingQual != NULL)
+		return false;
+	foreach (lc, fq->key_notnull)
+		if (lfirst_int(lc) == 0)
+			return false;
+	return true;
+}
+
+/* ON CONFLICT (keys) DO UPDATE SET values WHERE some value differs (or DO NOTHING). */
+static void append_on_conflict(StringInfo s, const FlowQuery *fq) {
+	int ncols = list_length(fq->out_names);
+	bool have_values = false;
+	bool first = true;
+	ListCell *lc;
+	int i = 0;
+
+	appendStringInfoString(s, " ON CONFLICT (");
+	foreach (lc, fq->key_positions)
+		appendStringInfo(s, "%s%s", i++ ? ", " : "", col(fq, lfirst_int(lc)));
+	appendStringInfoString(s, ") DO ");
+	for (i = 0; i < ncols; i++)
+		have_values |= !is_key(fq, i);
+	if (!have_values) {
+		appendStringInfoString(s, "NOTHING");
+		return;
+	}
+	appendStringInfoString(s, "UPDATE SET ");
+	for (i = 0; i < ncols; i++)
+		if (!is_key(fq, i)) {
+			appendStringInfo(s, "%s%s = EXCLUDED.%s", first ? "" : ", ", col(fq, i), col(fq, i));
+			first = false;
+		}
+	appendStringInfoString(s, " WHERE ROW(");
+	first = true;
+	for (i = 0; i < ncols; i++)
+		if (!is_key(fq, i)) {
+			appendStringInfo(s, "%sfn_sink.%s", first ? "" : ", ", col(fq, i));
+			first = false;
+		}
+	appendStringInfoString(s, ") IS DISTINCT FROM ROW(");
+	first = true;
+	for (i = 0; i < ncols; i++)
+		if (!is_key(fq, i)) {
+			appendStringInfo(s, "%sEXCLUDED.%s", first ? "" : ", ", col(fq, i));
+			first = false;
+		}
+	appendStringInfoChar(s, ')');
+}
+
+/* DELETE of the windows' sink rows whose group is not among the fresh ones. */
+static void append_delete_vanished(StringInfo s, const FlowQuery *fq, const char *sink, int nranges) {
+	ListCell *lc;
+	int i;
+
+	appendStringInfo(s, "fn_delete AS (DELETE FROM %s AS fn_sink WHERE ", sink);
+	if (fq->window.kind != FN_WINDOW_NONE && nranges > 0) {
+		const char *w = col(fq, fq->window_position);
+
+		appendStringInfoChar(s, '(');
+		for (i = 0; i < nranges; i++)
+			appendStringInfo(s, "%s(fn_sink.%s >= $%d AND fn_sink.%s < $%d)", i ? " OR " : "", w, 2 * i + 1,
+			                 w, 2 * i + 2);
+		appendStringInfoString(s, ") AND ");
+	}
+	appendStringInfoString(s, "NOT EXISTS (SELECT 1 FROM fn_fresh WHERE ");
+	i = 0;
+	foreach (lc, fq->key_positions) {
+		int pos = lfirst_int(lc);
+		bool notnull = list_nth_int(fq->key_notnull, i) != 0;
+
+		appendStringInfo(s, "%sfn_fresh.%s %s fn_sink.%s", i ? " AND " : "", col(fq, pos),
+		                 notnull ? "=" : "IS NOT DISTINCT FROM", col(fq, pos));
+		i++;
+	}
+	appendStringInfoString(s, ") RETURNING 1)\n");
+}
+
+char *fn_refresh_sql(const FlowQuery *fq, const char *sink, int nranges, bool upsert_only) {
+	StringInfoData s;
+
+	initStringInfo(&s);
+	if (upsert_only) {
+		/* the upsert alone, straight from the query */
+		appendStringInfo(&s, "INSERT INTO %s AS fn_sink (", sink);
+		append_columns(&s, fq);
+		appendStringInfo(&s, ") %s", restricted_query(fq, nranges));
+		append_on_conflict(&s, fq);
+		return s.data;
+	}
+	appendStringInfoString(&s, "WITH fn_fresh (");
+	append_columns(&s, fq);
+	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", restricted_query(fq, nranges));
+	appendStringInfo(&s, "fn_upsert AS (INSERT INTO %s AS fn_sink (", sink);
+	append_columns(&s, fq);
+	appendStringInfoString(&s, ") SELECT * FROM fn_fresh");
+	append_on_conflict(&s, fq);
+	appendStringInfoString(&s, " RETURNING 1),\n");
+	append_delete_vanished(&s, fq, sink, nranges);
+	appendStringInfoString(&s, "SELECT (SELECT count(*) FROM fn_upsert) + (SELECT count(*) FROM fn_delete)");
+	return s.data;
+}

@@ -1,0 +1,283 @@
+/*
+ * flow_registry.c: the flow catalog, flownode.flow. TaskConfig is a flow's
+ * configuration as its row holds it. Reads and writes run as the catalog's owner
+ * so that any caller (a writer's trigger, a worker, flush_flow) can resolve the
+ * flows it touches, while users cannot write the catalog directly.
+ */
+#include "flownode.h"
+
+#include "registry/flow_registry.h"
+
+#include "pgutil/pg_util.h"
+
+#include "miscadmin.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/syscache.h"
+#include "utils/datum.h"
+#include "utils/inval.h"
+#include "catalog/pg_class.h"
+
+#define CONFIG_COLUMNS                                                                                       \
+	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
+	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
+	"expire_after, xmin::text"
+
+/*
+ * The catalog's OID, looked up by name once per backend rather than at every
+ * commit of a writer: a relcache invalidation of it (DROP EXTENSION drops it) or a
+ * cache reset forgets it. Only a found OID is kept, so CREATE EXTENSION is seen at
+ * once.
+ */
+static Oid catalog_relid_cache = InvalidOid;
+
+static void forget_catalog_relid(Datum arg, Oid relid) {
+	if (!OidIsValid(relid) || relid == catalog_relid_cache)
+		catalog_relid_cache = InvalidOid;
+}
+
+void fn_registry_init(void) {
+	CacheRegisterRelcacheCallback(forget_catalog_relid, (Datum)0);
+}
+
+Oid fn_catalog_relid(bool missing_ok) {
+	Oid nsp;
+	Oid relid;
+
+	if (OidIsValid(catalog_relid_cache))
+		return catalog_relid_cache;
+	nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
+	relid = OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+	catalog_relid_cache = relid;
+	if (!OidIsValid(relid) && !missing_ok)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("extension \"flownode\" is not installed in this database"),
+		                errhint("Run CREATE EXTENSION flownode.")));
+	return relid;
+}
+
+Oid fn_catalog_owner(void) {
+	HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(fn_catalog_relid(false)));
+	Oid owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "flownode: catalog relation vanished");
+	owner = ((Form_pg_class)GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+static char *get_text(HeapTuple tup, TupleDesc desc, int col) {
+	bool isnull;
+	Datum d = SPI_getbinval(tup, desc, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
+	TaskConfig *cfg = palloc0(sizeof(TaskConfig));
+	bool isnull;
+	char *kind;
+	Datum d;
+
+	cfg->flow_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	cfg->flow_name = get_text(tup, desc, 2);
+	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
+	cfg->source_relid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
+	cfg->sink_relid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+	d = SPI_getbinval(tup, desc, 6, &isnull);
+	cfg->time_attnum = isnull ? 0 : DatumGetInt16(d);
+	kind = get_text(tup, desc, 7);
+	memset(&cfg->window, 0, sizeof(cfg->window));
+	if (kind == NULL)
+		cfg->window.kind = FN_WINDOW_NONE;
+	else if (strcmp(kind, "date_bin") == 0) {
+		Interval *stride = DatumGetIntervalP(SPI_getbinval(tup, desc, 8, &isnull));
+
+		cfg->window.kind = FN_WINDOW_DATE_BIN;
+		cfg->window.stride_time = stride->time;
+		cfg->window.stride_day = stride->day;
+		cfg->window.origin = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	} else {
+		char *unit = get_text(tup, desc, 10);
+		char *zone = get_text(tup, desc, 11);
+
+		cfg->window.kind = FN_WINDOW_DATE_TRUNC;
+		strlcpy(cfg->window.unit, unit ? unit : "", FN_UNIT_LEN);
+		strlcpy(cfg->window.zone, zone ? zone : "", FN_ZONE_LEN);
+	}
+	d = SPI_getbinval(tup, desc, 12, &isnull);
+	cfg->window.with_time_zone = isnull ? false : DatumGetBool(d);
+	cfg->query = get_text(tup, desc, 13);
+	cfg->timezone = get_text(tup, desc, 14);
+	d = SPI_getbinval(tup, desc, 15, &isnull);
+	cfg->eval_interval = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+	d = SPI_getbinval(tup, desc, 16, &isnull);
+	cfg->expire_after = isnull ? NULL : DatumGetIntervalP(datumCopy(d, false, sizeof(Interval)));
+	{
+		char *xmin = get_text(tup, desc, 17);
+		TransactionId x = xmin ? (TransactionId)strtoul(xmin, NULL, 10) : InvalidTransactionId;
+
+		cfg->created_here = TransactionIdIsValid(x) && TransactionIdIsCurrentTransactionId(x);
+	}
+	return cfg;
+}
+
+/* The catalog queries, each prepared once per backend (flush_flow looks its flow up
+ * on every call; parsing and planning it each time cost more than the lookup). The
+ * plan cache re-plans them after DDL on the catalog, DROP/CREATE EXTENSION included. */
+typedef enum ConfigQuery { BY_ID, BY_NAME, BY_SOURCE, BY_RELATION, ALL_FLOWS, N_CONFIG_QUERIES } ConfigQuery;
+
+static const char *const config_where[N_CONFIG_QUERIES] = {
+    [BY_ID] = "WHERE flow_id = $1",
+    [BY_NAME] = "WHERE flow_name = $1",
+    [BY_SOURCE] = "WHERE source_table = $1 ORDER BY flow_id",
+    [BY_RELATION] = "WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id",
+    [ALL_FLOWS] = "ORDER BY flow_id",
+};
+
+static SPIPlanPtr config_plans[N_CONFIG_QUERIES];
+
+/* Runs a catalog query as the catalog's owner and returns its rows as TaskConfigs
+ * allocated in the caller's memory context. */
+static List *query_configs(ConfigQuery which, Oid argtype, Datum arg) {
+	MemoryContext caller = CurrentMemoryContext;
+	List *result = NIL;
+	SpiAs scope;
+	int rc;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	if (config_plans[which] == NULL) {
+		char *sql = psprintf("SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
+		                     config_where[which]);
+		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "flownode: preparing a catalog query failed: %s", SPI_result_code_string(SPI_result));
+		config_plans[which] = plan;
+	}
+	rc = SPI_execute_plan(config_plans[which], &arg, NULL, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++) {
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		result = lappend(result, row_to_config(SPI_tuptable->vals[i], SPI_tuptable->tupdesc));
+		MemoryContextSwitchTo(spi);
+	}
+	fn_spi_end(&scope);
+	return result;
+}
+
+TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok) {
+	List *l = query_configs(BY_ID, INT8OID, Int64GetDatum(flow_id));
+
+	if (l == NIL && !missing_ok)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+		                errmsg("flow with id " INT64_FORMAT " does not exist", flow_id)));
+	return l ? linitial(l) : NULL;
+}
+
+TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok) {
+	List *l = query_configs(BY_NAME, TEXTOID, CStringGetTextDatum(flow_name));
+
+	if (l == NIL && !missing_ok)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
+	return l ? linitial(l) : NULL;
+}
+
+List *fn_load_flows_of_source(Oid source_relid) {
+	return query_configs(BY_SOURCE, OIDOID, ObjectIdGetDatum(source_relid));
+}
+
+List *fn_load_flows_of_relation(Oid relid) {
+	return query_configs(BY_RELATION, OIDOID, ObjectIdGetDatum(relid));
+}
+
+List *fn_load_all_flows(void) {
+	return query_configs(ALL_FLOWS, InvalidOid, (Datum)0);
+}
+
+/* Runs catalog DML as the catalog's owner; returns a RETURNING value or the row count. */
+static int64 catalog_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls) {
+	SpiAs scope;
+	int64 result;
+	int rc;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	if (rc < 0)
+		elog(ERROR, "flownode: catalog update failed: %s", SPI_result_code_string(rc));
+	if (rc == SPI_OK_INSERT_RETURNING && SPI_processed == 1) {
+		bool isnull;
+
+		result = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	} else
+		result = (int64)SPI_processed;
+	fn_spi_end(&scope);
+	return result;
+}
+
+bool fn_registry_is_sink(Oid relid) {
+	Oid types[1] = {OIDOID};
+	Datum values[1] = {ObjectIdGetDatum(relid)};
+
+	return catalog_exec("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE sink_table = $1", 1,
+	                    types, values, NULL) > 0;
+}
+
+void fn_registry_delete_flow(int64 flow_id) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+
+	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values,
+	             NULL);
+}
+
+int64 fn_registry_insert_flow(const FlowDefinition *def) {
+	FlowQuery *fq = def->fq;
+	Oid types[19] = {TEXTOID, OIDOID,      OIDOID,      OIDOID,      NAMEOID, INT2OID, TEXTOID,
+	                 TEXTOID, INTERVALOID, INT8OID,     TEXTOID,     TEXTOID, BOOLOID, TEXTOID,
+	                 TEXTOID, TEXTOID,     INTERVALOID, INTERVALOID, TEXTOID};
+	Datum v[19];
+	char n[20];
+	bool win = fq->window.kind != FN_WINDOW_NONE;
+	bool bin = fq->window.kind == FN_WINDOW_DATE_BIN;
+	Interval *stride = palloc0(sizeof(Interval));
+
+	memset(n, ' ', sizeof(n));
+	n[19] = '\0';
+	stride->time = fq->window.stride_time;
+	stride->day = fq->window.stride_day;
+	v[0] = CStringGetTextDatum(def->flow_name);
+	v[1] = ObjectIdGetDatum(def->owner);
+	v[2] = ObjectIdGetDatum(fq->source_relid);
+	v[3] = ObjectIdGetDatum(def->sink_relid);
+	v[4] = win ? DirectFunctionCall1(namein, CStringGetDatum(fq->time_column)) : (n[4] = 'n', 0);
+	v[5] = win ? Int16GetDatum(fq->time_attnum) : (n[5] = 'n', 0);
+	v[6] = win ? CStringGetTextDatum(def->window_text) : (n[6] = 'n', 0);
+	v[7] = win ? CStringGetTextDatum(bin ? "date_bin" : "date_trunc") : (n[7] = 'n', 0);
+	v[8] = bin ? IntervalPGetDatum(stride) : (n[8] = 'n', 0);
+	v[9] = bin ? Int64GetDatum(fq->window.origin) : (n[9] = 'n', 0);
+	v[10] = (win && !bin) ? CStringGetTextDatum(fq->window.unit) : (n[10] = 'n', 0);
+	v[11] = (win && !bin && fq->window.zone[0]) ? CStringGetTextDatum(fq->window.zone) : (n[11] = 'n', 0);
+	v[12] = win ? BoolGetDatum(fq->window.with_time_zone) : (n[12] = 'n', 0);
+	v[13] = CStringGetTextDatum(def->stored_query);
+	v[14] = CStringGetTextDatum(def->user_query);
+	v[15] = CStringGetTextDatum(def->timezone);
+	v[16] = def->eval_interval ? IntervalPGetDatum(def->eval_interval) : (n[16] = 'n', 0);
+	v[17] = def->expire_after ? IntervalPGetDatum(def->expire_after) : (n[17] = 'n', 0);
+	v[18] = def->comment ? CStringGetTextDatum(def->comment) : (n[18] = 'n', 0);
+	return catalog_exec(
+	    "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	    " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
+	    " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
+	    " query, user_query, timezone, eval_interval, expire_after, comment)"
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+	    " $18, $19) RETURNING flow_id",
+	    19, types, v, n);
+}

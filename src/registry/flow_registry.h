@@ -1,0 +1,68 @@
+/*
+ * flow_registry.h: the flow catalog, flownode.flow (the seed's BatchingEngine map):
+ * each flow's configuration (TaskConfig), read and written as the catalog's owner,
+ * so that any caller (a writer's trigger, a worker, flush_flow) can resolve the
+ * flows it touches while users cannot write the catalog directly.
+ */
+#ifndef FLOWNODE_FLOW_REGISTRY_H
+#define FLOWNODE_FLOW_REGISTRY_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+
+#include "datatype/timestamp.h"
+#include "nodes/pg_list.h"
+
+#include "bridge/core_bridge.h"
+#include "query/flow_query.h"
+
+/* A flow's configuration as its catalog row holds it. */
+typedef struct TaskConfig {
+	int64 flow_id;
+	char *flow_name;
+	Oid owner;
+	Oid source_relid;
+	Oid sink_relid;
+	char *query;             /* deparsed, every name schema-qualified */
+	char *timezone;          /* TimeZone the query is evaluated in */
+	Interval *eval_interval; /* NULL: adaptive */
+	Interval *expire_after;  /* NULL: never expire */
+	FnWindowSpec window;     /* kind FN_WINDOW_NONE for window-less flows */
+	AttrNumber time_attnum;  /* source column of the window, 0 if none */
+	bool created_here;       /* the flow was created by the current transaction */
+} TaskConfig;
+
+/* A new flow's row, as create_flow validated it. */
+typedef struct FlowDefinition {
+	const char *flow_name;
+	Oid owner;
+	Oid sink_relid;
+	const char *user_query;   /* as the user wrote it */
+	const char *stored_query; /* deparsed, every name schema-qualified */
+	const char *timezone;
+	Interval *eval_interval;
+	Interval *expire_after;
+	const char *comment;
+	const char *window_text; /* the window as the user's session deparses it */
+	FlowQuery *fq;           /* stored_query analysed */
+} FlowDefinition;
+
+extern void fn_registry_init(void);
+
+extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
+extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
+extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
+extern List *fn_load_flows_of_relation(Oid relid);      /* flows reading or writing it */
+extern List *fn_load_all_flows(void);                   /* List of TaskConfig * */
+
+/* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
+extern int64 fn_registry_insert_flow(const FlowDefinition *def);
+extern void fn_registry_delete_flow(int64 flow_id);
+extern bool fn_registry_is_sink(Oid relid);
+
+/* flownode.flow's OID (cached per backend until a relcache invalidation of it). */
+extern Oid fn_catalog_relid(bool missing_ok);
+extern Oid fn_catalog_owner(void);
+
+#endif

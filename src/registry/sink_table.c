@@ -1,0 +1,224 @@
+/*
+ * sink_table.c: creates a flow's sink or checks that an existing one fits.
+ *
+ * A created sink has the query's output columns, named and typed as the query
+ * produces them, and a key on the group-by output columns with the window column
+ * first: a PRIMARY KEY when every key is known NOT NULL, otherwise the window column
+ * is NOT NULL and the key is UNIQUE NULLS NOT DISTINCT (a NULL host is a group too).
+ */
+#include "flownode.h"
+
+#include "registry/sink_table.h"
+
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/varlena.h"
+#include "utils/ruleutils.h"
+
+static const char *out_name(FlowQuery *fq, int pos) {
+	return (const char *)list_nth(fq->out_names, pos);
+}
+
+static bool name_in(List *names, const char *name) {
+	ListCell *lc;
+
+	foreach (lc, names)
+		if (strcmp((const char *)lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+static void check_existing_sink(Oid relid, FlowQuery *fq) {
+	Relation rel = table_open(relid, AccessShareLock);
+	TupleDesc desc = RelationGetDescr(rel);
+	const char *relname = RelationGetRelationName(rel);
+	int ncols = list_length(fq->out_names);
+	List *indexes;
+	ListCell *lc;
+	bool key_found = false;
+	StringInfoData keys;
+	AclResult acl;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+		        (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("sink \"%s\" is not a plain table", relname)));
+
+	{
+		static const struct {
+			AclMode mode;
+			const char *name;
+		} needed[] = {
+		    {ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"}, {ACL_DELETE, "DELETE"}};
+
+		for (int i = 0; i < lengthof(needed); i++) {
+			acl = pg_class_aclcheck(relid, GetUserId(), needed[i].mode);
+			if (acl != ACLCHECK_OK)
+				ereport(ERROR,
+				        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				         errmsg("permission denied for sink table \"%s\": %s is missing", relname,
+				                needed[i].name),
+				         errdetail(
+				             "A flow's owner needs SELECT, INSERT, UPDATE and DELETE on an existing sink.")));
+		}
+	}
+
+	for (int i = 0; i < ncols; i++) {
+		AttrNumber att = get_attnum(relid, out_name(fq, i));
+		Oid want = list_nth_oid(fq->out_types, i);
+
+		if (att == InvalidAttrNumber)
+			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+			                errmsg("sink \"%s\" does not match the flow query: column \"%s\" is missing",
+			                       relname, out_name(fq, i))));
+		if (TupleDescAttr(desc, att - 1)->atttypid != want)
+			ereport(ERROR,
+			        (errcode(ERRCODE_DATATYPE_MISMATCH),
+			         errmsg("sink \"%s\" does not match the flow query: column \"%s\" has type %s, the "
+			                "query produces %s",
+			                relname, out_name(fq, i), format_type_be(TupleDescAttr(desc, att - 1)->atttypid),
+			                format_type_be(want))));
+	}
+	for (int a = 0; a < desc->natts; a++) {
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+
+		if (attr->attisdropped)
+			continue;
+		if (!name_in(fq->out_names, NameStr(attr->attname)) && attr->attnotnull && !attr->atthasdef)
+			ereport(ERROR,
+			        (errcode(ERRCODE_DATATYPE_MISMATCH),
+			         errmsg("sink \"%s\" does not match the flow query: column \"%s\" is NOT NULL without "
+			                "a default and the query does not produce it",
+			                relname, NameStr(attr->attname))));
+	}
+
+	/* an arbiter for ON CONFLICT: a unique, non-partial index on exactly the keys */
+	initStringInfo(&keys);
+	foreach (lc, fq->key_positions)
+		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(out_name(fq, lfirst_int(lc))));
+	indexes = RelationGetIndexList(rel);
+	foreach (lc, indexes) {
+		HeapTuple itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index idx;
+		bool match;
+
+		if (!HeapTupleIsValid(itup))
+			continue;
+		idx = (Form_pg_index)GETSTRUCT(itup);
+		match = idx->indisunique && idx->indimmediate && idx->indisvalid &&
+		        heap_attisnull(itup, Anum_pg_index_indpred, NULL) &&
+		        heap_attisnull(itup, Anum_pg_index_indexprs, NULL) &&
+		        idx->indnkeyatts == list_length(fq->key_positions);
+		for (int k = 0; match && k < idx->indnkeyatts; k++) {
+			const char *name = get_attname(relid, idx->indkey.values[k], false);
+			bool found = false;
+			ListCell *kc;
+
+			foreach (kc, fq->key_positions)
+				found |= (strcmp(name, out_name(fq, lfirst_int(kc))) == 0);
+			match = found;
+		}
+		ReleaseSysCache(itup);
+		if (match)
+			key_found = true;
+	}
+	if (!key_found)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+		         errmsg("sink \"%s\" does not match the flow query: it has no unique key on exactly the "
+		                "group keys (%s)",
+		                relname, keys.data),
+		         errhint("Add one with ALTER TABLE ... ADD PRIMARY KEY (%s), or let create_flow create the "
+		                 "sink.",
+		                 keys.data)));
+	table_close(rel, NoLock);
+}
+
+static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
+	Oid nspid = RangeVarGetCreationNamespace(rv);
+	char *qualified = quote_qualified_identifier(get_namespace_name(nspid), rv->relname);
+	int ncols = list_length(fq->out_names);
+	bool all_notnull = true;
+	StringInfoData sql;
+	ListCell *lc;
+	int i;
+	Oid relid;
+
+	foreach (lc, fq->key_notnull)
+		all_notnull &= (lfirst_int(lc) != 0);
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TABLE %s (", qualified);
+	for (i = 0; i < ncols; i++) {
+		Oid type = list_nth_oid(fq->out_types, i);
+		Oid coll = list_nth_oid(fq->out_collations, i);
+		int key_index = -1;
+		int k = 0;
+		ListCell *kc;
+
+		foreach (kc, fq->key_positions) {
+			if (lfirst_int(kc) == i)
+				key_index = k;
+			k++;
+		}
+
+		appendStringInfo(&sql, "%s%s %s", i ? ", " : "", quote_identifier(out_name(fq, i)),
+		                 format_type_with_typemod(type, list_nth_int(fq->out_typmods, i)));
+		if (OidIsValid(coll) && coll != get_typcollation(type))
+			appendStringInfo(&sql, " COLLATE %s", generate_collation_name(coll));
+		if (key_index >= 0 && list_nth_int(fq->key_notnull, key_index))
+			appendStringInfoString(&sql, " NOT NULL");
+	}
+	appendStringInfoString(&sql, all_notnull ? ", PRIMARY KEY (" : ", UNIQUE NULLS NOT DISTINCT (");
+	i = 0;
+	foreach (lc, fq->key_positions)
+		appendStringInfo(&sql, "%s%s", i++ ? ", " : "", quote_identifier(out_name(fq, lfirst_int(lc))));
+	appendStringInfoString(&sql, "))");
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "flownode: creating the sink failed");
+	SPI_finish();
+	CommandCounterIncrement();
+	relid = get_relname_relid(rv->relname, nspid);
+	if (!OidIsValid(relid))
+		elog(ERROR, "flownode: sink \"%s\" vanished after creation", qualified);
+	return relid;
+}
+
+/* Returns the sink's OID, creating it when absent. */
+Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool *created) {
+	RangeVar *rv = makeRangeVarFromNameList(stringToQualifiedNameList(sink_name));
+	Oid relid = RangeVarGetRelid(rv, NoLock, true);
+
+	if (rv->relpersistence == RELPERSISTENCE_TEMP ||
+	    (rv->schemaname && strcmp(rv->schemaname, "pg_temp") == 0))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("sink \"%s\" must not be a temporary table", sink_name)));
+	if (OidIsValid(relid)) {
+		if (relid == source_relid)
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			                errmsg("sink table \"%s\" is the flow's source table", sink_name),
+			                errhint("A flow writes its results into a different table.")));
+		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			                errmsg("sink \"%s\" must not be a temporary table", sink_name)));
+		check_existing_sink(relid, fq);
+		*created = false;
+		return relid;
+	}
+	*created = true;
+	return create_sink(rv, fq);
+}

@@ -1,0 +1,90 @@
+/*
+ * flow_slots.h: TaskState in shared memory. One fixed-size slot per flow
+ * (flownode.max_flows of them), keyed by (database, catalog table, flow id), each
+ * with its own LWLock: the worker's state, the status the flows view shows, the
+ * flush_flow handshake, and the flow's dirty and durable sets of time ranges.
+ */
+#ifndef FLOWNODE_FLOW_SLOTS_H
+#define FLOWNODE_FLOW_SLOTS_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#include "bridge/core_bridge.h"
+
+typedef enum FlowRunState {
+	FLOW_STARTING = 0,
+	FLOW_ACTIVE,
+	FLOW_FAILING,
+	FLOW_WAITING_FOR_WORKER
+} FlowRunState;
+
+#define FN_ERROR_LEN 512
+
+typedef struct FlowSlot {
+	bool in_use;
+	bool dropped; /* flow dropped: worker exits and frees the slot */
+	Oid dboid;
+	Oid catalog_relid; /* flownode.flow of that database: a new extension is a new key */
+	int64 flow_id;
+	int lock_index; /* into the flownode LWLock tranche */
+
+	pid_t worker_pid; /* 0: no worker attached */
+	Latch *worker_latch;
+	TimestampTz worker_registered_at; /* a start was requested at; 0 when none pending */
+	TimestampTz hold_until;           /* no restart before (DROP DATABASE in progress) */
+	pid_t reserved_by;                /* an uncommitted create_flow holds it: neither start nor free it */
+	uint64 acquired_seq;              /* bumped whenever someone claims the slot: garbage collection
+	                                   * frees a slot only if nobody claimed it meanwhile */
+	FlowRunState state;
+	/* some dirty window may have lost rows (an UPDATE or DELETE marked it, or it
+	 * came back from the durable record): the next refresh that takes the rest of
+	 * the set must also delete the sink groups that vanished */
+	bool removals;
+
+	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
+	uint64 flush_requested;
+	uint64 flush_completed;
+	int64 flush_windows;
+	bool flush_failed;
+	ConditionVariable flush_cv;
+
+	/* status for the flows view */
+	TimestampTz last_run_at;
+	int64 last_run_usec;
+	int64 runs;
+	int64 failures;
+	int32 consecutive_failures;
+	int64 rows_written;
+	TimestampTz last_error_at;
+	char last_error[FN_ERROR_LEN];
+
+	/* DirtyTimeWindows: sorted, non-overlapping [start, end) ranges; then, in the
+	 * same array, the durable set (ranges known to be in flownode.pending) */
+	uint32 ndirty;
+	uint32 ndurable;
+	FnTimeRange dirty[FLEXIBLE_ARRAY_MEMBER]; /* dirty[0..cap), durable[cap..2cap) */
+} FlowSlot;
+
+/* shmem_request_hook / shmem_startup_hook parts */
+extern void fn_slots_shmem_request(void);
+extern void fn_slots_shmem_startup(void);
+
+/* ERROR unless flownode was loaded through shared_preload_libraries. */
+extern void fn_check_preloaded(void);
+extern LWLock *fn_registry_lock(void);
+extern LWLock *fn_slot_lock(FlowSlot *slot);
+extern FlowSlot *fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id); /* registry lock held by caller */
+extern FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool missing_error);
+extern void fn_free_slot(FlowSlot *slot);
+extern bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq);
+extern int fn_slot_count(void);
+extern FlowSlot *fn_slot_at(int i);
+extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot);
+extern FnDirtySet fn_slot_durable_set(FlowSlot *slot);
+
+#endif

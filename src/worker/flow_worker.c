@@ -1,0 +1,468 @@
+/*
+ * flow_worker.c: the seed's BatchingTask, one dynamic background worker per flow
+ * (docs/internals.md §6).
+ *
+ * Loop (start_executing_loop): sleep until the next evaluation (eval_interval, or
+ * adaptive), take at most flownode.max_windows_per_refresh dirty windows oldest
+ * first, run the refresh in its own transaction, drop the taken windows on success
+ * or put them back on failure. A backlog runs again at once. flush_flow requests
+ * are served between cycles: everything dirty at that moment is refreshed.
+ */
+#include "flownode.h"
+
+#include "worker/flow_worker.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "utils/syscache.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+#include "utils/timeout.h"
+#include "executor/spi.h"
+#include "catalog/pg_type.h"
+
+#include "pgutil/pg_util.h"
+#include "query/query_rewrite.h"
+#include "record/durable_record.h"
+#include "refresh/refresh_exec.h"
+#include "registry/flow_registry.h"
+#include "shmem/flow_slots.h"
+#include "shmem/inflight.h"
+
+typedef struct TaskRun {
+	TaskConfig *cfg;
+	FnWindow *window; /* NULL for window-less flows */
+	FlowSlot *slot;
+	MemoryContext cxt;    /* lives as long as the worker */
+	FnTimeRange *buf;     /* copy of the dirty set */
+	FnTimeRange *chunk;   /* this cycle's ranges */
+	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
+	FnTimeRange *backlog; /* a flush's ranges */
+	uint32 nbacklog;
+	bool backlog_removals; /* slot->removals, for the backlog a flush took */
+	uint64 budget;         /* windows the next refresh may take (next_window_budget) */
+	int timeout_ms;        /* the owner's statement_timeout, or flownode.statement_timeout */
+} TaskRun;
+
+static TaskRun task;
+
+static FnDirtySet backlog_set(void) {
+	FnDirtySet s = {task.backlog, &task.nbacklog, (uint32)fn_dirty_ranges_per_flow};
+
+	return s;
+}
+
+/* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
+static void worker_exit(int code, Datum arg) {
+	FlowSlot *slot = task.slot;
+	bool dropped;
+
+	if (slot == NULL)
+		return;
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->worker_pid == MyProcPid) {
+		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
+		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
+		if (task.nchunk + task.nbacklog > 0)
+			slot->removals = true; /* not known which of them saw removals */
+		slot->worker_pid = 0;
+		slot->worker_latch = NULL;
+		slot->worker_registered_at = 0;
+	}
+	dropped = slot->dropped;
+	LWLockRelease(fn_slot_lock(slot));
+	ConditionVariableBroadcast(&slot->flush_cv);
+	if (dropped)
+		fn_free_slot(slot);
+}
+
+static void record_failure(ErrorData *edata) {
+	FlowSlot *slot = task.slot;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->failures++;
+	slot->consecutive_failures++;
+	slot->state = FLOW_FAILING;
+	slot->last_error_at = GetCurrentTimestamp();
+	strlcpy(slot->last_error, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/*
+ * Plans and runs one refresh transaction over at most max_windows windows of `from`
+ * (the shared dirty set, or a flush's backlog). The ranges are taken out of `from`
+ * before the refresh takes its snapshot; on failure they are put back.
+ */
+static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains) {
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool ok = true;
+	volatile bool worked = false;
+	volatile bool removals = true;
+	TimestampTz start = GetCurrentTimestamp();
+	int64 rows = 0;
+	FlowSlot *slot = task.slot;
+
+	*backlog_remains = false;
+	/* an idle evaluation costs no transaction (unless marks may have to expire) */
+	if (task.cfg->expire_after == NULL || task.window == NULL) {
+		uint32 n;
+
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		n = *from.count;
+		LWLockRelease(fn_slot_lock(slot));
+		if (n == 0)
+			return true;
+	}
+	PG_TRY();
+	{
+		uint32 n;
+		uint64 windows = 1;
+		int64 cutoff = 0;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		pgstat_report_activity(STATE_RUNNING, "flownode: refreshing dirty windows");
+		if (task.timeout_ms > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, task.timeout_ms);
+
+		if (task.cfg->expire_after != NULL && task.window != NULL) { /* at every evaluation, flush included */
+			cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
+			if (!task.cfg->window.with_time_zone) /* a timestamp column holds the flow's local time */
+				cutoff = DatumGetTimestamp(DirectFunctionCall2(
+				    timestamptz_zone, CStringGetTextDatum(task.cfg->timezone), TimestampTzGetDatum(cutoff)));
+		}
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		if (cutoff != 0 && fn_dirty_drop_ending_at_or_before(from, cutoff) > 0)
+			(void)fn_dirty_drop_ending_at_or_before(fn_slot_durable_set(slot), cutoff);
+		else
+			cutoff = 0; /* nothing expired: nothing to remove from the record */
+		n = *from.count;
+		memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
+		LWLockRelease(fn_slot_lock(slot));
+
+		if (n > 0) {
+			worked = true;
+			if (task.window == NULL) {
+				memcpy(task.chunk, task.buf, sizeof(FnTimeRange) * n);
+				task.nchunk = n;
+			} else
+				task.nchunk = fn_plan_take(task.window, task.buf, n, task.budget, task.chunk, &windows,
+				                           backlog_remains);
+
+			/* take them: from here on they are ours until commit or put back; and they
+			 * are no longer known as durably recorded, since this refresh removes them
+			 * from the record */
+			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+			for (uint32 i = 0; i < task.nchunk; i++) {
+				fn_dirty_subtract(from, task.chunk[i]);
+				fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
+			}
+			/* the set's removals flag goes with the last of its ranges */
+			removals = from_shared ? slot->removals : task.backlog_removals;
+			if (*from.count == 0 && from_shared)
+				slot->removals = false;
+			else if (*from.count == 0)
+				task.backlog_removals = false;
+			LWLockRelease(fn_slot_lock(slot));
+
+			/* a writer that skipped its record on the strength of these windows is
+			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
+			fn_inflight_wait_all();
+			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, cutoff, removals, windows);
+			*windows_done += (int64)windows;
+		} else if (cutoff != 0)
+			(void)fn_refresh_run(task.cfg, NULL, 0, cutoff, true, 0);
+		if (task.timeout_ms > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
+		CommitTransactionCommand();
+		task.nchunk = 0;
+	}
+	PG_CATCH();
+	{
+		ErrorData *edata;
+
+		if (task.timeout_ms > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
+
+		MemoryContextSwitchTo(task.cxt);
+		edata = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		/* put them back (not into the durable set: they may hold coalesced gaps) */
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		fn_dirty_add_all(from, task.chunk, task.nchunk);
+		if (task.nchunk > 0 && removals && from_shared)
+			slot->removals = true;
+		else if (task.nchunk > 0 && removals)
+			task.backlog_removals = true;
+		LWLockRelease(fn_slot_lock(slot));
+		task.nchunk = 0;
+		record_failure(edata);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	if (worked) /* an idle evaluation says nothing about how big a refresh may be */
+		task.budget = fn_next_window_budget(task.budget, (uint64)fn_max_windows_per_refresh,
+		                                    GetCurrentTimestamp() - start, !ok);
+
+	if (ok) {
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->runs++;
+		slot->rows_written += rows;
+		slot->last_run_at = GetCurrentTimestamp();
+		slot->last_run_usec = slot->last_run_at - start;
+		slot->consecutive_failures = 0;
+		slot->state = FLOW_ACTIVE;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	return ok;
+}
+
+/* flush_flow: refresh everything dirty now, chunk by chunk, then answer the callers. */
+static void serve_flush(void) {
+	FlowSlot *slot = task.slot;
+	uint64 serving;
+	int64 windows = 0;
+	bool ok = true;
+	bool more;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	serving = slot->flush_requested;
+	fn_dirty_add_all(backlog_set(), slot->dirty, slot->ndirty);
+	slot->ndirty = 0;
+	task.backlog_removals = slot->removals;
+	slot->removals = false;
+	LWLockRelease(fn_slot_lock(slot));
+
+	while (ok && task.nbacklog > 0) {
+		CHECK_FOR_INTERRUPTS();
+		ok = run_refresh(backlog_set(), false, &windows, &more);
+	}
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
+	if (task.nbacklog > 0 && task.backlog_removals)
+		slot->removals = true;
+	task.nbacklog = 0;
+	task.backlog_removals = false;
+	slot->flush_completed = serving;
+	slot->flush_windows = windows;
+	slot->flush_failed = !ok;
+	LWLockRelease(fn_slot_lock(slot));
+	ConditionVariableBroadcast(&slot->flush_cv);
+}
+
+static void load_task(int64 flow_id, Oid dboid, Oid catalog_relid) {
+	MemoryContext old;
+
+	task.cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	old = MemoryContextSwitchTo(task.cxt);
+	if (fn_catalog_relid(true) != catalog_relid)
+		task.cfg = NULL;
+	else
+		task.cfg = fn_load_task_config(flow_id, true);
+	if (task.cfg != NULL && task.cfg->window.kind != FN_WINDOW_NONE)
+		task.window = fn_window_create(&task.cfg->window);
+	task.buf = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
+	task.chunk = palloc(sizeof(FnTimeRange) * (fn_dirty_ranges_per_flow + 1));
+	task.backlog = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
+	MemoryContextSwitchTo(old);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/*
+ * The refresh runs under the owner's statement_timeout (ALTER ROLE ... SET, for
+ * this database or all) when there is one, else under flownode.statement_timeout.
+ * A background worker arms it itself: only client statements get it for free.
+ */
+static void load_statement_timeout(void) {
+	SpiAs scope;
+	Oid types[2] = {OIDOID, OIDOID};
+	Datum args[2] = {ObjectIdGetDatum(task.cfg->owner), ObjectIdGetDatum(MyDatabaseId)};
+	int ms = fn_statement_timeout_ms;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	if (SPI_execute_with_args(
+	        "SELECT pg_catalog.substr(s, 19) FROM pg_catalog.pg_db_role_setting d,"
+	        " pg_catalog.unnest(d.setconfig) s WHERE d.setrole = $1 AND d.setdatabase IN (0, $2)"
+	        " AND s LIKE 'statement_timeout=%' ORDER BY d.setdatabase DESC LIMIT 1",
+	        2, types, args, NULL, true, 1) == SPI_OK_SELECT &&
+	    SPI_processed == 1) {
+		char *value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (value == NULL || !parse_int(value, &ms, GUC_UNIT_MS, NULL))
+			ms = fn_statement_timeout_ms;
+	}
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	task.timeout_ms = ms;
+}
+
+/* Claims the slot for this process; false when the flow is gone or already served. */
+static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
+	FlowSlot *slot = fn_acquire_slot(dboid, catalog_relid, flow_id, true);
+	bool ok;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	ok = !slot->dropped && slot->worker_pid == 0;
+	if (ok) {
+		slot->worker_pid = MyProcPid;
+		slot->worker_latch = MyLatch;
+		slot->worker_registered_at = 0;
+		slot->state = slot->consecutive_failures > 0 ? FLOW_FAILING : FLOW_ACTIVE;
+	}
+	LWLockRelease(fn_slot_lock(slot));
+	if (ok) {
+		task.slot = slot;
+		before_shmem_exit(worker_exit, (Datum)0);
+		ConditionVariableBroadcast(&slot->flush_cv);
+	}
+	return ok;
+}
+
+/*
+ * Whether the flow's row is still in the catalog, in a fresh snapshot. A drop that
+ * committed before attach_slot ran found no worker on the slot and freed it, so no
+ * one will tell this worker; the drop's commit is visible before its commit
+ * callback frees the slot, so checking after attaching never misses it. A drop that
+ * commits later finds this worker on the slot and stops it.
+ */
+static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
+	bool exists;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	exists = fn_catalog_relid(true) == catalog_relid && fn_load_task_config(flow_id, true) != NULL;
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return exists;
+}
+
+void flownode_flow_main(Datum arg) {
+	int64 flow_id = DatumGetInt64(arg);
+	Oid dboid, owner, catalog_relid;
+	bool owner_can_login;
+	TimestampTz next_eval;
+
+	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
+	memcpy(&catalog_relid, MyBgworkerEntry->bgw_extra + 2 * sizeof(Oid), sizeof(Oid));
+	memcpy(&owner_can_login, MyBgworkerEntry->bgw_extra + 3 * sizeof(Oid), sizeof(bool));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, owner_can_login ? owner : InvalidOid, 0);
+
+	load_task(flow_id, dboid, catalog_relid);
+	if (task.cfg == NULL)
+		proc_exit(0); /* dropped before we started */
+	if (!attach_slot(dboid, catalog_relid, flow_id))
+		proc_exit(0); /* another worker serves it, or it was dropped */
+	if (!flow_still_exists(flow_id, catalog_relid)) {
+		/* dropped between load_task and attach_slot: the drop freed the slot it
+		 * found without a worker, and attach_slot made a new one; free that too */
+		LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+		task.slot->dropped = true;
+		LWLockRelease(fn_slot_lock(task.slot));
+		proc_exit(0);
+	}
+
+	/* shared memory may have been lost (restart, crash): rebuild it from the record */
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_reload_pending(flow_id, task.slot);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	task.budget = fn_next_window_budget(0, (uint64)fn_max_windows_per_refresh, 0, false);
+	load_statement_timeout();
+	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
+	/* A refresh need not wait for its WAL flush: if a crash loses its commit, it
+	 * loses the removal of its windows from the durable record with it, and they are
+	 * refreshed again after recovery. Writers' commits are untouched. */
+	SetConfigOption("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION);
+	/* what each refresh would pin (fn_pin_deparse_settings), once for the session */
+	fn_pin_session_settings(task.cfg->timezone);
+	pgstat_report_appname(task.cfg->flow_name);
+	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
+
+	/* the first evaluation follows the cadence like every other: create_flow has
+	 * just filled the sink, and flush_flow wakes the worker when asked to */
+	next_eval = GetCurrentTimestamp() +
+	            fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+	                               task.window ? fn_window_nominal_usec(task.window) : 0,
+	                               (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
+	                               0, false, 0);
+	for (;;) {
+		bool dropped, flush;
+		TimestampTz now;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending) {
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			load_statement_timeout();
+		}
+		LWLockAcquire(fn_slot_lock(task.slot), LW_SHARED);
+		dropped = task.slot->dropped;
+		flush = task.slot->flush_requested > task.slot->flush_completed;
+		LWLockRelease(fn_slot_lock(task.slot));
+		if (dropped)
+			break;
+		if (flush) {
+			serve_flush();
+			continue;
+		}
+		now = GetCurrentTimestamp();
+		if (now >= next_eval) {
+			int64 windows = 0;
+			bool backlog = false;
+			TimestampTz started = now;
+
+			(void)run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
+			now = GetCurrentTimestamp();
+			next_eval =
+			    fn_next_eval_at(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+			                    task.window ? fn_window_nominal_usec(task.window) : 0,
+			                    (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
+			                    started, now, backlog, (uint32)task.slot->consecutive_failures);
+			continue;
+		}
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+		                Max(1L, (long)((next_eval - now + 999) / 1000)), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	ereport(LOG,
+	        (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped", task.cfg->flow_name)));
+	proc_exit(0);
+}

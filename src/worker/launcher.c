@@ -1,0 +1,342 @@
+/*
+ * launcher.c: starting flow workers. A flow's worker is registered when the
+ * transaction that created it commits (or flush_flow finds none); a static launcher
+ * worker brings every flow's worker back after a server start, and retries flows
+ * left without one (terminated, crashed, or no free worker slot), through a
+ * short-lived "db starter" per database that reads that database's flows.
+ */
+#include "flownode.h"
+
+#include "worker/launcher.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "utils/syscache.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+#include "utils/timeout.h"
+#include "executor/spi.h"
+#include "catalog/pg_type.h"
+
+#include "registry/flow_registry.h"
+#include "shmem/flow_slots.h"
+
+#define WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
+
+static void fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type) {
+	memset(w, 0, sizeof(*w));
+	w->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	w->bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(w->bgw_library_name, "flownode", BGW_MAXLEN);
+	strlcpy(w->bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(w->bgw_name, name, BGW_MAXLEN);
+	strlcpy(w->bgw_type, type, BGW_MAXLEN);
+}
+
+/*
+ * Registers the flow's worker. Cannot fail (it runs at COMMIT): when no worker slot
+ * is free the flow is marked waiting_for_worker and the launcher retries.
+ */
+bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login) {
+	BackgroundWorker w;
+	char name[BGW_MAXLEN];
+	FlowSlot *slot;
+	bool ok;
+
+	snprintf(name, sizeof(name), "flownode flow " INT64_FORMAT, flow_id);
+	fill_worker(&w, "flownode_flow_main", name, "flownode flow");
+	w.bgw_main_arg = Int64GetDatum(flow_id);
+	memcpy(w.bgw_extra, &dboid, sizeof(Oid));
+	memcpy(w.bgw_extra + sizeof(Oid), &owner, sizeof(Oid));
+	memcpy(w.bgw_extra + 2 * sizeof(Oid), &catalog_relid, sizeof(Oid));
+	memcpy(w.bgw_extra + 3 * sizeof(Oid), &owner_can_login, sizeof(bool));
+	ok = RegisterDynamicBackgroundWorker(&w, NULL);
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	slot = fn_find_slot(dboid, catalog_relid, flow_id);
+	if (slot) {
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->reserved_by = 0; /* the creating transaction committed */
+		if (ok)
+			slot->worker_registered_at = GetCurrentTimestamp();
+		else if (slot->worker_pid == 0)
+			slot->state = FLOW_WAITING_FOR_WORKER;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
+	if (!ok)
+		ereport(WARNING, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+		                  errmsg("flownode: no free background worker slot for flow " INT64_FORMAT, flow_id),
+		                  errdetail("The flow keeps its dirty windows and starts as soon as a slot frees."),
+		                  errhint("Raise max_worker_processes (now %d); it needs one per flow plus one.",
+		                          max_worker_processes)));
+	return ok;
+}
+
+/* True when the slot has no worker and no start in progress. */
+static bool needs_worker(FlowSlot *slot, TimestampTz now) {
+	return slot->in_use && !slot->dropped && slot->worker_pid == 0 && slot->reserved_by == 0 &&
+	       now >= slot->hold_until &&
+	       (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
+}
+
+/*
+ * A role without LOGIN cannot be a background worker's session user (PostgreSQL
+ * 15 refuses it), so such an owner's worker connects as the bootstrap superuser;
+ * either way every refresh runs with the owner's identity and privileges
+ * (SetUserIdAndSecContext, as REFRESH MATERIALIZED VIEW does).
+ */
+bool fn_role_can_login(Oid roleid) {
+	HeapTuple tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(roleid));
+	bool can = false;
+
+	if (HeapTupleIsValid(tup)) {
+		can = ((Form_pg_authid)GETSTRUCT(tup))->rolcanlogin;
+		ReleaseSysCache(tup);
+	}
+	return can;
+}
+
+/*
+ * DROP DATABASE waits for the other sessions of that database to go: stop the
+ * flow workers there and hold their restart. If the drop fails, the launcher
+ * starts them again once the hold has passed.
+ */
+void fn_before_drop_database(const char *dbname) {
+	Oid dboid = get_database_oid(dbname, true);
+	TimestampTz hold = GetCurrentTimestamp() + 30 * USECS_PER_SEC;
+
+	if (!OidIsValid(dboid) || fn_slot_count() == 0)
+		return;
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++) {
+		FlowSlot *slot = fn_slot_at(i);
+
+		if (!slot->in_use || slot->dboid != dboid)
+			continue;
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->hold_until = hold;
+		if (slot->worker_pid != 0)
+			(void)kill(slot->worker_pid, SIGTERM);
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
+}
+
+/* ---- the launcher and the per-database starter ---- */
+
+void fn_register_launcher(void) {
+	BackgroundWorker w;
+
+	fill_worker(&w, "flownode_launcher_main", "flownode launcher", "flownode launcher");
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	w.bgw_restart_time = 5;
+	RegisterBackgroundWorker(&w);
+}
+
+static bool start_db_starter(Oid dboid) {
+	BackgroundWorker w;
+
+	fill_worker(&w, "flownode_db_starter_main", "flownode db starter", "flownode db starter");
+	w.bgw_main_arg = ObjectIdGetDatum(dboid);
+	return RegisterDynamicBackgroundWorker(&w, NULL);
+}
+
+static List *database_list(void) {
+	List *dbs = NIL;
+	Relation rel;
+	TableScanDesc scan;
+	HeapTuple tup;
+	MemoryContext caller = CurrentMemoryContext;
+
+	StartTransactionCommand();
+	(void)GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection))) {
+		Form_pg_database db = (Form_pg_database)GETSTRUCT(tup);
+
+		if (db->datallowconn && !db->datistemplate) {
+			MemoryContext old = MemoryContextSwitchTo(caller);
+
+			dbs = lappend_oid(dbs, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return dbs;
+}
+
+/*
+ * Every second: flows without a worker (the server just started, a worker was
+ * terminated or crashed, no worker slot was free) get their database's starter,
+ * at most once per 5 s per database; slots of databases that no longer exist are
+ * freed.
+ */
+void flownode_launcher_main(Datum arg) {
+	Oid last_db[64];
+	TimestampTz last_start[64];
+	int nlast = 0;
+	bool first = true;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	for (;;) {
+		List *wanted = NIL;
+		List *dbs;
+		ListCell *lc;
+		TimestampTz now = GetCurrentTimestamp();
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending) {
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		for (int i = 0; i < fn_slot_count(); i++) {
+			FlowSlot *slot = fn_slot_at(i);
+
+			if (needs_worker(slot, now))
+				wanted = list_append_unique_oid(wanted, slot->dboid);
+		}
+		LWLockRelease(fn_registry_lock());
+
+		if (first || wanted != NIL) {
+			dbs = database_list();
+			if (first)
+				wanted = list_concat_unique_oid(wanted, dbs);
+			first = false;
+
+			/* free the slots of databases that are gone */
+			foreach (lc, wanted) {
+				Oid db = lfirst_oid(lc);
+
+				if (list_member_oid(dbs, db))
+					continue;
+				for (int i = 0; i < fn_slot_count(); i++) {
+					FlowSlot *slot = fn_slot_at(i);
+
+					if (slot->in_use && slot->dboid == db && slot->worker_pid == 0)
+						fn_free_slot(slot);
+				}
+			}
+			foreach (lc, wanted) {
+				Oid db = lfirst_oid(lc);
+				int k;
+
+				if (!list_member_oid(dbs, db))
+					continue;
+				for (k = 0; k < nlast && last_db[k] != db; k++)
+					;
+				if (k < nlast && now - last_start[k] < 5 * USECS_PER_SEC)
+					continue;
+				if (!start_db_starter(db))
+					continue; /* no worker slot: try again next round */
+				if (k == nlast && nlast < lengthof(last_db))
+					nlast++;
+				if (k < lengthof(last_db)) {
+					last_db[k] = db;
+					last_start[k] = now;
+				}
+			}
+			list_free(dbs);
+		}
+		list_free(wanted);
+
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+void flownode_db_starter_main(Datum arg) {
+	Oid dboid = DatumGetObjectId(arg);
+	Oid catalog;
+	List *flows = NIL;
+	ListCell *lc;
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	catalog = OidIsValid(get_extension_oid("flownode", true)) ? fn_catalog_relid(true) : InvalidOid;
+	if (OidIsValid(catalog))
+		flows = fn_load_all_flows();
+
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+		FlowSlot *slot = fn_acquire_slot(dboid, catalog, cfg->flow_id, false);
+		bool start;
+
+		if (slot == NULL) {
+			ereport(WARNING, (errmsg("flownode: no shared memory slot for flow \"%s\"", cfg->flow_name),
+			                  errhint("Raise flownode.max_flows.")));
+			continue;
+		}
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		start = needs_worker(slot, GetCurrentTimestamp());
+		LWLockRelease(fn_slot_lock(slot));
+		if (start)
+			(void)fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner,
+			                           fn_role_can_login(cfg->owner));
+	}
+
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+
+	/*
+	 * Slots of this database whose flow does not exist (a writer claimed one for a
+	 * flow dropped meanwhile, or the extension was reinstalled) are freed: only if
+	 * a fresh look at the catalog still finds no flow and nobody claimed the slot
+	 * since we first looked, so a flow created meanwhile keeps its marks.
+	 */
+	for (int i = 0; i < fn_slot_count(); i++) {
+		FlowSlot *slot = fn_slot_at(i);
+		uint64 seq;
+		bool orphan;
+
+		LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		orphan = slot->in_use && slot->dboid == dboid && slot->worker_pid == 0 && slot->reserved_by == 0;
+		seq = slot->acquired_seq;
+		LWLockRelease(fn_registry_lock());
+		if (!orphan)
+			continue;
+		if (slot->catalog_relid == catalog) {
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			orphan = fn_load_task_config(slot->flow_id, true) == NULL;
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
+		if (orphan)
+			(void)fn_free_slot_if_unclaimed(slot, seq);
+	}
+	proc_exit(0);
+}

@@ -1,0 +1,24 @@
+/*
+ * launcher.h: starting flow workers: at commit of create_flow, from flush_flow, and
+ * from the launcher after a server start or when a worker went away.
+ */
+#ifndef FLOWNODE_LAUNCHER_H
+#define FLOWNODE_LAUNCHER_H
+
+#include "postgres.h"
+
+/* Registers the static launcher (from _PG_init, when preloaded). */
+extern void fn_register_launcher(void);
+/* Registers the flow's worker. Cannot fail (it runs at COMMIT): when no worker slot is
+ * free, the flow waits for one (waiting_for_worker) and the launcher retries. */
+extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner,
+                                 bool owner_can_login);
+/* Whether a worker may connect as the role (LOGIN), or must switch to it. */
+extern bool fn_role_can_login(Oid roleid);
+/* DROP DATABASE: stops that database's flow workers and holds their restart. */
+extern void fn_before_drop_database(const char *dbname);
+
+PGDLLEXPORT void flownode_launcher_main(Datum arg);
+PGDLLEXPORT void flownode_db_starter_main(Datum arg);
+
+#endif
