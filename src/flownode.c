@@ -17,7 +17,12 @@ int fn_max_backoff_ms = 300000;
 int fn_statement_timeout_ms = 600000;
 bool fn_launcher_enabled = true;
 
-void fn_define_settings(void) {
+/*
+ * The settings read at server start exist only when flownode is preloaded:
+ * PostgreSQL ends the session (FATAL) of a library that defines one later, and
+ * without shared memory they would mean nothing anyway.
+ */
+static void define_server_start_settings(void) {
 	DefineCustomIntVariable("flownode.max_flows",
 	                        "Maximum number of flows in the whole server (shared memory slots).", NULL,
 	                        &fn_max_flows, 64, 1, 10000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
@@ -26,6 +31,13 @@ void fn_define_settings(void) {
 	                        "are coalesced (never dropped).",
 	                        NULL, &fn_dirty_ranges_per_flow, 1024, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL,
 	                        NULL);
+	DefineCustomBoolVariable("flownode.launcher", "Starts the workers of every flow when the server starts.",
+	                         NULL, &fn_launcher_enabled, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+}
+
+void fn_define_settings(bool preloaded) {
+	if (preloaded)
+		define_server_start_settings();
 	DefineCustomIntVariable("flownode.local_ranges_per_flow",
 	                        "Dirty time ranges a transaction collects per flow (per group of flows whose "
 	                        "windows nest) before coalescing them.",
@@ -49,7 +61,5 @@ void fn_define_settings(void) {
 	                        "own (ALTER ROLE ... SET statement_timeout); 0 disables it.",
 	                        NULL, &fn_statement_timeout_ms, 600000, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, NULL,
 	                        NULL, NULL);
-	DefineCustomBoolVariable("flownode.launcher", "Starts the workers of every flow when the server starts.",
-	                         NULL, &fn_launcher_enabled, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("flownode");
 }

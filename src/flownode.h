@@ -21,7 +21,7 @@ extern int fn_max_backoff_ms;
 extern int fn_statement_timeout_ms;
 extern bool fn_launcher_enabled;
 
-/* Defines them (from _PG_init). */
-extern void fn_define_settings(void);
+/* Defines them (from _PG_init); those read at server start only when preloaded. */
+extern void fn_define_settings(bool preloaded);
 
 #endif

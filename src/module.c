@@ -46,7 +46,7 @@ static void flownode_shmem_startup(void) {
 void _PG_init(void) {
 	bool preloaded = process_shared_preload_libraries_in_progress;
 
-	fn_define_settings();
+	fn_define_settings(preloaded);
 	fn_registry_init();
 	fn_record_init();
 	fn_source_cache_init();
