@@ -2,6 +2,8 @@
 # pure C++ core (src/core) is compiled by g++ as C++17 and also unit-tested without a
 # server (test/unit); the C shims and the one C++ bridge (src/bridge) form the
 # PostgreSQL boundary.
+PG_CONFIG ?= pg_config
+
 EXTENSION = flownode
 MODULE_big = flownode
 DATA = sql/flownode--0.1.sql
@@ -13,6 +15,15 @@ OBJS = $(C_SRCS:.c=.o) $(CXX_SRCS:.cpp=.o)
 PG_CPPFLAGS = -I$(CURDIR)/src
 PG_CXXFLAGS = -std=c++17 -Wno-register -fno-omit-frame-pointer
 PG_CFLAGS = -Wno-declaration-after-statement
+
+# `make WERROR=1` (the test command's build): every warning of -Wall -Wextra is an
+# error in C and C++. PostgreSQL's own headers are then read as system headers, so
+# that only our code is held to it.
+ifeq ($(WERROR),1)
+PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CFLAGS += -Wall -Wextra -Werror
+PG_CXXFLAGS += -Wall -Wextra -Werror
+endif
 SHLIB_LINK = -lstdc++
 
 REGRESS = api errors marking groups windows sink_exact ddl privileges convergence
@@ -23,7 +34,6 @@ ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_iso --temp-config=$(CURDIR)
 
 EXTRA_CLEAN = tmp_check tmp_check_iso results results_iso regression.* test/unit/flownode_unit
 
-PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
@@ -37,12 +47,29 @@ $(OBJS): $(HEADERS)
 # an error in C++17 unless silenced.
 override BITCODE_CXXFLAGS += -std=c++17 -Wno-register
 
-.PHONY: unit bench format
+.PHONY: unit unit-sanitize bench format format-check tidy
 unit:
 	$(MAKE) -C test/unit check
+
+unit-sanitize:
+	$(MAKE) -C test/unit sanitize
 
 bench:
 	$(MAKE) -C bench run
 
+FORMAT = clang-format-14
+FORMAT_FILES = $(HEADERS) $(C_SRCS) $(CXX_SRCS) $(wildcard test/unit/*.cpp bench/*.cpp)
 format:
-	clang-format -i $(HEADERS) $(C_SRCS) $(CXX_SRCS) test/unit/*.cpp bench/*.cpp
+	$(FORMAT) -i $(FORMAT_FILES)
+
+# fails when a file is not as clang-format (.clang-format) would write it
+format-check:
+	$(FORMAT) --dry-run -Werror $(FORMAT_FILES)
+
+# clang-tidy with .clang-tidy's checks, every finding an error; one file per run,
+# two at a time (-w: compiler warnings are the build's business, not tidy's)
+TIDY = clang-tidy-14
+TIDY_FLAGS = -w -I$(CURDIR)/src -isystem $(shell $(PG_CONFIG) --includedir-server) -D_GNU_SOURCE
+tidy:
+	printf '%s\n' $(C_SRCS) | xargs -P2 -I{} $(TIDY) --quiet {} -- $(TIDY_FLAGS)
+	printf '%s\n' $(CXX_SRCS) | xargs -P2 -I{} $(TIDY) --quiet {} -- -std=c++17 -Wno-register $(TIDY_FLAGS)

@@ -156,14 +156,7 @@ flownode.max_flows = 128"
 MALLOC_ENV="MALLOC_TRIM_THRESHOLD_=268435456 MALLOC_MMAP_THRESHOLD_=268435456"
 
 log "starting a throwaway cluster in $DIR (port $PORT)"
-fn_start_cluster "$DIR" "$PORT"
-fn_stop_cluster "$DIR"
-printf '\n# added by bench/run.sh\n%s\n' "$BENCH_CONF" >>"$DIR/data/postgresql.conf"
-(cd / && env $MALLOC_ENV runuser -u postgres -- "$(fn_pg_bindir)/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start >/dev/null) \
-  || {
-    cat "$DIR/server.log" >&2
-    fn_die "cluster did not start"
-  }
+FN_PG_ENV="$MALLOC_ENV" fn_start_cluster "$DIR" "$PORT" "$BENCH_CONF"
 
 CONN="host=$DIR port=$PORT dbname=postgres user=postgres"
 sql() { fn_psql "$DIR" "$PORT" -qtA "$@"; }

@@ -33,7 +33,8 @@ fn_pg_bindir() {
 fn_install_deps() {
   [[ $(id -u) -eq 0 ]] || fn_die "fn_install_deps must run as root"
   local pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl perl g++ make
-              libgtest-dev googletest libbenchmark-dev libpq-dev)
+              libgtest-dev googletest libbenchmark-dev libpq-dev
+              clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14)
   local missing=() p
   for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -48,13 +49,13 @@ fn_install_deps() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Build and install the extension from the repository root (as root). Output is
-# shown only if the build fails.
+# Build and install the extension from the repository root (as root); arguments go
+# to make (run_all.sh passes WERROR=1). Output is shown only if the build fails.
 fn_build_install() {
   local log rc=0
   log="$(mktemp)"
-  fn_log "building and installing flownode"
-  ( cd "$FN_ROOT" && make -j2 && make install ) >"$log" 2>&1 || rc=$?
+  fn_log "building and installing flownode${*:+ ($*)}"
+  ( cd "$FN_ROOT" && make -j2 "$@" && make install "$@" ) >"$log" 2>&1 || rc=$?
   if ((rc != 0)); then
     cat "$log" >&2
     rm -f "$log"
@@ -74,10 +75,11 @@ fn_workdir() {
 # Run a command as the postgres OS user, keeping the environment.
 fn_as_postgres() { runuser -u postgres -- "$@"; }
 
-# fn_start_cluster DIR PORT: initdb DIR/data (with test/flownode.conf, so the
-# extension is preloaded), listen only on a Unix socket in DIR, start it.
+# fn_start_cluster DIR PORT [CONF]: initdb DIR/data (with test/flownode.conf, so the
+# extension is preloaded, then the lines of CONF), listen only on a Unix socket in
+# DIR, start it. $FN_PG_ENV (VAR=value ...) is the server's extra environment.
 fn_start_cluster() {
-  local dir="$1" port="$2" bin
+  local dir="$1" port="$2" conf="${3:-}" bin
   bin="$(fn_pg_bindir)"
   fn_as_postgres "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; fn_die "initdb failed"; }
@@ -88,9 +90,11 @@ fn_start_cluster() {
     echo "port = $port"
     echo "unix_socket_directories = '$dir'"
     echo "listen_addresses = ''"
+    [[ -n "$conf" ]] && printf '%s\n' "$conf"
   } >>"$dir/data/postgresql.conf"
   # from /: the caller's directory may be one postgres cannot enter (pg_ctl says so)
-  (cd / && fn_as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null) \
+  # shellcheck disable=SC2086  # FN_PG_ENV is a list of VAR=value words
+  (cd / && env ${FN_PG_ENV:-} runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null) \
     || { cat "$dir/server.log" >&2; fn_die "cluster did not start"; }
 }
 

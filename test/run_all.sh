@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # flownode's test command: installs what is missing, builds and installs the
-# extension, then runs every suite (unit, regress, isolation, tap), continuing
-# after failures so that everything is reported. Run as root on Debian 12, from
+# extension with every warning an error (make WERROR=1), then runs every suite,
+# continuing after failures so that everything is reported: checks (clang-format,
+# clang-tidy), unit (the C++ core, also under AddressSanitizer and
+# UndefinedBehaviorSanitizer), regress, isolation, tap. Run as root on Debian 12, from
 # any directory. The last line of output is always
 #   flownode: N passed, M failed
 # and the exit status is non-zero if anything failed or if no test ran.
@@ -37,27 +39,45 @@ copy_repo() {
     esac
   done < <(find . -mindepth 1 -maxdepth 1 -printf '%f\0')
   mkdir -p "$dest"
-  tar --exclude='*.o' --exclude='*.bc' --exclude='*.so' --exclude=flownode_unit \
+  tar --exclude='*.o' --exclude='*.bc' --exclude='*.so' --exclude=flownode_unit --exclude=flownode_unit_sanitized \
       --exclude=tmp_check -cf - "${entries[@]}" | tar -C "$dest" -xf -
   chown -R postgres: "$dest"
 }
 
-# a. Unit tests of the pure C++ core (GoogleTest), built and run as root.
+# a. The source checks: formatting (clang-format) and clang-tidy, one test each.
+run_checks() {
+  local pass=0 fail=0 target
+  for target in format-check tidy; do
+    fn_log "suite checks: make $target"
+    if make -s "$target" >"$WORK/$target.log" 2>&1; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      echo "---- make $target failed (first 100 lines) ----"
+      head -n 100 "$WORK/$target.log"
+    fi
+  done
+  record checks "$pass" "$fail"
+}
+
+# b. Unit tests of the pure C++ core (GoogleTest), built and run as root: plain
+# (make check) and under the sanitizers (make sanitize).
 run_unit() {
-  fn_log "suite unit: make -C test/unit check"
+  local suite="$1" target="$2"
+  fn_log "suite $suite: make -C test/unit $target"
   if [[ ! -f test/unit/Makefile ]]; then
     echo "test/unit/Makefile is missing"
-    record unit 0 1 "test/unit/Makefile missing"
+    record "$suite" 0 1 "test/unit/Makefile missing"
     return 0
   fi
-  local log="$WORK/unit.log" rc=0 pass fail
-  make -C test/unit check 2>&1 | tee "$log" || rc=$?
+  local log="$WORK/$suite.log" rc=0 pass fail
+  make -C test/unit "$target" 2>&1 | tee "$log" || rc=$?
   pass=$(sum_matches 's/^\[  PASSED  \] ([0-9]+) tests?\..*/\1/p' "$log")
   fail=$(sum_matches 's/^\[  FAILED  \] ([0-9]+) tests?, listed below.*/\1/p' "$log")
   if ((rc != 0 && fail == 0)); then
-    record unit "$pass" 1 "make exited with $rc"
+    record "$suite" "$pass" 1 "make exited with $rc"
   else
-    record unit "$pass" "$fail"
+    record "$suite" "$pass" "$fail"
   fi
 }
 
@@ -92,7 +112,7 @@ record_pg_regress() {
   record "$suite" "$pass" "$fail" "$note"
 }
 
-# b. pg_regress and pg_isolation_regress via `make installcheck` as postgres, in a
+# c. pg_regress and pg_isolation_regress via `make installcheck` as postgres, in a
 # copy of the repository. The Makefile's --temp-instance options make each tool
 # start its own cluster. The two are run separately (each with the other's list
 # emptied on the make command line) because make stops at the first failing
@@ -117,7 +137,7 @@ run_regress_and_isolation() {
   record_pg_regress isolation "$log" "$rc" "$diffs" "$planned"
 }
 
-# c. TAP tests (test/tap/*.pl) with prove and PostgreSQL's Perl test modules, as
+# d. TAP tests (test/tap/*.pl) with prove and PostgreSQL's Perl test modules, as
 # postgres, from the root of the repository copy. Every node they create gets
 # test/flownode.conf through TEMP_CONFIG (so flownode is preloaded).
 run_tap() {
@@ -149,7 +169,7 @@ run_tap() {
 }
 
 fn_install_deps
-fn_build_install
+fn_build_install WERROR=1
 
 WORK="$(fn_workdir)"
 if [[ "${FLOWNODE_KEEP_WORKDIR:-}" == 1 ]]; then
@@ -159,7 +179,9 @@ else
 fi
 copy_repo "$WORK/src"
 
-run_unit
+run_checks
+run_unit unit check
+run_unit unit-asan sanitize
 run_regress_and_isolation
 run_tap
 

@@ -18,6 +18,7 @@ extern "C" {
 
 #include <exception>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "core/time_window_expr.hpp"
@@ -34,8 +35,9 @@ struct PgError : std::exception {
 template <typename F> auto pg_call(F &&f) -> decltype(f()) {
 	using R = decltype(f());
 	MemoryContext ctx = CurrentMemoryContext;
-	ErrorData *edata = nullptr;
-	R result{};
+	// both change between the setjmp of PG_TRY and a longjmp into PG_CATCH
+	ErrorData *volatile edata = nullptr;
+	volatile R result{};
 	PG_TRY();
 	{ result = f(); }
 	PG_CATCH();
@@ -50,15 +52,38 @@ template <typename F> auto pg_call(F &&f) -> decltype(f()) {
 	return result;
 }
 
+// PostgreSQL's error handlers in effect: PG_TRY pushes one, PG_END_TRY pops it. A
+// C++ exception thrown inside a PG_TRY block (rather than by pg_call, after it)
+// unwinds past its PG_END_TRY and leaves these pointing into dead frames, where the
+// next ERROR would longjmp. invoke_cpp compares them with its entry's at every exit.
+struct PgHandlers {
+	sigjmp_buf *exception_stack;
+	ErrorContextCallback *context_stack;
+	static PgHandlers current() noexcept { return {PG_exception_stack, error_context_stack}; }
+	bool intact() const noexcept {
+		return PG_exception_stack == exception_stack && error_context_stack == context_stack;
+	}
+	void restore() const noexcept {
+		PG_exception_stack = exception_stack;
+		error_context_stack = context_stack;
+	}
+};
+
 // Runs f, returning its result; any exception becomes ereport(ERROR) raised from
-// this frame, after the exception object is destroyed.
+// this frame, after the exception object is destroyed. f's result must need no
+// destructor: a PostgreSQL ERROR raised here must not skip one.
 template <typename F> auto invoke_cpp(const char *what, F &&f) -> decltype(f()) {
+	using R = decltype(f());
+	static_assert(std::is_trivially_destructible<R>::value, "invoke_cpp returns plain data only");
+	const PgHandlers entry = PgHandlers::current();
 	ErrorData *edata = nullptr;
 	char message[256];
 	int sqlstate = ERRCODE_INTERNAL_ERROR;
 	message[0] = '\0';
 	try {
-		return f();
+		R result = f();
+		if (entry.intact())
+			return result;
 	} catch (PgError &e) {
 		edata = e.edata;
 	} catch (WindowRangeError &e) {
@@ -71,6 +96,13 @@ template <typename F> auto invoke_cpp(const char *what, F &&f) -> decltype(f()) 
 		strlcpy(message, e.what(), sizeof(message));
 	} catch (...) {
 		strlcpy(message, "unknown C++ exception", sizeof(message));
+	}
+	if (!entry.intact()) {
+		// a bug of ours, not the user's: the handlers are put back so that this
+		// ERROR, and every later one, lands where it should
+		entry.restore();
+		ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+		                errmsg("flownode: %s: a C++ exception crossed a PostgreSQL error handler", what)));
 	}
 	if (edata != nullptr)
 		ReThrowError(edata);

@@ -45,7 +45,7 @@ static List *pending_actions = NIL; /* PendingAction *, in TopTransactionContext
 static void undo_action(PendingAction *a);
 
 static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
-                             void *arg) {
+                             void *arg pg_attribute_unused()) {
 	ListCell *lc;
 
 	if (event == SUBXACT_EVENT_ABORT_SUB) {
@@ -149,7 +149,7 @@ static void run_abort_actions(void) {
 		undo_action(lfirst(lc));
 }
 
-static void xact_callback(XactEvent event, void *arg) {
+static void xact_callback(XactEvent event, void *arg pg_attribute_unused()) {
 	switch (event) {
 	case XACT_EVENT_PRE_COMMIT:
 		pre_commit();

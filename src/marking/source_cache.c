@@ -17,7 +17,7 @@
 static HTAB *source_cache = NULL;
 static Oid cached_catalog_relid = InvalidOid;
 
-static void invalidate_source(Datum arg, Oid relid) {
+static void invalidate_source(Datum arg pg_attribute_unused(), Oid relid) {
 	HASH_SEQ_STATUS status;
 	SourceEntry *e;
 

@@ -153,7 +153,7 @@ static void retire(MemoryContext cxt) {
 }
 
 /* Relcache callback: a table's triggers may have changed. */
-static void forget_when_clauses(Datum arg, Oid relid) {
+static void forget_when_clauses(Datum arg pg_attribute_unused(), Oid relid) {
 	HASH_SEQ_STATUS status;
 	WhenEntry *e;
 

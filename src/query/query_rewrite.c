@@ -27,7 +27,7 @@ static const char *const pinned_values[] = {"pg_catalog, pg_temp", "ISO, YMD", "
 static bool settings_already_pinned(const char *timezone) {
 	const char *tz;
 
-	for (int i = 0; i < lengthof(pinned_names); i++) {
+	for (size_t i = 0; i < lengthof(pinned_names); i++) {
 		const char *v = GetConfigOption(pinned_names[i], true, false);
 
 		if (v == NULL || strcmp(v, pinned_values[i]) != 0)
@@ -43,7 +43,7 @@ int fn_pin_deparse_settings(const char *timezone) {
 	if (settings_already_pinned(timezone))
 		return -1;
 	nest = NewGUCNestLevel();
-	for (int i = 0; i < lengthof(pinned_names); i++)
+	for (size_t i = 0; i < lengthof(pinned_names); i++)
 		(void)set_config_option(pinned_names[i], pinned_values[i], PGC_USERSET, PGC_S_SESSION,
 		                        GUC_ACTION_SAVE, true, 0, false);
 	if (timezone != NULL)
@@ -53,7 +53,7 @@ int fn_pin_deparse_settings(const char *timezone) {
 }
 
 void fn_pin_session_settings(const char *timezone) {
-	for (int i = 0; i < lengthof(pinned_names); i++)
+	for (size_t i = 0; i < lengthof(pinned_names); i++)
 		SetConfigOption(pinned_names[i], pinned_values[i], PGC_USERSET, PGC_S_SESSION);
 	if (timezone != NULL)
 		SetConfigOption("timezone", timezone, PGC_USERSET, PGC_S_SESSION);

@@ -42,7 +42,7 @@
  */
 static Oid pending_relid_cache = InvalidOid;
 
-static void forget_pending_relid(Datum arg, Oid relid) {
+static void forget_pending_relid(Datum arg pg_attribute_unused(), Oid relid) {
 	if (!OidIsValid(relid) || relid == pending_relid_cache)
 		pending_relid_cache = InvalidOid;
 }

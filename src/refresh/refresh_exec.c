@@ -57,12 +57,12 @@ typedef struct RefreshPlans {
 	bool upsert_refused;              /* the query needs the DELETE even after inserts */
 } RefreshPlans;
 
-static RefreshPlans plans = {-1};
+static RefreshPlans plans = {.flow_id = -1};
 
 /* A relcache invalidation of the source or sink (ALTER TABLE, RENAME) makes the
  * analysed query stale: statements built later analyse it again, as the plan cache
  * re-analyses the prepared ones. Only flagged here: the refresh may be using it. */
-static void invalidate_plans(Datum arg, Oid relid) {
+static void invalidate_plans(Datum arg pg_attribute_unused(), Oid relid) {
 	if (!OidIsValid(relid) || relid == plans.source_relid || relid == plans.sink_relid)
 		plans.stale = true;
 }

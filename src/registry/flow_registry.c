@@ -35,7 +35,7 @@
  */
 static Oid catalog_relid_cache = InvalidOid;
 
-static void forget_catalog_relid(Datum arg, Oid relid) {
+static void forget_catalog_relid(Datum arg pg_attribute_unused(), Oid relid) {
 	if (!OidIsValid(relid) || relid == catalog_relid_cache)
 		catalog_relid_cache = InvalidOid;
 }

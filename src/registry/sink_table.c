@@ -62,7 +62,7 @@ static void check_existing_sink(Oid relid, FlowQuery *fq) {
 		} needed[] = {
 		    {ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"}, {ACL_DELETE, "DELETE"}};
 
-		for (int i = 0; i < lengthof(needed); i++) {
+		for (size_t i = 0; i < lengthof(needed); i++) {
 			acl = pg_class_aclcheck(relid, GetUserId(), needed[i].mode);
 			if (acl != ACLCHECK_OK)
 				ereport(ERROR,

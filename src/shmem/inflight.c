@@ -54,7 +54,7 @@ void fn_inflight_shmem_startup(void) {
 
 static bool inflight_registered = false;
 
-static void inflight_exit(int code, Datum arg) {
+static void inflight_exit(int code pg_attribute_unused(), Datum arg pg_attribute_unused()) {
 	fn_inflight_end();
 }
 

@@ -71,7 +71,7 @@ static FnDirtySet backlog_set(void) {
 }
 
 /* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
-static void worker_exit(int code, Datum arg) {
+static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_unused()) {
 	FlowSlot *slot = task.slot;
 	bool dropped;
 
@@ -273,7 +273,7 @@ static void serve_flush(void) {
 	ConditionVariableBroadcast(&slot->flush_cv);
 }
 
-static void load_task(int64 flow_id, Oid dboid, Oid catalog_relid) {
+static void load_task(int64 flow_id, Oid catalog_relid) {
 	MemoryContext old;
 
 	task.cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
@@ -383,7 +383,7 @@ void flownode_flow_main(Datum arg) {
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, owner_can_login ? owner : InvalidOid, 0);
 
-	load_task(flow_id, dboid, catalog_relid);
+	load_task(flow_id, catalog_relid);
 	if (task.cfg == NULL)
 		proc_exit(0); /* dropped before we started */
 	if (!attach_slot(dboid, catalog_relid, flow_id))

@@ -194,7 +194,7 @@ static List *database_list(void) {
  * at most once per 5 s per database; slots of databases that no longer exist are
  * freed.
  */
-void flownode_launcher_main(Datum arg) {
+void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 	Oid last_db[64];
 	TimestampTz last_start[64];
 	int nlast = 0;
@@ -256,9 +256,9 @@ void flownode_launcher_main(Datum arg) {
 					continue;
 				if (!start_db_starter(db))
 					continue; /* no worker slot: try again next round */
-				if (k == nlast && nlast < lengthof(last_db))
+				if (k == nlast && nlast < (int)lengthof(last_db))
 					nlast++;
-				if (k < lengthof(last_db)) {
+				if (k < (int)lengthof(last_db)) {
 					last_db[k] = db;
 					last_start[k] = now;
 				}
