@@ -1,4 +1,4 @@
--- Invariant 7: bad input gets an ERROR naming the problem, and a failed call leaves
+-- Invariant 8 (docs/internals.md §2): bad input gets an ERROR naming the problem, and a failed call leaves
 -- no flow, trigger, sink or worker behind.
 SET timezone = 'UTC';
 CREATE TABLE m (ts timestamptz NOT NULL, d date, host text, v float8);

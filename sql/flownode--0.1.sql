@@ -30,7 +30,7 @@ CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
 GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 
--- The durable record of pending work (invariant 4): each committing writer adds one
+-- The durable record of pending work (docs/internals.md §4, invariant 4): each committing writer adds one
 -- row per flow it dirtied, in its own transaction, holding its merged windows;
 -- a refresh removes the windows it covered in its own transaction. Shared memory is
 -- rebuilt from it whenever a flow's worker starts.

@@ -1,4 +1,4 @@
--- Every kind of write marks the windows it touches (invariant 3), marks follow
+-- Every kind of write marks the windows it touches (invariant 3; docs/internals.md §2), marks follow
 -- commits (invariant 2), and a flush makes the sink equal to the query (invariant 1).
 SET timezone = 'UTC';
 CREATE TABLE metrics (ts timestamptz NOT NULL, host text NOT NULL, v float8);

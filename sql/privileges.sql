@@ -1,4 +1,4 @@
--- Invariants 6 and 7 for roles: a flow gives nobody more than they had.
+-- Invariant 6 (docs/internals.md §2) for roles: a flow gives nobody more than they had.
 SET timezone = 'UTC';
 CREATE ROLE fn_alice NOLOGIN;
 CREATE ROLE fn_bob LOGIN;

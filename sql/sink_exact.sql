@@ -1,4 +1,4 @@
--- Invariant 1 in detail: vanished groups are deleted, HAVING is honoured, unchanged
+-- Invariant 1 (docs/internals.md §2) in detail: vanished groups are deleted, HAVING is honoured, unchanged
 -- rows are not rewritten, NULL group keys are groups, an existing sink is used,
 -- and expire_after drops marks of windows that are too old.
 SET timezone = 'UTC';

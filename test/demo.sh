@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # flownode demo: builds and installs the extension, starts a throwaway cluster,
-# creates the flow of DESIGN.md §1 (eval_interval 1 second), writes to the source
+# creates the flow of the README's example (eval_interval 1 second), writes to the source
 # with INSERT, COPY, UPDATE and DELETE, and waits (without flush_flow) until the
 # background worker has brought the sink up to date. Exits non-zero if the sink
 # does not converge within 30 seconds. Run as root on Debian 12, from any directory.
@@ -29,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The flow's query, exactly as in DESIGN.md §1.
+# The flow's query, exactly as in the README's example.
 FLOW_QUERY="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host,
        avg(usage) AS avg_usage, max(usage) AS max_usage, count(*) AS n
   FROM cpu GROUP BY 1, 2"

@@ -1,4 +1,4 @@
-// The two error guards between C++ and PostgreSQL (DESIGN §6). A PostgreSQL ERROR is
+// The two error guards between C++ and PostgreSQL (docs/internals.md §7). A PostgreSQL ERROR is
 // a longjmp that would skip C++ destructors; a C++ exception must not unwind through
 // PostgreSQL's C frames. So:
 //  - pg_call(f): every call from C++ into a PostgreSQL function that can ereport runs

@@ -1,6 +1,6 @@
 /*
- * commit_marks.c: a writer's marks at the end of its transaction (invariant 2;
- * docs/internals.md §3, §4). At PRE_COMMIT, the fallible work: each flow's own
+ * commit_marks.c: a writer's marks at the end of its transaction (docs/internals.md §2,
+ * invariant 2; §3, §4). At PRE_COMMIT, the fallible work: each flow's own
  * windows derived from the sets of the groups it was marked in, its slot claimed,
  * its windows recorded in flownode.pending unless already recorded. At COMMIT a
  * copy into shared memory that cannot fail. At ABORT nothing is published.

@@ -9,7 +9,7 @@
  *   none), no SPI, no catalog. At PRE_COMMIT each flow's own windows are derived
  *   from its group's set.
  * - The flows of a table come from the per-backend cache (source_cache.c).
- * - Marks become visible to workers only when the writer commits (invariant 2, see
+ * - Marks become visible to workers only when the writer commits (docs/internals.md §2, invariant 2; see
  *   commit_marks.c). A rolled-back subtransaction's marks are dropped with it.
  * - TRUNCATE of a source empties its flows' sinks.
  */

@@ -1,6 +1,6 @@
 /*
  * durable_record.c: the durable record of pending work, flownode.pending
- * (docs/internals.md §4; invariant 4).
+ * (docs/internals.md §4; §2, invariant 4).
  *
  * Shared memory is lost at every restart and crash, so a committing writer also
  * records its windows in flownode.pending, in its own transaction (PRE_COMMIT): a
