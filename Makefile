@@ -6,7 +6,8 @@ PG_CONFIG ?= pg_config
 
 EXTENSION = flownode
 MODULE_big = flownode
-DATA = sql/flownode--0.1.sql
+# every version's script and the update scripts between them
+DATA = $(wildcard sql/flownode--*.sql)
 
 C_SRCS = $(sort $(wildcard src/*.c src/*/*.c))
 CXX_SRCS = $(sort $(wildcard src/*/*.cpp))
