@@ -29,7 +29,7 @@ SHLIB_LINK = -lstdc++
 
 REGRESS = api errors marking groups windows sink_exact ddl privileges convergence
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check --temp-config=$(CURDIR)/test/flownode.conf
-ISOLATION = refresh_race
+ISOLATION = refresh_race create_flow_race drop_during_refresh truncate_during_refresh
 ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_iso --temp-config=$(CURDIR)/test/flownode.conf \
 	--inputdir=test/isolation --outputdir=$(CURDIR)/results_iso
 
