@@ -43,7 +43,7 @@ SELECT flownode.create_flow('into_mine', 'mine',
 -- create_flow made it exact: the stale row is gone, the extra column keeps its default
 SELECT host, w, total, note FROM mine ORDER BY 2, 1 NULLS FIRST;
 
--- expire_after: marks of windows that ended long enough ago are dropped unrefreshed
+-- expire_after: windows that ended long enough ago are frozen: a write into them marks nothing
 SELECT flownode.create_flow('recent', 'recent_days',
   $$SELECT date_trunc('day', ts) AS day, count(*) AS n FROM s GROUP BY 1$$,
   eval_interval => '1 hour', expire_after => '7 days') > 0;

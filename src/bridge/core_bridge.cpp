@@ -275,8 +275,8 @@ extern "C" void fn_dirty_subtract(FnDirtySet s, FnTimeRange r) {
 	DirtyTimeWindows(s.ranges, s.count, s.capacity).subtract(r);
 }
 
-extern "C" uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t) {
-	return DirtyTimeWindows(s.ranges, s.count, s.capacity).drop_ending_at_or_before(t);
+extern "C" bool fn_dirty_cut_below(FnDirtySet s, int64_t t) {
+	return DirtyTimeWindows(s.ranges, s.count, s.capacity).cut_below(t);
 }
 
 extern "C" bool fn_dirty_covers(FnDirtySet s, FnTimeRange r) {

@@ -71,7 +71,8 @@ extern uint64_t fn_dirty_merge_stage(FnDirtySet s, FnTimeRange *stage, uint32_t 
                                      uint64_t below);
 extern void fn_dirty_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
 extern void fn_dirty_subtract(FnDirtySet s, FnTimeRange r);
-extern uint32_t fn_dirty_drop_ending_at_or_before(FnDirtySet s, int64_t t);
+/* Removes everything before t (a window start); whether anything changed. */
+extern bool fn_dirty_cut_below(FnDirtySet s, int64_t t);
 extern bool fn_dirty_covers(FnDirtySet s, FnTimeRange r);
 
 /* The durable set: windows known to be recorded in flownode.pending. It may claim

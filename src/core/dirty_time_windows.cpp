@@ -238,14 +238,19 @@ void DirtyTimeWindows::subtract(FnTimeRange r) noexcept {
 	*count_ = out;
 }
 
-uint32_t DirtyTimeWindows::drop_ending_at_or_before(int64_t t) noexcept {
-	// Sorted and disjoint, so ends are sorted too: the dropped ranges are a prefix.
+bool DirtyTimeWindows::cut_below(int64_t t) noexcept {
+	// Sorted and disjoint, so ends are sorted too: the dropped ranges are a prefix,
+	// and only the first range kept can straddle t.
 	FnTimeRange *end = ranges_ + *count_;
 	FnTimeRange *keep = std::partition_point(ranges_, end, [&](const FnTimeRange &x) { return x.end <= t; });
 	uint32_t dropped = static_cast<uint32_t>(keep - ranges_);
+	bool cut = keep != end && keep->start < t;
+
+	if (cut)
+		keep->start = t;
 	std::copy(keep, end, ranges_);
 	*count_ -= dropped;
-	return dropped;
+	return dropped > 0 || cut;
 }
 
 void DirtyTimeWindows::drop_overlapping(FnTimeRange r) noexcept {

@@ -64,9 +64,10 @@ class DirtyTimeWindows {
 	// full, the range is left whole (still marked: safe, never a lost mark).
 	void subtract(FnTimeRange r) noexcept;
 
-	// Drops every range that ends at or before `t` (expire_after). A range that
-	// straddles `t` is kept whole. Returns how many ranges were dropped.
-	uint32_t drop_ending_at_or_before(int64_t t) noexcept;
+	// Removes everything before `t` (expire_after: `t` is the start of the first
+	// window that has not expired): ranges that end at or before it go, one that
+	// straddles it starts at `t`. Never needs room. Returns whether anything changed.
+	bool cut_below(int64_t t) noexcept;
 
 	// Removes every range that overlaps [r.start, r.end), whole. Unlike subtract()
 	// this under-approximates: it is for sets that must never claim too much (the

@@ -18,6 +18,7 @@
 #include "shmem/inflight.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 /* What one flow publishes when the transaction commits, built at PRE_COMMIT from the
  * LocalMarks it is a member of (TopTransactionContext). */
@@ -112,8 +113,19 @@ static FlowCommit *flow_commit(int64 flow_id, uint32 count) {
 	return fc;
 }
 
+/* Windows that ended before now - expire_after are frozen: a write into them marks
+ * nothing (a retention DELETE of old rows leaves their rollups alone). */
+static void cut_expired(const FlowMarker *m, FlowCommit *fc, TimestampTz now) {
+	int64 line = fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
+	FnDirtySet set = {fc->ranges, &fc->count, fc->capacity};
+
+	if (line != 0)
+		(void)fn_dirty_cut_below(set, line);
+}
+
 /* Each flow's windows, from the sets of the groups it was marked in. */
 static void build_flow_commits(void) {
+	TimestampTz now = GetCurrentTimestamp();
 	ListCell *lc;
 
 	foreach (lc, fn_xact_marks()) {
@@ -148,6 +160,7 @@ static void build_flow_commits(void) {
 				fn_dirty_add_all(set, tmp, round_to_windows(m, lm, tmp));
 				pfree(tmp);
 			}
+			cut_expired(m, fc, now);
 		}
 	}
 }

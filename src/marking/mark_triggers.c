@@ -17,15 +17,21 @@
 
 #include "marking/mark_triggers.h"
 
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "marking/source_cache.h"
 #include "miscadmin.h"
 #include "pgutil/pg_util.h"
+#include "query/flow_query.h"
+#include "query/query_rewrite.h"
+#include "registry/flow_registry.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(flownode_mark_dirty);
 PG_FUNCTION_INFO_V1(flownode_mark_insert);
@@ -271,33 +277,85 @@ Datum flownode_mark_insert(PG_FUNCTION_ARGS) {
 	return PointerGetDatum(NULL);
 }
 
+/* The sink's window column, from the flow's analysed query. */
+static const char *sink_window_column(int64 flow_id) {
+	TaskConfig *cfg = fn_load_task_config(flow_id, false);
+	int nest = fn_pin_deparse_settings(cfg->timezone);
+	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+
+	fn_unpin_settings(nest);
+	return quote_identifier(list_nth(fq->out_names, fq->window_position));
+}
+
+/* What TRUNCATE does to one flow's sink, decided before anything runs. */
+typedef struct SinkEmptying {
+	int64 flow_id;
+	Oid owner;
+	Oid sink_relid;
+	Oid coltype;
+	int64 frozen_before; /* expire_after's line, 0: none */
+} SinkEmptying;
+
+/* Empties the sink as its owner: the windows not frozen by expire_after (a DELETE
+ * of those), or all of it (TRUNCATE when the owner may, as of a sink it created,
+ * else DELETE: an existing sink needs only DELETE; without either the writer gets
+ * the error). */
+static void empty_sink(const SinkEmptying *s) {
+	const char *sink = fn_qualified_relname(s->sink_relid);
+	SpiAs scope;
+	int rc;
+
+	if (s->frozen_before != 0) {
+		char *sql = psprintf("DELETE FROM ONLY %s WHERE %s OPERATOR(pg_catalog.>=) $1", sink,
+		                     sink_window_column(s->flow_id));
+		Datum arg = Int64GetDatum(s->frozen_before);
+
+		fn_spi_begin_as(&scope, s->owner, 0);
+		rc = SPI_execute_with_args(sql, 1, (Oid *)&s->coltype, &arg, NULL, false, 0);
+	} else {
+		bool can_truncate = pg_class_aclcheck(s->sink_relid, s->owner, ACL_TRUNCATE) == ACLCHECK_OK;
+		char *sql = psprintf("%s %s", can_truncate ? "TRUNCATE ONLY" : "DELETE FROM ONLY", sink);
+
+		fn_spi_begin_as(&scope, s->owner, 0);
+		rc = SPI_execute(sql, false, 0);
+	}
+	if (rc < 0)
+		elog(ERROR, "flownode: emptying sink failed");
+	fn_spi_end(&scope);
+}
+
 /*
  * TRUNCATE empties the sinks of every flow on the table, in the truncating
- * transaction and as each flow's owner. A refresh in flight holds a lock on the
- * source that TRUNCATE waits for, so it cannot write stale rows afterwards.
+ * transaction and as each flow's owner; windows that ended before now -
+ * expire_after are frozen and keep their rows. A refresh in flight holds a lock on
+ * the source that TRUNCATE waits for, so it cannot write stale rows afterwards.
  */
 Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
 	TriggerData *td = (TriggerData *)fcinfo->context;
+	TimestampTz now = GetCurrentTimestamp();
 	SourceEntry *e;
+	SinkEmptying *todo;
+	int n;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
 		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 		                errmsg("flownode.mark_truncate() must be called as a TRUNCATE trigger")));
+	/* copied out first: emptying a sink can invalidate the cache entry */
 	e = fn_source_entry(RelationGetRelid(td->tg_relation));
-	for (int i = 0; i < e->nflows; i++) {
-		FlowMarker *m = &e->flows[i];
-		SpiAs scope;
-		/* TRUNCATE when the owner may (a sink it created), else DELETE (an existing
-		 * sink needs only DELETE); without either the writer gets the error */
-		bool can_truncate = pg_class_aclcheck(m->sink_relid, m->owner, ACL_TRUNCATE) == ACLCHECK_OK;
-		char *sql = psprintf("%s %s", can_truncate ? "TRUNCATE ONLY" : "DELETE FROM ONLY",
-		                     fn_qualified_relname(m->sink_relid));
+	n = e->nflows;
+	todo = palloc(sizeof(SinkEmptying) * Max(n, 1));
+	for (int i = 0; i < n; i++) {
+		const FlowMarker *m = &e->flows[i];
 
-		fn_spi_begin_as(&scope, m->owner, 0);
-		if (SPI_execute(sql, false, 0) < 0)
-			elog(ERROR, "flownode: emptying sink failed");
-		fn_spi_end(&scope);
+		todo[i].flow_id = m->flow_id;
+		todo[i].owner = m->owner;
+		todo[i].sink_relid = m->sink_relid;
+		todo[i].coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+		todo[i].frozen_before =
+		    fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
 	}
+	for (int i = 0; i < n; i++)
+		empty_sink(&todo[i]);
 	return PointerGetDatum(NULL);
 }
 

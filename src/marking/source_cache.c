@@ -152,6 +152,11 @@ SourceEntry *fn_source_entry_lookup(Oid relid) {
 		m->time_attnum = cfg->time_attnum;
 		m->spec = cfg->window;
 		m->window = (cfg->window.kind == FN_WINDOW_NONE) ? NULL : fn_window_create(&cfg->window);
+		if (cfg->expire_after != NULL) {
+			m->expire_after = palloc(sizeof(Interval));
+			*m->expire_after = *cfg->expire_after;
+		}
+		m->timezone = pstrdup(cfg->timezone);
 		MemoryContextSwitchTo(old);
 		learn_stride(m);
 	}

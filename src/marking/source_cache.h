@@ -11,6 +11,7 @@
 
 #include "access/attnum.h"
 
+#include "datatype/timestamp.h"
 #include "storage/lock.h"
 
 #include "bridge/core_bridge.h"
@@ -24,9 +25,11 @@ typedef struct FlowMarker {
 	Oid sink_relid;
 	AttrNumber time_attnum;
 	FnWindowSpec spec;
-	FnWindow *window;    /* NULL: window-less flow */
-	int64 stride;        /* > 0: fixed stride from stride_anchor; -1: calendar */
-	int64 stride_anchor; /* both copied from the core once (fn_window_stride): no call per row */
+	FnWindow *window;       /* NULL: window-less flow */
+	Interval *expire_after; /* NULL: never */
+	char *timezone;         /* the flow's (a timestamp column's local time) */
+	int64 stride;           /* > 0: fixed stride from stride_anchor; -1: calendar */
+	int64 stride_anchor;    /* both copied from the core once (fn_window_stride): no call per row */
 } FlowMarker;
 
 /*

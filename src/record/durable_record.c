@@ -289,12 +289,13 @@ void fn_record_trim(int64 flow_id, const FnTimeRange *ranges, int nranges, int64
 		         args, snap, SPI_OK_UPDATE);
 	}
 	if (expired_before != 0) {
-		/* whole recorded windows that ended before the cutoff: never partial ones */
+		/* everything before the line goes: it is a window start, so the windows
+		 * kept stay whole */
 		args[0] = Int64GetDatum(expired_before);
 		run_trim(prepare_once(&expire_plan,
-		                      "UPDATE flownode.pending SET ranges = (SELECT COALESCE(pg_catalog.range_agg(r),"
-		                      " '{}') FROM pg_catalog.unnest(ranges) r WHERE pg_catalog.upper(r) > $1)"
-		                      " WHERE flow_id = $2 AND pg_catalog.lower(ranges) < $1",
+		                      "UPDATE flownode.pending SET ranges = ranges OPERATOR(pg_catalog.-)"
+		                      " pg_catalog.int8multirange(pg_catalog.int8range(NULL, $1))"
+		                      " WHERE flow_id = $2 AND pg_catalog.lower(ranges) OPERATOR(pg_catalog.<) $1",
 		                      2, e),
 		         args, snap, SPI_OK_UPDATE);
 		args[0] = Int64GetDatum(flow_id);

@@ -202,6 +202,19 @@ List *fn_load_all_flows(void) {
 	return query_configs(ALL_FLOWS, InvalidOid, (Datum)0);
 }
 
+int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const char *timezone, FnWindow *w,
+                      TimestampTz now) {
+	TimestampTz cutoff;
+
+	if (expire_after == NULL || w == NULL)
+		return 0;
+	cutoff = now - fn_interval_usec(expire_after);
+	if (!with_time_zone) /* a timestamp column holds the flow's local time */
+		cutoff = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone, CStringGetTextDatum(timezone),
+		                                               TimestampTzGetDatum(cutoff)));
+	return fn_window_of(w, cutoff).start;
+}
+
 /* Runs catalog DML as the catalog's owner; returns a RETURNING value or the row count. */
 static int64 catalog_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls) {
 	SpiAs scope;

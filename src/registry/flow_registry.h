@@ -50,6 +50,14 @@ typedef struct FlowDefinition {
 
 extern void fn_registry_init(void);
 
+/*
+ * expire_after's line at time `now`: the start of the first window that has not
+ * ended before now - expire_after, in the flow's windows (w). Marks below it are
+ * never refreshed (the windows are frozen). 0 when the flow has no expire_after.
+ */
+extern int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const char *timezone,
+                             FnWindow *w, TimestampTz now);
+
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
 extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
 extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */

@@ -135,7 +135,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	{
 		uint32 n;
 		uint64 windows = 1;
-		int64 cutoff = 0;
+		int64 expired_before;
 
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
@@ -143,17 +143,16 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		if (task.timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, task.timeout_ms);
 
-		if (task.cfg->expire_after != NULL && task.window != NULL) { /* at every evaluation, flush included */
-			cutoff = GetCurrentTimestamp() - fn_interval_usec(task.cfg->expire_after);
-			if (!task.cfg->window.with_time_zone) /* a timestamp column holds the flow's local time */
-				cutoff = DatumGetTimestamp(DirectFunctionCall2(
-				    timestamptz_zone, CStringGetTextDatum(task.cfg->timezone), TimestampTzGetDatum(cutoff)));
-		}
+		/* at every evaluation, flush included: windows that ended before now -
+		 * expire_after are frozen, whatever marked them; a range across the line is
+		 * cut at it (at a window start, so whole windows stay) */
+		expired_before = fn_expiry_start(task.cfg->expire_after, task.cfg->window.with_time_zone,
+		                                 task.cfg->timezone, task.window, GetCurrentTimestamp());
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		if (cutoff != 0 && fn_dirty_drop_ending_at_or_before(from, cutoff) > 0)
-			(void)fn_dirty_drop_ending_at_or_before(fn_slot_durable_set(slot), cutoff);
+		if (expired_before != 0 && fn_dirty_cut_below(from, expired_before))
+			(void)fn_dirty_cut_below(fn_slot_durable_set(slot), expired_before);
 		else
-			cutoff = 0; /* nothing expired: nothing to remove from the record */
+			expired_before = 0; /* nothing expired: nothing to remove from the record */
 		n = *from.count;
 		memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
 		LWLockRelease(fn_slot_lock(slot));
@@ -186,10 +185,10 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			/* a writer that skipped its record on the strength of these windows is
 			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 			fn_inflight_wait_all();
-			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, cutoff, removals, windows);
+			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows);
 			*windows_done += (int64)windows;
-		} else if (cutoff != 0)
-			(void)fn_refresh_run(task.cfg, NULL, 0, cutoff, true, 0);
+		} else if (expired_before != 0)
+			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0);
 		if (task.timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		CommitTransactionCommand();

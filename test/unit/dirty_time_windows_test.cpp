@@ -126,18 +126,23 @@ TEST(DirtyTimeWindows, SubtractWhenFullKeepsRangeWhole) {
 	EXPECT_TRUE(s.guard_intact());
 }
 
-TEST(DirtyTimeWindows, DropEndingAtOrBefore) {
+TEST(DirtyTimeWindows, CutBelow) {
 	Storage s(4);
 	s.set.add(R(0, 10));
 	s.set.add(R(20, 30));
 	s.set.add(R(40, 50));
-	EXPECT_EQ(s.set.drop_ending_at_or_before(5), 0u);
-	EXPECT_EQ(s.set.drop_ending_at_or_before(30), 2u); // end == t is dropped
+	EXPECT_FALSE(s.set.cut_below(0));
+	EXPECT_TRUE(s.set.cut_below(5)); // straddles: cut, not kept whole
+	EXPECT_EQ(s.contents(), (Pairs{{5, 10}, {20, 30}, {40, 50}}));
+	EXPECT_TRUE(s.set.cut_below(30)); // end == t goes
 	EXPECT_EQ(s.contents(), (Pairs{{40, 50}}));
-	EXPECT_EQ(s.set.drop_ending_at_or_before(45), 0u); // straddles: kept whole
-	EXPECT_EQ(s.contents(), (Pairs{{40, 50}}));
-	EXPECT_EQ(s.set.drop_ending_at_or_before(INT64_MAX), 1u);
+	EXPECT_FALSE(s.set.cut_below(35)); // in a gap: nothing to cut
+	EXPECT_TRUE(s.set.cut_below(45));
+	EXPECT_EQ(s.contents(), (Pairs{{45, 50}}));
+	EXPECT_TRUE(s.set.cut_below(INT64_MAX));
 	EXPECT_TRUE(s.set.empty());
+	EXPECT_FALSE(s.set.cut_below(INT64_MAX));
+	EXPECT_TRUE(s.guard_intact());
 }
 
 TEST(DirtyTimeWindows, Covers) {
@@ -277,7 +282,7 @@ TEST(DirtyTimeWindows, CapacityOne) {
 	EXPECT_EQ(s.contents(), (Pairs{{0, 60}}));
 	s.set.subtract(R(0, 20));
 	EXPECT_EQ(s.contents(), (Pairs{{20, 60}}));
-	EXPECT_EQ(s.set.drop_ending_at_or_before(60), 1u);
+	EXPECT_TRUE(s.set.cut_below(60));
 	EXPECT_TRUE(s.set.empty());
 	EXPECT_TRUE(s.guard_intact());
 }
@@ -347,9 +352,11 @@ struct Reference {
 		ranges = out;
 	}
 
-	void drop(int64_t t) {
+	void cut_below(int64_t t) {
 		ranges.erase(std::remove_if(ranges.begin(), ranges.end(), [&](auto x) { return x.end <= t; }),
 		             ranges.end());
+		for (FnTimeRange &x : ranges)
+			x.start = std::max(x.start, t);
 	}
 
 	Pairs contents() const {
@@ -426,16 +433,13 @@ void run_random(uint32_t seed) {
 					marked.erase(w);
 			} else if (op < 98) {
 				int64_t t = uniform(0, kWindows) * kWidth;
-				uint32_t expect_dropped = 0;
-				for (uint32_t i = 0; i < s.set.size(); i++) {
-					if (s.set[i].end > t)
-						continue;
-					expect_dropped++;
-					for (int64_t w = s.set[i].start / kWidth; w < s.set[i].end / kWidth; w++)
-						marked.erase(w);
-				}
-				ASSERT_EQ(s.set.drop_ending_at_or_before(t), expect_dropped) << "step " << step;
-				ref.drop(t);
+				bool expect_change = false;
+				for (uint32_t i = 0; i < s.set.size(); i++)
+					expect_change |= s.set[i].start < t;
+				for (int64_t w = 0; w < t / kWidth; w++)
+					marked.erase(w);
+				ASSERT_EQ(s.set.cut_below(t), expect_change) << "step " << step;
+				ref.cut_below(t);
 			} else {
 				s.set.clear();
 				ref.ranges.clear();
