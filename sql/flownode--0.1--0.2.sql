@@ -1,3 +1,61 @@
 -- flownode 0.1 -> 0.2 (ALTER EXTENSION flownode UPDATE): brings a 0.1 installation
 -- to what flownode--0.2.sql creates, keeping its flows, their ids and pending work.
 \echo Use "ALTER EXTENSION flownode UPDATE" to load this file. \quit
+
+-- refresh_flow: the repair call
+CREATE FUNCTION flownode.refresh_flow(flow_name text, "from" timestamptz DEFAULT NULL,
+                                      "to" timestamptz DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_refresh_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.refresh_flow(text, timestamptz, timestamptz) IS
+'recomputes every window of the flow that overlaps [from, to) (NULL: unbounded), windows past expire_after included; returns the windows between the first and last row there';
+
+-- marking fires in every replication role (0.1 made the triggers fire on origin only)
+DO $$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN SELECT tgrelid::pg_catalog.regclass AS rel, tgname FROM pg_catalog.pg_trigger
+              WHERE tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
+                               'flownode.mark_dirty()'::pg_catalog.regprocedure,
+                               'flownode.mark_truncate()'::pg_catalog.regprocedure)
+                AND tgenabled IN ('O', 'R')
+    LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', t.rel, t.tgname);
+    END LOOP;
+END $$;
+
+-- the flows view shows whether marking is on
+CREATE OR REPLACE VIEW flownode.flows AS
+SELECT f.flow_id,
+       f.flow_name,
+       f.source_table::pg_catalog.regclass AS source_table,
+       f.sink_table::pg_catalog.regclass AS sink_table,
+       f.time_column,
+       f.window_expr,
+       f.eval_interval,
+       f.expire_after,
+       f.comment,
+       f.owner::pg_catalog.regrole AS owner,
+       COALESCE(s.state, 'waiting_for_worker') AS state,
+       COALESCE(s.dirty_windows, 0) AS dirty_windows,
+       s.last_run_at,
+       s.last_run_duration,
+       s.last_error,
+       COALESCE(s.runs, 0) AS runs,
+       COALESCE(s.failures, 0) AS failures,
+       COALESCE(s.rows_written, 0) AS rows_written,
+       s.last_error_at,
+       COALESCE(s.consecutive_failures, 0) AS consecutive_failures,
+       s.worker_pid,
+       -- every marking trigger of the source fires, in every replication role
+       (SELECT pg_catalog.count(*) > 0 AND pg_catalog.bool_and(t.tgenabled = 'A')
+          FROM pg_catalog.pg_trigger t
+         WHERE t.tgrelid = f.source_table
+           AND t.tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
+                            'flownode.mark_dirty()'::pg_catalog.regprocedure,
+                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled
+  FROM flownode.flow f
+  LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
+ WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

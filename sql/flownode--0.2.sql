@@ -84,6 +84,14 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.flush_flow(text) IS
 'returns once every change committed before the call is in the sink; returns the number of windows refreshed';
 
+CREATE FUNCTION flownode.refresh_flow(flow_name text, "from" timestamptz DEFAULT NULL,
+                                      "to" timestamptz DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_refresh_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.refresh_flow(text, timestamptz, timestamptz) IS
+'recomputes every window of the flow that overlaps [from, to) (NULL: unbounded), windows past expire_after included; returns the windows between the first and last row there';
+
 -- The triggers that create_flow installs on a source table: AFTER ROW triggers for
 -- INSERT, UPDATE and DELETE whose WHEN clause marks the row's window (mark_row /
 -- mark_row_removed, always false: no trigger event is ever queued, so their
@@ -163,7 +171,14 @@ SELECT f.flow_id,
        COALESCE(s.rows_written, 0) AS rows_written,
        s.last_error_at,
        COALESCE(s.consecutive_failures, 0) AS consecutive_failures,
-       s.worker_pid
+       s.worker_pid,
+       -- every marking trigger of the source fires, in every replication role
+       (SELECT pg_catalog.count(*) > 0 AND pg_catalog.bool_and(t.tgenabled = 'A')
+          FROM pg_catalog.pg_trigger t
+         WHERE t.tgrelid = f.source_table
+           AND t.tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
+                            'flownode.mark_dirty()'::pg_catalog.regprocedure,
+                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

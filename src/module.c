@@ -7,6 +7,7 @@
 
 #include "fmgr.h"
 #include "lifecycle/flow_removal.h"
+#include "lifecycle/utility_hook.h"
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_cache.h"
 #include "marking/when_cache.h"
@@ -52,7 +53,8 @@ void _PG_init(void) {
 	fn_source_cache_init();
 	fn_when_cache_init();
 	fn_xact_hooks_init();
-	fn_flow_removal_init(preloaded);
+	fn_flow_removal_init();
+	fn_utility_hook_init(preloaded);
 	if (!preloaded)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;

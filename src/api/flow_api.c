@@ -51,6 +51,7 @@
 PG_FUNCTION_INFO_V1(flownode_create_flow);
 PG_FUNCTION_INFO_V1(flownode_drop_flow);
 PG_FUNCTION_INFO_V1(flownode_flush_flow);
+PG_FUNCTION_INFO_V1(flownode_refresh_flow);
 
 #define MIN_EVAL_INTERVAL_USEC 100000
 
@@ -217,7 +218,7 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 }
 
 /* A refresh needs these locks; waiting for it while holding a conflicting one would hang. */
-static void check_no_conflicting_locks(TaskConfig *cfg) {
+static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 	Relation src = try_relation_open(cfg->source_relid, NoLock);
 	Relation sink = try_relation_open(cfg->sink_relid, NoLock);
 	bool conflict = false;
@@ -233,54 +234,62 @@ static void check_no_conflicting_locks(TaskConfig *cfg) {
 	if (conflict)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("cannot flush flow \"%s\" while this transaction holds a lock its refresh needs",
+		         errmsg("cannot %s flow \"%s\" while this transaction holds a lock its refresh needs", call,
 		                cfg->flow_name),
 		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
-Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
-	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
-	TaskConfig *cfg;
-	Oid catalog;
-	FlowSlot *slot;
-	uint64 my_request;
+/* A request to the flow's worker: flush_flow's, or refresh_flow's over a range. */
+typedef enum WorkerRequest { REQUEST_FLUSH, REQUEST_REPAIR } WorkerRequest;
+
+/* Posts the request in the slot (a repair widens the pending hull) and wakes the
+ * worker; returns the request's number. */
+static uint64 post_request(FlowSlot *slot, WorkerRequest kind, FnTimeRange range) {
+	uint64 mine;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (kind == REQUEST_FLUSH)
+		mine = ++slot->flush_requested;
+	else {
+		if (slot->repair_requested > slot->repair_completed) {
+			slot->repair_range.start = Min(slot->repair_range.start, range.start);
+			slot->repair_range.end = Max(slot->repair_range.end, range.end);
+		} else
+			slot->repair_range = range;
+		mine = ++slot->repair_requested;
+	}
+	if (slot->worker_latch)
+		SetLatch(slot->worker_latch);
+	LWLockRelease(fn_slot_lock(slot));
+	return mine;
+}
+
+/*
+ * Waits until the flow's worker has served request `mine`; returns the windows it
+ * refreshed, or raises the refresh's error. ERROR when the flow is dropped meanwhile,
+ * or has no worker that could serve it (starting one if none was started).
+ */
+static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerRequest kind, uint64 mine) {
+	const char *what = kind == REQUEST_FLUSH ? "flush" : "refresh";
+	const char *doing = kind == REQUEST_FLUSH ? "flushing" : "refreshing";
 	int64 windows = 0;
 	bool failed = false;
 	char error[FN_ERROR_LEN];
 	bool started = false;
-	TimestampTz wait_start;
+	TimestampTz wait_start = GetCurrentTimestamp();
 
-	catalog = fn_catalog_relid(false);
-	fn_check_preloaded();
-	cfg = fn_load_task_config_by_name(flow_name, false);
-	check_owner(cfg);
-	check_no_conflicting_locks(cfg);
-	if (cfg->created_here)
-		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
-
-	/* writers that committed before this call but have not yet published */
-	fn_inflight_wait_all();
-
-	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	my_request = ++slot->flush_requested;
-	if (slot->worker_latch)
-		SetLatch(slot->worker_latch);
-	LWLockRelease(fn_slot_lock(slot));
-
-	wait_start = GetCurrentTimestamp();
 	ConditionVariablePrepareToSleep(&slot->flush_cv);
 	for (;;) {
 		bool done, attached, waiting, gone;
 
 		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
 		gone = !slot->in_use || slot->flow_id != cfg->flow_id || slot->dropped;
-		done = slot->flush_completed >= my_request;
+		done = kind == REQUEST_FLUSH ? slot->flush_completed >= mine : slot->repair_completed >= mine;
 		attached = slot->worker_pid != 0;
 		waiting = slot->state == FLOW_WAITING_FOR_WORKER;
 		if (done) {
-			windows = slot->flush_windows;
-			failed = slot->flush_failed;
+			windows = kind == REQUEST_FLUSH ? slot->flush_windows : slot->repair_windows;
+			failed = kind == REQUEST_FLUSH ? slot->flush_failed : slot->repair_failed;
 			strlcpy(error, slot->last_error, sizeof(error));
 		}
 		LWLockRelease(fn_slot_lock(slot));
@@ -289,7 +298,7 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 		if (gone) {
 			ConditionVariableCancelSleep();
 			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			                errmsg("flow \"%s\" was dropped while flushing", flow_name)));
+			                errmsg("flow \"%s\" was dropped while %s", cfg->flow_name, doing)));
 		}
 		if (!attached) {
 			bool registered;
@@ -300,13 +309,13 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 			if (waiting || (!registered && started)) {
 				ConditionVariableCancelSleep();
 				ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				                errmsg("flow \"%s\" has no running worker to flush it", flow_name),
+				                errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
 				                errhint("No background worker slot is free: raise max_worker_processes.")));
 			}
 			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC) {
 				ConditionVariableCancelSleep();
 				ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				                errmsg("flow \"%s\" has no running worker to flush it", flow_name),
+				                errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
 				                errdetail("Its worker did not start within 15 seconds."),
 				                errhint("See the server log for why the flow's background worker exited.")));
 			}
@@ -321,7 +330,85 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	ConditionVariableCancelSleep();
 	if (failed)
 		ereport(ERROR, (errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-		                errmsg("flush of flow \"%s\" failed: %s", flow_name, error),
+		                errmsg("%s of flow \"%s\" failed: %s", what, cfg->flow_name, error),
 		                errhint("The dirty windows are kept; see flownode.flows.last_error.")));
-	PG_RETURN_INT64(windows);
+	return windows;
+}
+
+/* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
+ * can serve it without waiting for the caller. */
+static TaskConfig *requested_flow(FunctionCallInfo fcinfo, Oid *catalog, const char *call) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	TaskConfig *cfg;
+
+	*catalog = fn_catalog_relid(false);
+	fn_check_preloaded();
+	cfg = fn_load_task_config_by_name(flow_name, false);
+	check_owner(cfg);
+	check_no_conflicting_locks(cfg, call);
+	return cfg;
+}
+
+Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
+	Oid catalog;
+	TaskConfig *cfg = requested_flow(fcinfo, &catalog, "flush");
+	FlowSlot *slot;
+	FnTimeRange none = {0, 0};
+
+	if (cfg->created_here)
+		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
+	/* writers that committed before this call but have not yet published */
+	fn_inflight_wait_all();
+	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
+	PG_RETURN_INT64(
+	    await_request(cfg, catalog, slot, REQUEST_FLUSH, post_request(slot, REQUEST_FLUSH, none)));
+}
+
+/* A refresh_flow bound: a timestamptz, as the flow's column holds it (a timestamp
+ * column holds the flow's local time); NULL or infinite: unbounded, i.e. every
+ * finite time (a row at +-infinity belongs to no window). */
+static int64 bound_arg(FunctionCallInfo fcinfo, int argno, TaskConfig *cfg, bool upper) {
+	TimestampTz t;
+
+	if (PG_ARGISNULL(argno) || TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(argno)))
+		return upper ? DT_NOEND : MIN_TIMESTAMP;
+	t = PG_GETARG_TIMESTAMPTZ(argno);
+	if (!cfg->window.with_time_zone)
+		t = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone, CStringGetTextDatum(cfg->timezone),
+		                                          TimestampTzGetDatum(t)));
+	return t;
+}
+
+/*
+ * refresh_flow(flow_name, from, to): recomputes every window of the flow that
+ * overlaps [from, to) (NULL: unbounded), windows past expire_after included: the
+ * repair after triggers were disabled, after a restore, or after any doubt. Served
+ * by the flow's worker, as flush_flow is, with the same guarantees.
+ */
+Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
+	Oid catalog;
+	TaskConfig *cfg = requested_flow(fcinfo, &catalog, "refresh");
+	FnTimeRange want = {bound_arg(fcinfo, 1, cfg, false), bound_arg(fcinfo, 2, cfg, true)};
+	FlowSlot *slot;
+
+	if (want.start >= want.end)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("refresh_flow needs \"from\" before \"to\"")));
+	if (cfg->window.kind != FN_WINDOW_NONE) {
+		FnWindow *w = fn_window_create(&cfg->window);
+
+		/* whole windows: from the start of the one holding `from` to the end of the
+		 * one holding the last instant before `to` */
+		if (want.start != MIN_TIMESTAMP)
+			want.start = fn_window_of(w, want.start).start;
+		if (want.end != DT_NOEND)
+			want.end = fn_window_of(w, want.end - 1).end;
+	} else
+		want = (FnTimeRange){MIN_TIMESTAMP, DT_NOEND};
+	if (cfg->created_here)
+		PG_RETURN_INT64(0); /* create_flow has just filled the sink */
+	fn_inflight_wait_all();
+	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
+	PG_RETURN_INT64(
+	    await_request(cfg, catalog, slot, REQUEST_REPAIR, post_request(slot, REQUEST_REPAIR, want)));
 }

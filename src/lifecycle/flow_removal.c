@@ -7,7 +7,6 @@
  *   object access hook sees the table's drop).
  * - DROP EXTENSION (or DROP SCHEMA flownode CASCADE) drops the flow catalog before
  *   the extension itself: every flow of the database stops when that commits.
- * - DROP DATABASE must not be blocked by the flow workers connected to it.
  */
 #include "flownode.h"
 
@@ -20,13 +19,10 @@
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
 #include "record/durable_record.h"
-#include "tcop/utility.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "worker/launcher.h"
 
 static object_access_hook_type prev_object_access_hook = NULL;
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /* The flow's rows go; its worker stops at commit. */
 static void remove_rows(TaskConfig *cfg) {
@@ -36,6 +32,8 @@ static void remove_rows(TaskConfig *cfg) {
 }
 
 void fn_remove_flow(TaskConfig *cfg) {
+	/* first: waits for a refresh in flight, holds off the next (fn_lock_flow) */
+	fn_lock_flow(cfg->flow_id, AccessExclusiveLock);
 	remove_rows(cfg);
 	fn_remove_triggers_if_unused(cfg->source_relid);
 	if (OidIsValid(get_rel_namespace(cfg->source_relid)))
@@ -76,23 +74,7 @@ static void object_access(ObjectAccessType access, Oid classId, Oid objectId, in
 		drop_flows_of_relation(objectId);
 }
 
-static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-                            ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
-                            DestReceiver *dest, QueryCompletion *qc) {
-	if (IsA(pstmt->utilityStmt, DropdbStmt))
-		fn_before_drop_database(((DropdbStmt *)pstmt->utilityStmt)->dbname);
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-}
-
-/* The DROP DATABASE hook only with shared memory (preloaded): it stops workers. */
-void fn_flow_removal_init(bool preloaded) {
+void fn_flow_removal_init(void) {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = object_access;
-	if (preloaded) {
-		prev_process_utility_hook = ProcessUtility_hook;
-		ProcessUtility_hook = process_utility;
-	}
 }

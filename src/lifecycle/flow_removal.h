@@ -10,7 +10,7 @@
 
 #include "registry/flow_registry.h"
 
-extern void fn_flow_removal_init(bool preloaded);
+extern void fn_flow_removal_init(void);
 
 /* Removes the flow in the current transaction: its catalog row, its durable record,
  * and its source's triggers if no other flow needs them; its worker stops at commit. */

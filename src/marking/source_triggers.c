@@ -28,6 +28,7 @@
 #include "nodes/makefuncs.h"
 #include "parser/parser.h"
 #include "parser/parse_func.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -92,12 +93,65 @@ static void install_trigger(Oid source_relid, const char *name, const char *func
 	stmt->deferrable = false;
 	stmt->initdeferred = false;
 	stmt->constrrel = NULL;
-	trig = CreateTrigger(stmt, NULL, source_relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
-	                     NULL, true, false);
+	/* fired in every replication role from the start (fn_keep_marking_always) */
+	trig = CreateTriggerFiringOn(stmt, NULL, source_relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
+	                             InvalidOid, NULL, true, false, TRIGGER_FIRES_ALWAYS);
 	/* DROP EXTENSION takes the triggers with it */
 	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
 	recordDependencyOn(&trig, &ext, DEPENDENCY_AUTO);
 	CommandCounterIncrement();
+}
+
+static bool is_marking_trigger(const Trigger *t) {
+	return t->tgfoid == marking_function("mark_insert") || t->tgfoid == marking_function("mark_dirty") ||
+	       t->tgfoid == marking_function("mark_truncate");
+}
+
+/*
+ * Marking changes no data, so the triggers fire in every replication role
+ * (ENABLE ALWAYS): a logical replication apply, session_replication_role = replica
+ * and pg_restore --disable-triggers' ENABLE TRIGGER ALL all keep marking. A trigger
+ * someone disabled stays disabled (flows.marking_enabled shows it; refresh_flow
+ * repairs what it missed). Changing an internal trigger takes a superuser, as does
+ * the ENABLE TRIGGER ALL that made it fire on origin only (new triggers are created
+ * firing always).
+ */
+void fn_keep_marking_always(Oid source_relid) {
+	Relation rel;
+	List *names = NIL;
+	ListCell *lc;
+
+	if (!superuser())
+		return;
+	rel = table_open(source_relid, ShareRowExclusiveLock);
+
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
+		const Trigger *t = &rel->trigdesc->triggers[i];
+
+		if (is_marking_trigger(t) && t->tgenabled != TRIGGER_FIRES_ALWAYS && t->tgenabled != TRIGGER_DISABLED)
+			names = lappend(names, pstrdup(t->tgname));
+	}
+	foreach (lc, names)
+		EnableDisableTrigger(rel, lfirst(lc), TRIGGER_FIRES_ALWAYS, false, ShareRowExclusiveLock);
+	table_close(rel, NoLock);
+	if (names != NIL)
+		CommandCounterIncrement();
+}
+
+bool fn_marking_enabled(Oid source_relid) {
+	Relation rel = table_open(source_relid, AccessShareLock);
+	bool any = false, all = true;
+
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
+		const Trigger *t = &rel->trigdesc->triggers[i];
+
+		if (!is_marking_trigger(t))
+			continue;
+		any = true;
+		all &= t->tgenabled == TRIGGER_FIRES_ALWAYS;
+	}
+	table_close(rel, AccessShareLock);
+	return any && all;
 }
 
 void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum) {
@@ -124,6 +178,7 @@ void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum) {
 	                         relid, a, col_old, col_old));
 	install_trigger(source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME, "mark_truncate", TRIGGER_TYPE_TRUNCATE,
 	                false, NO_ATTNUM, NULL);
+	fn_keep_marking_always(source_relid);
 	CacheInvalidateRelcacheByRelid(source_relid);
 }
 

@@ -17,6 +17,11 @@
 /* The triggers marking the rows of one time column (0: window-less flows), and the
  * TRUNCATE trigger; those already there are kept. */
 extern void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum);
+/* Makes the table's marking triggers fire in every replication role, except those
+ * someone disabled. */
+extern void fn_keep_marking_always(Oid source_relid);
+/* Whether every marking trigger of the table fires always (and there is one). */
+extern bool fn_marking_enabled(Oid source_relid);
 /* Removes the triggers of time columns no flow reads, all of them when no flow reads
  * the source. */
 extern void fn_remove_triggers_if_unused(Oid source_relid);

@@ -17,7 +17,9 @@
 #include "refresh/refresh_sql.h"
 #include "storage/lmgr.h"
 #include "pgutil/pg_util.h"
+#include "utils/builtins.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -67,11 +69,28 @@ static void invalidate_plans(Datum arg pg_attribute_unused(), Oid relid) {
 		plans.stale = true;
 }
 
+/* The plans are the flow's (a backend refreshes one flow; create_flow's fill keeps
+ * nothing here). */
+static void plans_for(TaskConfig *cfg) {
+	MemoryContext cxt = plans.cxt;
+
+	if (plans.flow_id == cfg->flow_id)
+		return;
+	if (cxt != NULL)
+		MemoryContextReset(cxt);
+	memset(&plans, 0, sizeof(plans));
+	plans.cxt = cxt;
+	plans.flow_id = cfg->flow_id;
+	plans.source_relid = cfg->source_relid;
+	plans.sink_relid = cfg->sink_relid;
+}
+
 /* The flow's analysed query and sink name, for statements about to be built. */
 static FlowQuery *analysed_query(TaskConfig *cfg) {
 	static bool registered = false;
 	MemoryContext old;
 
+	plans_for(cfg);
 	if (!registered) {
 		CacheRegisterRelcacheCallback(invalidate_plans, (Datum)0);
 		registered = true;
@@ -170,15 +189,7 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	}
 	if (slot >= PLAN_SLOTS)
 		elog(ERROR, "flownode: too many ranges in one refresh (%d)", nranges);
-	if (plans.flow_id != cfg->flow_id) {
-		MemoryContext cxt = plans.cxt;
-
-		memset(&plans, 0, sizeof(plans));
-		plans.cxt = cxt;
-		plans.flow_id = cfg->flow_id;
-		plans.source_relid = cfg->source_relid;
-		plans.sink_relid = cfg->sink_relid;
-	}
+	plans_for(cfg);
 	values = palloc0(sizeof(Datum) * 2 * k);
 	types = palloc(sizeof(Oid) * 2 * k);
 	for (int i = 0; i < 2 * k; i++)
@@ -285,4 +296,55 @@ int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
 int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
                      bool removals, uint64 windows) {
 	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows);
+}
+
+/* min and max of one column over [within), or false when no row is there. */
+static bool column_extent(const char *table, const char *column, Oid coltype, FnTimeRange within,
+                          FnTimeRange *out) {
+	Oid types[2] = {coltype, coltype};
+	Datum args[2] = {Int64GetDatum(within.start), Int64GetDatum(within.end)};
+	char *sql =
+	    psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1"
+	             " AND %s OPERATOR(pg_catalog.<) $2",
+	             column, column, table, column, column);
+	bool null1, null2;
+
+	if (SPI_execute_with_args(sql, 2, types, args, NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "flownode: reading the extent of %s failed", table);
+	out->start = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null1));
+	out->end = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null2));
+	return !null1 && !null2;
+}
+
+FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	FnTimeRange hull = {0, 0};
+	FnTimeRange src, sink;
+	bool have_src, have_sink;
+	FlowQuery *fq;
+	SpiAs scope;
+	int nest;
+
+	if (cfg->window.kind == FN_WINDOW_NONE)
+		return hull;
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	fq = analysed_query(cfg);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	have_src = column_extent(fn_qualified_relname(cfg->source_relid), quote_identifier(fq->time_column),
+	                         coltype, within, &src);
+	have_sink = column_extent(plans.sink, quote_identifier(list_nth(fq->out_names, fq->window_position)),
+	                          coltype, within, &sink);
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
+	if (have_src)
+		hull = src;
+	if (have_sink) {
+		hull.start = have_src ? Min(hull.start, sink.start) : sink.start;
+		hull.end = have_src ? Max(hull.end, sink.end) : sink.end;
+	}
+	if (have_src || have_sink)
+		hull.end = hull.end == PG_INT64_MAX ? hull.end : hull.end + 1; /* [min, max] as [min, max + 1) */
+	return hull;
 }

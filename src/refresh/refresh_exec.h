@@ -25,4 +25,9 @@ extern int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new);
 extern int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
                             bool removals, uint64 windows);
 
+/* Where the data of [within) lies, in the current transaction: the hull of the
+ * source's times and the sink's windows there (start >= end: none), read as the
+ * flow's owner. */
+extern FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within);
+
 #endif

@@ -14,7 +14,9 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/snapmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/syscache.h"
@@ -160,7 +162,12 @@ static List *query_configs(ConfigQuery which, Oid argtype, Datum arg) {
 			elog(ERROR, "flownode: preparing a catalog query failed: %s", SPI_result_code_string(SPI_result));
 		config_plans[which] = plan;
 	}
-	rc = SPI_execute_plan(config_plans[which], &arg, NULL, false, 0);
+	/* The catalog as it is now, not as the caller's snapshot saw it: a writer in a
+	 * REPEATABLE READ or SERIALIZABLE transaction that began before a flow was
+	 * created must still find that flow when its rows fire the new triggers, or
+	 * its rows would be marked for no one. */
+	rc = SPI_execute_snapshot(config_plans[which], &arg, NULL, GetLatestSnapshot(), InvalidSnapshot, true,
+	                          false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
 	for (uint64 i = 0; i < SPI_processed; i++) {
@@ -213,6 +220,11 @@ int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const c
 		cutoff = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone, CStringGetTextDatum(timezone),
 		                                               TimestampTzGetDatum(cutoff)));
 	return fn_window_of(w, cutoff).start;
+}
+
+void fn_lock_flow(int64 flow_id, LOCKMODE mode) {
+	LockDatabaseObject(fn_catalog_relid(false), (Oid)(flow_id & 0xFFFFFFFF), (uint16)((uint64)flow_id >> 32),
+	                   mode);
 }
 
 /* Runs catalog DML as the catalog's owner; returns a RETURNING value or the row count. */

@@ -13,6 +13,7 @@
 
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
+#include "storage/lockdefs.h"
 
 #include "bridge/core_bridge.h"
 #include "query/flow_query.h"
@@ -68,6 +69,15 @@ extern List *fn_load_all_flows(void);                   /* List of TaskConfig * 
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);
 extern void fn_registry_delete_flow(int64 flow_id);
 extern bool fn_registry_is_sink(Oid relid);
+
+/*
+ * A flow's own lock (a lock on its catalog row's id, held to the end of the
+ * transaction). A refresh takes it shared before anything else; removing the flow
+ * takes it exclusive before anything else. So a drop waits for the refresh in
+ * flight and a refresh never starts on a flow being dropped (it finds the flow gone
+ * once it has the lock), and the two take no other lock in opposite orders.
+ */
+extern void fn_lock_flow(int64 flow_id, LOCKMODE mode);
 
 /* flownode.flow's OID (cached per backend until a relcache invalidation of it). */
 extern Oid fn_catalog_relid(bool missing_ok);

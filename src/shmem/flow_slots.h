@@ -51,7 +51,15 @@ typedef struct FlowSlot {
 	uint64 flush_completed;
 	int64 flush_windows;
 	bool flush_failed;
-	ConditionVariable flush_cv;
+	ConditionVariable flush_cv; /* both handshakes' answers */
+
+	/* refresh_flow handshake, the same way: the range is the hull of every request
+	 * not served yet */
+	uint64 repair_requested;
+	uint64 repair_completed;
+	FnTimeRange repair_range;
+	int64 repair_windows;
+	bool repair_failed;
 
 	/* status for the flows view */
 	TimestampTz last_run_at;

@@ -59,6 +59,7 @@ typedef struct TaskRun {
 	uint32 nbacklog;
 	bool backlog_removals; /* slot->removals, for the backlog a flush took */
 	uint64 budget;         /* windows the next refresh may take (next_window_budget) */
+	bool flow_gone;        /* a refresh found the flow dropped, holding the flow's lock */
 	int timeout_ms;        /* the owner's statement_timeout, or flownode.statement_timeout */
 } TaskRun;
 
@@ -94,6 +95,19 @@ static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_u
 		fn_free_slot(slot);
 }
 
+static void record_success(TimestampTz start, int64 rows) {
+	FlowSlot *slot = task.slot;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->runs++;
+	slot->rows_written += rows;
+	slot->last_run_at = GetCurrentTimestamp();
+	slot->last_run_usec = slot->last_run_at - start;
+	slot->consecutive_failures = 0;
+	slot->state = FLOW_ACTIVE;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
 static void record_failure(ErrorData *edata) {
 	FlowSlot *slot = task.slot;
 
@@ -104,6 +118,33 @@ static void record_failure(ErrorData *edata) {
 	slot->last_error_at = GetCurrentTimestamp();
 	strlcpy(slot->last_error, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
 	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* The slot says the flow was dropped (set when the drop commits). Caller holds the
+ * slot's lock or does not need a stable answer. */
+static bool flow_dropped(void) {
+	return task.slot->dropped;
+}
+
+/*
+ * A refresh's transaction. The flow's lock comes first, before the source's: a
+ * drop_flow takes it first too, so the two wait for each other in one order (a drop
+ * waits for the refresh in flight; a refresh that waited for a drop finds the flow
+ * dropped and does nothing).
+ */
+static void begin_refresh_transaction(const char *activity) {
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, activity);
+	if (task.timeout_ms > 0)
+		enable_timeout_after(STATEMENT_TIMEOUT, task.timeout_ms);
+	fn_lock_flow(task.cfg->flow_id, AccessShareLock);
+}
+
+static void end_refresh_transaction(void) {
+	if (task.timeout_ms > 0)
+		disable_timeout(STATEMENT_TIMEOUT, false);
+	CommitTransactionCommand();
 }
 
 /*
@@ -137,11 +178,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		uint64 windows = 1;
 		int64 expired_before;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		pgstat_report_activity(STATE_RUNNING, "flownode: refreshing dirty windows");
-		if (task.timeout_ms > 0)
-			enable_timeout_after(STATEMENT_TIMEOUT, task.timeout_ms);
+		begin_refresh_transaction("flownode: refreshing dirty windows");
 
 		/* at every evaluation, flush included: windows that ended before now -
 		 * expire_after are frozen, whatever marked them; a range across the line is
@@ -152,8 +189,9 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		if (expired_before != 0 && fn_dirty_cut_below(from, expired_before))
 			(void)fn_dirty_cut_below(fn_slot_durable_set(slot), expired_before);
 		else
-			expired_before = 0; /* nothing expired: nothing to remove from the record */
-		n = *from.count;
+			expired_before = 0;          /* nothing expired: nothing to remove from the record */
+		task.flow_gone = flow_dropped(); /* a drop committed while we waited for the lock */
+		n = task.flow_gone ? 0 : *from.count;
 		memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
 		LWLockRelease(fn_slot_lock(slot));
 
@@ -187,11 +225,9 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			fn_inflight_wait_all();
 			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows);
 			*windows_done += (int64)windows;
-		} else if (expired_before != 0)
+		} else if (expired_before != 0 && !task.flow_gone)
 			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0);
-		if (task.timeout_ms > 0)
-			disable_timeout(STATEMENT_TIMEOUT, false);
-		CommitTransactionCommand();
+		end_refresh_transaction();
 		task.nchunk = 0;
 	}
 	PG_CATCH();
@@ -226,16 +262,8 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		task.budget = fn_next_window_budget(task.budget, (uint64)fn_max_windows_per_refresh,
 		                                    GetCurrentTimestamp() - start, !ok);
 
-	if (ok) {
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->runs++;
-		slot->rows_written += rows;
-		slot->last_run_at = GetCurrentTimestamp();
-		slot->last_run_usec = slot->last_run_at - start;
-		slot->consecutive_failures = 0;
-		slot->state = FLOW_ACTIVE;
-		LWLockRelease(fn_slot_lock(slot));
-	}
+	if (ok)
+		record_success(start, rows);
 	return ok;
 }
 
@@ -255,7 +283,8 @@ static void serve_flush(void) {
 	slot->removals = false;
 	LWLockRelease(fn_slot_lock(slot));
 
-	while (ok && task.nbacklog > 0) {
+	task.flow_gone = false;
+	while (ok && task.nbacklog > 0 && !task.flow_gone) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_refresh(backlog_set(), false, &windows, &more);
 	}
@@ -265,9 +294,122 @@ static void serve_flush(void) {
 		slot->removals = true;
 	task.nbacklog = 0;
 	task.backlog_removals = false;
-	slot->flush_completed = serving;
-	slot->flush_windows = windows;
-	slot->flush_failed = !ok;
+	/* a flow dropped before its refresh could run is not flushed: its callers are
+	 * told it was dropped (they see the slot go) */
+	if (!task.flow_gone) {
+		slot->flush_completed = serving;
+		slot->flush_windows = windows;
+		slot->flush_failed = !ok;
+	}
+	LWLockRelease(fn_slot_lock(slot));
+	ConditionVariableBroadcast(&slot->flush_cv);
+}
+
+/* Windows in r (estimated from the unit's usual width past a million calendar ones). */
+static int64 windows_in(FnTimeRange r) {
+	const uint64 cap = 1000000;
+	uint64 n;
+
+	if (r.start >= r.end || task.window == NULL)
+		return r.start < r.end ? 1 : 0;
+	n = fn_window_count(task.window, r, task.cfg->window.kind == FN_WINDOW_DATE_BIN ? PG_UINT64_MAX : cap);
+	if (n >= cap && task.cfg->window.kind != FN_WINDOW_DATE_BIN)
+		n = Max(n, (uint64)((r.end - r.start) / fn_window_nominal_usec(task.window)));
+	return (int64)n;
+}
+
+/*
+ * refresh_flow: recomputes every window of `want` (a union of whole windows, or all
+ * time), frozen ones included, in one statement whose cost follows the rows there,
+ * not the windows. The dirty ranges inside it are taken first (the refresh covers
+ * them) and put back if it fails. Returns the windows between the first and the
+ * last row of the source or sink there.
+ */
+static bool run_repair(FnTimeRange want, int64 *windows) {
+	MemoryContext oldcxt = CurrentMemoryContext;
+	FlowSlot *slot = task.slot;
+	volatile bool ok = true;
+	TimestampTz start = GetCurrentTimestamp();
+	int64 rows = 0;
+
+	PG_TRY();
+	{
+		FnDirtySet dirty = fn_slot_dirty_set(slot);
+		bool gone;
+
+		begin_refresh_transaction("flownode: refreshing a range of windows");
+		/* take the dirty ranges inside it: ours until commit, or put back */
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		gone = task.flow_gone = flow_dropped();
+		task.nchunk = 0;
+		for (uint32 i = 0; !gone && i < *dirty.count; i++) {
+			FnTimeRange r = {Max(dirty.ranges[i].start, want.start), Min(dirty.ranges[i].end, want.end)};
+
+			if (r.start < r.end)
+				task.chunk[task.nchunk++] = r;
+		}
+		if (!gone) {
+			fn_dirty_subtract(dirty, want);
+			fn_durable_remove(fn_slot_durable_set(slot), want);
+		}
+		LWLockRelease(fn_slot_lock(slot));
+		if (!gone) {
+			fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
+			/* counted first: the sink's rows there before, the source's rows now */
+			*windows = windows_in(fn_refresh_extent(task.cfg, want));
+			rows = fn_refresh_run(task.cfg, &want, 1, 0, true, PG_UINT64_MAX);
+		}
+		end_refresh_transaction();
+		task.nchunk = 0;
+	}
+	PG_CATCH();
+	{
+		ErrorData *edata;
+
+		if (task.timeout_ms > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
+		MemoryContextSwitchTo(task.cxt);
+		edata = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
+		if (task.nchunk > 0)
+			slot->removals = true;
+		LWLockRelease(fn_slot_lock(slot));
+		task.nchunk = 0;
+		record_failure(edata);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	if (ok)
+		record_success(start, rows);
+	return ok;
+}
+
+/* refresh_flow: serve the requests pending now (their hull), then answer them. */
+static void serve_repair(void) {
+	FlowSlot *slot = task.slot;
+	uint64 serving;
+	FnTimeRange want;
+	int64 windows = 0;
+	bool ok;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	serving = slot->repair_requested;
+	want = slot->repair_range;
+	LWLockRelease(fn_slot_lock(slot));
+	ok = run_repair(want, &windows);
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (!task.flow_gone) { /* as for a flush */
+		slot->repair_completed = serving;
+		slot->repair_windows = windows;
+		slot->repair_failed = !ok;
+	}
 	LWLockRelease(fn_slot_lock(slot));
 	ConditionVariableBroadcast(&slot->flush_cv);
 }
@@ -423,7 +565,7 @@ void flownode_flow_main(Datum arg) {
 	                               (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
 	                               0, false, 0);
 	for (;;) {
-		bool dropped, flush;
+		bool dropped, flush, repair;
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
@@ -435,9 +577,14 @@ void flownode_flow_main(Datum arg) {
 		LWLockAcquire(fn_slot_lock(task.slot), LW_SHARED);
 		dropped = task.slot->dropped;
 		flush = task.slot->flush_requested > task.slot->flush_completed;
+		repair = task.slot->repair_requested > task.slot->repair_completed;
 		LWLockRelease(fn_slot_lock(task.slot));
 		if (dropped)
 			break;
+		if (repair) {
+			serve_repair();
+			continue;
+		}
 		if (flush) {
 			serve_flush();
 			continue;
