@@ -155,6 +155,15 @@ SELECT flow_text_diff('t_mine');
 DELETE FROM m WHERE ts = '2024-01-01 00:00';
 SELECT flownode.flush_flow('t_mine'), flow_text_diff('t_mine');
 
+-- outputs a table cannot hold, or a key a unique index cannot be built on, are
+-- refused with an error that says so
+SELECT flownode.create_flow('t_rec', 't_rec',
+  $$SELECT date_trunc('hour', ts) AS h, ROW(min(v), max(v)) AS r FROM m GROUP BY 1$$, eval_interval => '1 hour');
+SELECT flownode.create_flow('t_xid', 't_xid',
+  $$SELECT date_trunc('hour', ts) AS h, v::text::xid AS x, count(*) AS c FROM m GROUP BY 1, 2$$,
+  eval_interval => '1 hour');
+SELECT count(*) AS left_behind FROM pg_class WHERE relname IN ('t_rec', 't_xid');
+
 SELECT count(flownode.drop_flow(flow_name)) AS dropped FROM flownode.flows;
 DROP TABLE m, n, t_json, t_geo, t_box, t_xml, t_sketch, t_num, mine_json;
 DROP TYPE span;
