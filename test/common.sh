@@ -30,23 +30,40 @@ fn_pg_bindir() {
 # TAP Perl modules and clang/llvm for the bitcode build; on Debian 12 the contrib
 # modules are part of postgresql-15, so postgresql-contrib is not needed. perl
 # (for prove) normally comes with libipc-run-perl; it is listed to be explicit.
+# postgresql-15-hll and postgresql-15-tdigest: sql/types.sql keeps their aggregate
+# states in sinks.
 fn_install_deps() {
   [[ $(id -u) -eq 0 ]] || fn_die "fn_install_deps must run as root"
   local pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl perl g++ make
               libgtest-dev googletest libbenchmark-dev libpq-dev
-              clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14)
+              clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
+              postgresql-15-hll postgresql-15-tdigest)
   local missing=() p
   for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if ((${#missing[@]} == 0)); then
     fn_log "dependencies already installed"
-    return 0
+  else
+    fn_log "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
-  fn_log "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fn_sync_private_pg
+}
+
+# A private copy of the installation (test/private_pg.sh, named by $PG_CONFIG) made
+# before an extension package was installed lacks that package's files: copy in
+# every file of Debian's installation that the copy does not have. Nothing is
+# replaced (cp -n), so the flownode installed in the copy stays.
+fn_sync_private_pg() {
+  local tail="/usr/lib/postgresql/$FN_PG_MAJOR/bin/pg_config" root
+  [[ -n "${PG_CONFIG:-}" && "$PG_CONFIG" == *"$tail" ]] || return 0
+  root="${PG_CONFIG%"$tail"}"
+  [[ -n "$root" && -d "$root/usr/lib/postgresql/$FN_PG_MAJOR" ]] || return 0
+  cp -an "/usr/lib/postgresql/$FN_PG_MAJOR/." "$root/usr/lib/postgresql/$FN_PG_MAJOR/"
+  cp -an "/usr/share/postgresql/$FN_PG_MAJOR/." "$root/usr/share/postgresql/$FN_PG_MAJOR/"
 }
 
 # Build and install the extension from the repository root (as root); arguments go

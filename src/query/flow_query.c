@@ -261,6 +261,15 @@ FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 				ereport(ERROR, (errcode(ERRCODE_DUPLICATE_COLUMN),
 				                errmsg("invalid flow query: output column name \"%s\" is used twice",
 				                       tle->resname)));
+		/* any type a table can store works (the refresh compares binary images); a
+		 * pseudo-type such as record (an anonymous ROW(...)) cannot be a sink column */
+		if (get_typtype(exprType((Node *)tle->expr)) == TYPTYPE_PSEUDO)
+			ereport(ERROR,
+			        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			         errmsg("invalid flow query: output column \"%s\" has pseudo-type %s", tle->resname,
+			                format_type_be(exprType((Node *)tle->expr))),
+			         errhint("A sink column cannot hold it: cast it to a type a table can store, such as a "
+			                 "composite type made with CREATE TYPE ... AS (...).")));
 		fq->out_names = lappend(fq->out_names, pstrdup(tle->resname));
 		fq->out_types = lappend_oid(fq->out_types, exprType((Node *)tle->expr));
 		fq->out_typmods = lappend_int(fq->out_typmods, exprTypmod((Node *)tle->expr));

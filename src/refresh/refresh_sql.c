@@ -2,7 +2,8 @@
  * refresh_sql.c: the seed's gen_insert_plan. A copy of the flow's analysed query is
  * restricted on its parse tree to the windows being refreshed (parameters), deparsed
  * by PostgreSQL, and wrapped in one statement that
- *   - upserts every fresh group, rewriting a sink row only when a value changed, and
+ *   - upserts every fresh group, rewriting a sink row only when its binary image
+ *     changed (any type works, including those without "="), and
  *   - deletes the sink rows of the refreshed windows whose group vanished.
  * Identifiers are quoted by quote_identifier; no value is ever spliced into the text.
  */
@@ -18,10 +19,6 @@
 
 static const char *col(const FlowQuery *fq, int pos) {
 	return quote_identifier((char *)list_nth(fq->out_names, pos));
-}
-
-static bool is_key(const FlowQuery *fq, int pos) {
-	return list_member_int(fq->key_positions, pos);
 }
 
 /* The query restricted to nranges parameter pairs of windows, deparsed. */
@@ -81,48 +78,51 @@ bool fn_refresh_can_skip_vanished(const FlowQuery *fq) {
 	return true;
 }
 
-/* ON CONFLICT (keys) DO UPDATE SET values WHERE some value differs (or DO NOTHING). */
+/* ROW(prefix.c1, prefix.c2, ...)::record over every output column. */
+static void append_row_image(StringInfo s, const FlowQuery *fq, const char *prefix) {
+	appendStringInfoString(s, "ROW(");
+	for (int i = 0; i < list_length(fq->out_names); i++)
+		appendStringInfo(s, "%s%s.%s", i ? ", " : "", prefix, col(fq, i));
+	appendStringInfoString(s, ")::pg_catalog.record");
+}
+
+/*
+ * ON CONFLICT (keys) DO UPDATE SET every column WHERE the sink row's binary image
+ * differs from the fresh one's: the record image operator *<> (record_image_ne), as
+ * REFRESH MATERIALIZED VIEW CONCURRENTLY compares rows. Not "=" or IS DISTINCT FROM:
+ * many types have no "=" (json, xml, point, tdigest; arrays and composites of them),
+ * and some have one that is not identity (box compares areas, numeric 1.0 = 1.00, a
+ * nondeterministic collation), which would leave a changed value unwritten. Equal
+ * images are the same value, so an unchanged row is never rewritten; NULLs compare
+ * equal to each other. The keys are compared and set too: ON CONFLICT matched them
+ * with the unique index's equality, under which 1.0 and 1.00 are one group, and the
+ * sink shows the group's key as the query does now. The casts to record keep the
+ * parser from comparing ROW() with ROW() column by column, with each type's own
+ * operator.
+ */
 static void append_on_conflict(StringInfo s, const FlowQuery *fq) {
-	int ncols = list_length(fq->out_names);
-	bool have_values = false;
-	bool first = true;
 	ListCell *lc;
 	int i = 0;
 
 	appendStringInfoString(s, " ON CONFLICT (");
 	foreach (lc, fq->key_positions)
 		appendStringInfo(s, "%s%s", i++ ? ", " : "", col(fq, lfirst_int(lc)));
-	appendStringInfoString(s, ") DO ");
-	for (i = 0; i < ncols; i++)
-		have_values |= !is_key(fq, i);
-	if (!have_values) {
-		appendStringInfoString(s, "NOTHING");
-		return;
-	}
-	appendStringInfoString(s, "UPDATE SET ");
-	for (i = 0; i < ncols; i++)
-		if (!is_key(fq, i)) {
-			appendStringInfo(s, "%s%s = EXCLUDED.%s", first ? "" : ", ", col(fq, i), col(fq, i));
-			first = false;
-		}
-	appendStringInfoString(s, " WHERE ROW(");
-	first = true;
-	for (i = 0; i < ncols; i++)
-		if (!is_key(fq, i)) {
-			appendStringInfo(s, "%sfn_sink.%s", first ? "" : ", ", col(fq, i));
-			first = false;
-		}
-	appendStringInfoString(s, ") IS DISTINCT FROM ROW(");
-	first = true;
-	for (i = 0; i < ncols; i++)
-		if (!is_key(fq, i)) {
-			appendStringInfo(s, "%sEXCLUDED.%s", first ? "" : ", ", col(fq, i));
-			first = false;
-		}
-	appendStringInfoChar(s, ')');
+	appendStringInfoString(s, ") DO UPDATE SET ");
+	for (i = 0; i < list_length(fq->out_names); i++)
+		appendStringInfo(s, "%s%s = EXCLUDED.%s", i ? ", " : "", col(fq, i), col(fq, i));
+	appendStringInfoString(s, " WHERE ");
+	append_row_image(s, fq, "fn_sink");
+	appendStringInfoString(s, " OPERATOR(pg_catalog.*<>) ");
+	append_row_image(s, fq, "EXCLUDED");
 }
 
-/* DELETE of the windows' sink rows whose group is not among the fresh ones. */
+/*
+ * DELETE of the windows' sink rows whose group is not among the fresh ones. The keys
+ * are compared with "=": a GROUP BY key's type always has an equality (GROUP BY needs
+ * one), and it is the equality that made the group and that the sink's unique index
+ * uses, so 1.0 and 1.00 are one group here as in the upsert. Comparing binary images
+ * instead would delete a group the upsert has just matched.
+ */
 static void append_delete_vanished(StringInfo s, const FlowQuery *fq, const char *sink, int nranges) {
 	ListCell *lc;
 	int i;

@@ -14,8 +14,10 @@
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "commands/defrem.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -145,6 +147,29 @@ static void check_existing_sink(Oid relid, FlowQuery *fq) {
 	table_close(rel, NoLock);
 }
 
+/*
+ * A group key's type always has an equality (GROUP BY needs one), but it may be a
+ * hash equality only (xid, cid, aclitem): the sink's unique key needs a btree one.
+ * Said here, rather than by CREATE TABLE's hint about operator classes.
+ */
+static void check_key_types(const char *sink, FlowQuery *fq) {
+	ListCell *lc;
+
+	foreach (lc, fq->key_positions) {
+		int pos = lfirst_int(lc);
+		Oid type = list_nth_oid(fq->out_types, pos);
+
+		if (!OidIsValid(GetDefaultOpClass(type, BTREE_AM_OID)))
+			ereport(ERROR,
+			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			         errmsg("cannot create sink \"%s\": group key \"%s\" has type %s, which has no default "
+			                "btree operator class",
+			                sink, out_name(fq, pos), format_type_be(type)),
+			         errdetail("The sink's unique key on the group keys needs one."),
+			         errhint("Group by a value of another type, for example cast to text or bigint.")));
+	}
+}
+
 static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
 	Oid nspid = RangeVarGetCreationNamespace(rv);
 	char *qualified = quote_qualified_identifier(get_namespace_name(nspid), rv->relname);
@@ -157,6 +182,7 @@ static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
 
 	foreach (lc, fq->key_notnull)
 		all_notnull &= (lfirst_int(lc) != 0);
+	check_key_types(rv->relname, fq);
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (", qualified);
