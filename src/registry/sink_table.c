@@ -40,7 +40,56 @@ static bool name_in(List *names, const char *name) {
 	return false;
 }
 
-static void check_existing_sink(Oid relid, FlowQuery *fq) {
+/* The problem with a unique index on exactly the group keys as the refresh's ON
+ * CONFLICT arbiter, or NULL when it serves. ON CONFLICT never matches a NULL key
+ * under NULLS DISTINCT, so each refresh of a group with a NULL key would insert it
+ * again: the index must treat NULLs as equal, or the sink must refuse NULL in every
+ * key the query may leave NULL (a NULL group then fails the refresh loudly). */
+static const char *arbiter_null_problem(Form_pg_index idx, Relation rel, FlowQuery *fq) {
+	ListCell *lc;
+	int k = 0;
+
+	if (idx->indnullsnotdistinct)
+		return NULL;
+	foreach (lc, fq->key_positions) {
+		const char *name = out_name(fq, lfirst_int(lc));
+		AttrNumber att = get_attnum(RelationGetRelid(rel), name);
+
+		if (!list_nth_int(fq->key_notnull, k++) && !TupleDescAttr(RelationGetDescr(rel), att - 1)->attnotnull)
+			return name;
+	}
+	return NULL;
+}
+
+/* Whether the index is unique, immediate, valid, without predicate or expressions,
+ * and on exactly the group keys (in any order): what ON CONFLICT (keys) infers. */
+static bool is_key_index(HeapTuple itup, Oid relid, FlowQuery *fq) {
+	Form_pg_index idx = (Form_pg_index)GETSTRUCT(itup);
+	bool match = idx->indisunique && idx->indimmediate && idx->indisvalid &&
+	             heap_attisnull(itup, Anum_pg_index_indpred, NULL) &&
+	             heap_attisnull(itup, Anum_pg_index_indexprs, NULL) &&
+	             idx->indnkeyatts == list_length(fq->key_positions);
+
+	for (int k = 0; match && k < idx->indnkeyatts; k++) {
+		const char *name = get_attname(relid, idx->indkey.values[k], false);
+		bool found = false;
+		ListCell *kc;
+
+		foreach (kc, fq->key_positions)
+			found |= (strcmp(name, out_name(fq, lfirst_int(kc))) == 0);
+		match = found;
+	}
+	return match;
+}
+
+/*
+ * Checks that an existing table can be the flow's sink, as the current user (its
+ * owner): a plain table, SELECT/INSERT/UPDATE/DELETE on it, every output column
+ * present with the query's type, no other NOT NULL column without a default, and
+ * an ON CONFLICT arbiter on exactly the group keys that finds groups with NULL keys
+ * too. ERROR with the first problem found.
+ */
+void fn_check_sink(Oid relid, FlowQuery *fq) {
 	Relation rel = table_open(relid, AccessShareLock);
 	TupleDesc desc = RelationGetDescr(rel);
 	const char *relname = RelationGetRelationName(rel);
@@ -48,6 +97,7 @@ static void check_existing_sink(Oid relid, FlowQuery *fq) {
 	List *indexes;
 	ListCell *lc;
 	bool key_found = false;
+	const char *null_key = NULL;
 	StringInfoData keys;
 	AclResult acl;
 
@@ -103,36 +153,40 @@ static void check_existing_sink(Oid relid, FlowQuery *fq) {
 			                relname, NameStr(attr->attname))));
 	}
 
-	/* an arbiter for ON CONFLICT: a unique, non-partial index on exactly the keys */
+	/* an arbiter for ON CONFLICT: ON CONFLICT (keys) uses every unique index on
+	 * exactly the keys, so one that also finds NULL keys is enough */
 	initStringInfo(&keys);
 	foreach (lc, fq->key_positions)
 		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(out_name(fq, lfirst_int(lc))));
 	indexes = RelationGetIndexList(rel);
 	foreach (lc, indexes) {
 		HeapTuple itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-		Form_pg_index idx;
-		bool match;
 
 		if (!HeapTupleIsValid(itup))
 			continue;
-		idx = (Form_pg_index)GETSTRUCT(itup);
-		match = idx->indisunique && idx->indimmediate && idx->indisvalid &&
-		        heap_attisnull(itup, Anum_pg_index_indpred, NULL) &&
-		        heap_attisnull(itup, Anum_pg_index_indexprs, NULL) &&
-		        idx->indnkeyatts == list_length(fq->key_positions);
-		for (int k = 0; match && k < idx->indnkeyatts; k++) {
-			const char *name = get_attname(relid, idx->indkey.values[k], false);
-			bool found = false;
-			ListCell *kc;
+		if (is_key_index(itup, relid, fq)) {
+			const char *problem = arbiter_null_problem((Form_pg_index)GETSTRUCT(itup), rel, fq);
 
-			foreach (kc, fq->key_positions)
-				found |= (strcmp(name, out_name(fq, lfirst_int(kc))) == 0);
-			match = found;
+			if (problem == NULL)
+				key_found = true;
+			else if (null_key == NULL)
+				null_key = problem;
 		}
 		ReleaseSysCache(itup);
-		if (match)
-			key_found = true;
 	}
+	if (!key_found && null_key != NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+		         errmsg("sink \"%s\" does not match the flow query: its unique key (%s) treats NULLs as "
+		                "distinct, and group key \"%s\" can be NULL",
+		                relname, keys.data, null_key),
+		         errdetail("ON CONFLICT never matches a NULL key, so every refresh of a group whose \"%s\" "
+		                   "is NULL would add another row for it.",
+		                   null_key),
+		         errhint("Add a key that treats NULLs as equal with ALTER TABLE %s ADD UNIQUE NULLS NOT "
+		                 "DISTINCT (%s), or let create_flow create the sink.",
+		                 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), relname),
+		                 keys.data)));
 	if (!key_found)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
@@ -215,7 +269,7 @@ Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool
 		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("sink \"%s\" must not be a temporary table", sink_name)));
-		check_existing_sink(relid, fq);
+		fn_check_sink(relid, fq);
 		*created = false;
 		return relid;
 	}
