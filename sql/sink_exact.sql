@@ -155,4 +155,24 @@ SELECT flownode.create_flow('n_host', 'n_host2', $$SELECT host, sum(v) AS total 
 SELECT flownode.create_flow('n_host', 'n_host', $$SELECT host, sum(v) AS total FROM n GROUP BY 1$$,
   eval_interval => '1 hour');
 \set VERBOSITY default
-DROP TABLE n, n_plain, n_notnull, n2, n2_plain, n_host, n_host2;
+-- every arbiter must also compare keys as the query groups them: a case-insensitive
+-- key would take host 'A' for the sink row of host 'a' (the sink kept 'a' after an
+-- UPDATE to 'A'), even next to a key that is right
+CREATE COLLATION n_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE n_ci_sink (minute timestamptz, host text NOT NULL, total bigint, UNIQUE (minute, host));
+CREATE UNIQUE INDEX n_ci_key ON n_ci_sink (minute, host COLLATE n_ci);
+SELECT flownode.create_flow('n_ci', 'n_ci_sink',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n2 GROUP BY 1, 2$$, eval_interval => '1 hour');
+-- another deterministic collation compares as the query does: accepted
+DROP INDEX n_ci_key;
+CREATE UNIQUE INDEX n_c_key ON n_ci_sink (minute, host COLLATE "C");
+ALTER TABLE n_ci_sink DROP CONSTRAINT n_ci_sink_minute_host_key;
+SELECT flownode.create_flow('n_ci', 'n_ci_sink',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n2 GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+INSERT INTO n2 VALUES ('2024-01-01 00:00:20', 'A', 5);
+SELECT flownode.flush_flow('n_ci'), flow_diff('n_ci');
+SELECT flownode.drop_flow('n_ci');
+DROP TABLE n, n_plain, n_notnull, n2, n2_plain, n_host, n_host2, n_ci_sink;
+DROP COLLATION n_ci;

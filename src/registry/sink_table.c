@@ -11,6 +11,7 @@
 #include "registry/sink_table.h"
 
 #include "access/genam.h"
+#include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
@@ -18,6 +19,7 @@
 #include "catalog/pg_index.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -61,6 +63,73 @@ static const char *arbiter_null_problem(Form_pg_index idx, Relation rel, FlowQue
 	return NULL;
 }
 
+/* The equality operator the query groups output column `pos` by. */
+static Oid group_eqop(FlowQuery *fq, int pos) {
+	ListCell *lc;
+
+	foreach (lc, fq->query->groupClause) {
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, fq->query->targetList);
+		int out = 0;
+		ListCell *tc;
+
+		foreach (tc, fq->query->targetList) {
+			if (lfirst(tc) == tle)
+				break;
+			if (!((TargetEntry *)lfirst(tc))->resjunk)
+				out++;
+		}
+		if (out == pos)
+			return sgc->eqop;
+	}
+	return InvalidOid;
+}
+
+static bool same_equality_collation(Oid a, Oid b) {
+	if (a == b)
+		return true;
+	/* two deterministic collations both call strings equal only when their bytes are */
+	return OidIsValid(a) && OidIsValid(b) && get_collation_isdeterministic(a) &&
+	       get_collation_isdeterministic(b);
+}
+
+/* How an arbiter index compares a key other than the query groups it, or NULL. ON
+ * CONFLICT takes two rows for one group when any arbiter calls them equal: an index
+ * with a coarser equality (a case-insensitive collation) would merge two groups into
+ * one sink row, a finer one would keep two rows for one group. */
+static char *arbiter_equality_problem(HeapTuple itup, Oid relid, FlowQuery *fq) {
+	Form_pg_index idx = (Form_pg_index)GETSTRUCT(itup);
+	bool isnull;
+	oidvector *classes =
+	    (oidvector *)DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull));
+	oidvector *collations =
+	    (oidvector *)DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indcollation, &isnull));
+
+	for (int k = 0; k < idx->indnkeyatts; k++) {
+		const char *name = get_attname(relid, idx->indkey.values[k], false);
+		int pos = 0;
+		Oid want, eqop;
+		ListCell *lc;
+
+		foreach (lc, fq->out_names) {
+			if (strcmp((const char *)lfirst(lc), name) == 0)
+				break;
+			pos++;
+		}
+		want = list_nth_oid(fq->out_collations, pos);
+		if (!same_equality_collation(collations->values[k], want))
+			return psprintf("compares \"%s\" with collation %s, and the query groups it with collation %s",
+			                name, generate_collation_name(collations->values[k]),
+			                generate_collation_name(want));
+		eqop = group_eqop(fq, pos);
+		if (!OidIsValid(eqop) ||
+		    get_op_opfamily_strategy(eqop, get_opclass_family(classes->values[k])) != BTEqualStrategyNumber)
+			return psprintf("compares \"%s\" with an operator class whose equality is not the query's %s",
+			                name, OidIsValid(eqop) ? format_operator(eqop) : "grouping");
+	}
+	return NULL;
+}
+
 /* Whether the index is unique, immediate, valid, without predicate or expressions,
  * and on exactly the group keys (in any order): what ON CONFLICT (keys) infers. */
 static bool is_key_index(HeapTuple itup, Oid relid, FlowQuery *fq) {
@@ -86,8 +155,9 @@ static bool is_key_index(HeapTuple itup, Oid relid, FlowQuery *fq) {
  * Checks that an existing table can be the flow's sink, as the current user (its
  * owner): a plain table, SELECT/INSERT/UPDATE/DELETE on it, every output column
  * present with the query's type, no other NOT NULL column without a default, and
- * an ON CONFLICT arbiter on exactly the group keys that finds groups with NULL keys
- * too. ERROR with the first problem found.
+ * ON CONFLICT arbiters on exactly the group keys that compare them as the query
+ * groups them, one of which finds groups with NULL keys too. ERROR with the first
+ * problem found.
  */
 void fn_check_sink(Oid relid, FlowQuery *fq) {
 	Relation rel = table_open(relid, AccessShareLock);
@@ -154,7 +224,8 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 	}
 
 	/* an arbiter for ON CONFLICT: ON CONFLICT (keys) uses every unique index on
-	 * exactly the keys, so one that also finds NULL keys is enough */
+	 * exactly the keys, so each must compare keys as the query groups them, and one
+	 * that also finds NULL keys is enough */
 	initStringInfo(&keys);
 	foreach (lc, fq->key_positions)
 		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(out_name(fq, lfirst_int(lc))));
@@ -165,7 +236,18 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 		if (!HeapTupleIsValid(itup))
 			continue;
 		if (is_key_index(itup, relid, fq)) {
+			char *equality = arbiter_equality_problem(itup, relid, fq);
 			const char *problem = arbiter_null_problem((Form_pg_index)GETSTRUCT(itup), rel, fq);
+
+			if (equality != NULL)
+				ereport(ERROR,
+				        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				         errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" %s",
+				                relname, get_rel_name(lfirst_oid(lc)), equality),
+				         errdetail("ON CONFLICT would take rows of different groups for one, or one group's "
+				                   "rows for different ones."),
+				         errhint("Key the sink on the columns with their own collation and default operator "
+				                 "class, or let create_flow create the sink.")));
 
 			if (problem == NULL)
 				key_found = true;
