@@ -99,3 +99,80 @@ SELECT flownode.flush_flow('ins_only'), flow_diff('ins_only');
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows;
 DROP TABLE s, busy_hours, mine, recent_days, ins, ins_min;
+
+-- An existing sink must find every group again, NULL keys included: ON CONFLICT
+-- never matches a NULL under a plain UNIQUE, so each refresh of a group with a NULL
+-- host would add one more row. create_flow refuses such a sink and says how to fix it.
+CREATE TABLE n (ts timestamptz NOT NULL, host text, v int);
+INSERT INTO n VALUES ('2024-01-01 00:00:10', NULL, 1), ('2024-01-01 00:00:20', 'a', 2);
+CREATE TABLE n_plain (minute timestamptz, host text, total bigint, UNIQUE (minute, host));
+SELECT flownode.create_flow('n_flow', 'n_plain',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n GROUP BY 1, 2$$, eval_interval => '1 hour');
+-- nothing was left behind: no flow, and the sink is as it was
+SELECT count(*) AS flows FROM flownode.flows WHERE flow_name = 'n_flow';
+SELECT count(*) AS sink_rows FROM n_plain;
+-- the fix the hint gives: a key that treats NULLs as equal; the sink then stays exact
+-- with a NULL group across refreshes
+ALTER TABLE n_plain ADD UNIQUE NULLS NOT DISTINCT (minute, host);
+SELECT flownode.create_flow('n_flow', 'n_plain',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+INSERT INTO n VALUES ('2024-01-01 00:00:30', NULL, 10);
+SELECT flownode.flush_flow('n_flow'), flow_diff('n_flow');
+INSERT INTO n VALUES ('2024-01-01 00:00:40', NULL, 100);
+SELECT flownode.flush_flow('n_flow'), flow_diff('n_flow');
+UPDATE n SET v = v + 1000 WHERE host IS NULL AND v = 1;
+SELECT flownode.flush_flow('n_flow'), flow_diff('n_flow');
+SELECT minute, host, total FROM n_plain ORDER BY host NULLS FIRST;
+SELECT flownode.drop_flow('n_flow');
+-- a sink whose nullable key column is NOT NULL: a plain UNIQUE is enough, since a
+-- NULL group would fail the refresh loudly instead of duplicating rows
+CREATE TABLE n_notnull (minute timestamptz, host text NOT NULL, total bigint, UNIQUE (minute, host));
+SELECT flownode.create_flow('n_nn', 'n_notnull',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n WHERE host IS NOT NULL GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+SELECT flow_diff('n_nn');
+SELECT flownode.drop_flow('n_nn');
+-- keys the query knows NOT NULL (the window; a NOT NULL source column) need nothing
+-- more: here the sink's columns are nullable and its UNIQUE is plain
+CREATE TABLE n2 (ts timestamptz NOT NULL, host text NOT NULL, v int);
+INSERT INTO n2 VALUES ('2024-01-01 00:00:10', 'a', 1);
+CREATE TABLE n2_plain (minute timestamptz, host text, total bigint, UNIQUE (minute, host));
+SELECT flownode.create_flow('n2_flow', 'n2_plain',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n2 GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+SELECT flow_diff('n2_flow');
+SELECT flownode.drop_flow('n2_flow');
+-- a window-less flow keyed by a nullable host alone: the same refusal
+CREATE TABLE n_host (host text PRIMARY KEY, total bigint);
+CREATE TABLE n_host2 (host text UNIQUE, total bigint);
+SELECT flownode.create_flow('n_host', 'n_host2', $$SELECT host, sum(v) AS total FROM n GROUP BY 1$$,
+  eval_interval => '1 hour');
+-- a PRIMARY KEY makes its columns NOT NULL: accepted, and the NULL host fails the
+-- fill loudly instead of being duplicated later
+\set VERBOSITY terse
+SELECT flownode.create_flow('n_host', 'n_host', $$SELECT host, sum(v) AS total FROM n GROUP BY 1$$,
+  eval_interval => '1 hour');
+\set VERBOSITY default
+-- every arbiter must also compare keys as the query groups them: a case-insensitive
+-- key would take host 'A' for the sink row of host 'a' (the sink kept 'a' after an
+-- UPDATE to 'A'), even next to a key that is right
+CREATE COLLATION n_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE n_ci_sink (minute timestamptz, host text NOT NULL, total bigint, UNIQUE (minute, host));
+CREATE UNIQUE INDEX n_ci_key ON n_ci_sink (minute, host COLLATE n_ci);
+SELECT flownode.create_flow('n_ci', 'n_ci_sink',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n2 GROUP BY 1, 2$$, eval_interval => '1 hour');
+-- another deterministic collation compares as the query does: accepted
+DROP INDEX n_ci_key;
+CREATE UNIQUE INDEX n_c_key ON n_ci_sink (minute, host COLLATE "C");
+ALTER TABLE n_ci_sink DROP CONSTRAINT n_ci_sink_minute_host_key;
+SELECT flownode.create_flow('n_ci', 'n_ci_sink',
+  $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, sum(v) AS total
+      FROM n2 GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+INSERT INTO n2 VALUES ('2024-01-01 00:00:20', 'A', 5);
+SELECT flownode.flush_flow('n_ci'), flow_diff('n_ci');
+SELECT flownode.drop_flow('n_ci');
+DROP TABLE n, n_plain, n_notnull, n2, n2_plain, n_host, n_host2, n_ci_sink;
+DROP COLLATION n_ci;

@@ -7,6 +7,8 @@
 
 #include "query/flow_query.h"
 
+#include "query/determinism.h"
+
 #include "access/table.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
@@ -239,7 +241,12 @@ FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 	if (rte->inh && has_subclass(rte->relid))
 		QUERY_ERROR("sources with inheritance children are not supported; use FROM ONLY", NULL);
 	fq->source_relid = rte->relid;
-	if (contain_volatile_functions((Node *)q))
+	/* nothing whose answer can change without a write to the source: the error names
+	 * the function or construct and points into the flow query */
+	error_context_stack = &errcb;
+	fn_check_deterministic(q, sql);
+	error_context_stack = errcb.previous;
+	if (contain_volatile_functions((Node *)q)) /* a backstop: refused above already */
 		QUERY_ERROR("volatile functions are not allowed",
 		            "A flow re-runs its query per window; its result must depend only on the rows.");
 

@@ -11,6 +11,7 @@
 #include "registry/sink_table.h"
 
 #include "access/genam.h"
+#include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
@@ -20,6 +21,7 @@
 #include "commands/defrem.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -42,7 +44,124 @@ static bool name_in(List *names, const char *name) {
 	return false;
 }
 
-static void check_existing_sink(Oid relid, FlowQuery *fq) {
+/* The problem with a unique index on exactly the group keys as the refresh's ON
+ * CONFLICT arbiter, or NULL when it serves. ON CONFLICT never matches a NULL key
+ * under NULLS DISTINCT, so each refresh of a group with a NULL key would insert it
+ * again: the index must treat NULLs as equal, or the sink must refuse NULL in every
+ * key the query may leave NULL (a NULL group then fails the refresh loudly). */
+static const char *arbiter_null_problem(Form_pg_index idx, Relation rel, FlowQuery *fq) {
+	ListCell *lc;
+	int k = 0;
+
+	if (idx->indnullsnotdistinct)
+		return NULL;
+	foreach (lc, fq->key_positions) {
+		const char *name = out_name(fq, lfirst_int(lc));
+		AttrNumber att = get_attnum(RelationGetRelid(rel), name);
+
+		if (!list_nth_int(fq->key_notnull, k++) && !TupleDescAttr(RelationGetDescr(rel), att - 1)->attnotnull)
+			return name;
+	}
+	return NULL;
+}
+
+/* The equality operator the query groups output column `pos` by. */
+static Oid group_eqop(FlowQuery *fq, int pos) {
+	ListCell *lc;
+
+	foreach (lc, fq->query->groupClause) {
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, fq->query->targetList);
+		int out = 0;
+		ListCell *tc;
+
+		foreach (tc, fq->query->targetList) {
+			if (lfirst(tc) == tle)
+				break;
+			if (!((TargetEntry *)lfirst(tc))->resjunk)
+				out++;
+		}
+		if (out == pos)
+			return sgc->eqop;
+	}
+	return InvalidOid;
+}
+
+static bool same_equality_collation(Oid a, Oid b) {
+	if (a == b)
+		return true;
+	/* two deterministic collations both call strings equal only when their bytes are */
+	return OidIsValid(a) && OidIsValid(b) && get_collation_isdeterministic(a) &&
+	       get_collation_isdeterministic(b);
+}
+
+/* How an arbiter index compares a key other than the query groups it, or NULL. ON
+ * CONFLICT takes two rows for one group when any arbiter calls them equal: an index
+ * with a coarser equality (a case-insensitive collation) would merge two groups into
+ * one sink row, a finer one would keep two rows for one group. */
+static char *arbiter_equality_problem(HeapTuple itup, Oid relid, FlowQuery *fq) {
+	Form_pg_index idx = (Form_pg_index)GETSTRUCT(itup);
+	bool isnull;
+	oidvector *classes =
+	    (oidvector *)DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull));
+	oidvector *collations =
+	    (oidvector *)DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indcollation, &isnull));
+
+	for (int k = 0; k < idx->indnkeyatts; k++) {
+		const char *name = get_attname(relid, idx->indkey.values[k], false);
+		int pos = 0;
+		Oid want, eqop;
+		ListCell *lc;
+
+		foreach (lc, fq->out_names) {
+			if (strcmp((const char *)lfirst(lc), name) == 0)
+				break;
+			pos++;
+		}
+		want = list_nth_oid(fq->out_collations, pos);
+		if (!same_equality_collation(collations->values[k], want))
+			return psprintf("compares \"%s\" with collation %s, and the query groups it with collation %s",
+			                name, generate_collation_name(collations->values[k]),
+			                generate_collation_name(want));
+		eqop = group_eqop(fq, pos);
+		if (!OidIsValid(eqop) ||
+		    get_op_opfamily_strategy(eqop, get_opclass_family(classes->values[k])) != BTEqualStrategyNumber)
+			return psprintf("compares \"%s\" with an operator class whose equality is not the query's %s",
+			                name, OidIsValid(eqop) ? format_operator(eqop) : "grouping");
+	}
+	return NULL;
+}
+
+/* Whether the index is unique, immediate, valid, without predicate or expressions,
+ * and on exactly the group keys (in any order): what ON CONFLICT (keys) infers. */
+static bool is_key_index(HeapTuple itup, Oid relid, FlowQuery *fq) {
+	Form_pg_index idx = (Form_pg_index)GETSTRUCT(itup);
+	bool match = idx->indisunique && idx->indimmediate && idx->indisvalid &&
+	             heap_attisnull(itup, Anum_pg_index_indpred, NULL) &&
+	             heap_attisnull(itup, Anum_pg_index_indexprs, NULL) &&
+	             idx->indnkeyatts == list_length(fq->key_positions);
+
+	for (int k = 0; match && k < idx->indnkeyatts; k++) {
+		const char *name = get_attname(relid, idx->indkey.values[k], false);
+		bool found = false;
+		ListCell *kc;
+
+		foreach (kc, fq->key_positions)
+			found |= (strcmp(name, out_name(fq, lfirst_int(kc))) == 0);
+		match = found;
+	}
+	return match;
+}
+
+/*
+ * Checks that an existing table can be the flow's sink, as the current user (its
+ * owner): a plain table, SELECT/INSERT/UPDATE/DELETE on it, every output column
+ * present with the query's type, no other NOT NULL column without a default, and
+ * ON CONFLICT arbiters on exactly the group keys that compare them as the query
+ * groups them, one of which finds groups with NULL keys too. ERROR with the first
+ * problem found.
+ */
+void fn_check_sink(Oid relid, FlowQuery *fq) {
 	Relation rel = table_open(relid, AccessShareLock);
 	TupleDesc desc = RelationGetDescr(rel);
 	const char *relname = RelationGetRelationName(rel);
@@ -50,6 +169,7 @@ static void check_existing_sink(Oid relid, FlowQuery *fq) {
 	List *indexes;
 	ListCell *lc;
 	bool key_found = false;
+	const char *null_key = NULL;
 	StringInfoData keys;
 	AclResult acl;
 
@@ -105,36 +225,52 @@ static void check_existing_sink(Oid relid, FlowQuery *fq) {
 			                relname, NameStr(attr->attname))));
 	}
 
-	/* an arbiter for ON CONFLICT: a unique, non-partial index on exactly the keys */
+	/* an arbiter for ON CONFLICT: ON CONFLICT (keys) uses every unique index on
+	 * exactly the keys, so each must compare keys as the query groups them, and one
+	 * that also finds NULL keys is enough */
 	initStringInfo(&keys);
 	foreach (lc, fq->key_positions)
 		appendStringInfo(&keys, "%s%s", keys.len ? ", " : "", quote_identifier(out_name(fq, lfirst_int(lc))));
 	indexes = RelationGetIndexList(rel);
 	foreach (lc, indexes) {
 		HeapTuple itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
-		Form_pg_index idx;
-		bool match;
 
 		if (!HeapTupleIsValid(itup))
 			continue;
-		idx = (Form_pg_index)GETSTRUCT(itup);
-		match = idx->indisunique && idx->indimmediate && idx->indisvalid &&
-		        heap_attisnull(itup, Anum_pg_index_indpred, NULL) &&
-		        heap_attisnull(itup, Anum_pg_index_indexprs, NULL) &&
-		        idx->indnkeyatts == list_length(fq->key_positions);
-		for (int k = 0; match && k < idx->indnkeyatts; k++) {
-			const char *name = get_attname(relid, idx->indkey.values[k], false);
-			bool found = false;
-			ListCell *kc;
+		if (is_key_index(itup, relid, fq)) {
+			char *equality = arbiter_equality_problem(itup, relid, fq);
+			const char *problem = arbiter_null_problem((Form_pg_index)GETSTRUCT(itup), rel, fq);
 
-			foreach (kc, fq->key_positions)
-				found |= (strcmp(name, out_name(fq, lfirst_int(kc))) == 0);
-			match = found;
+			if (equality != NULL)
+				ereport(ERROR,
+				        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				         errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" %s",
+				                relname, get_rel_name(lfirst_oid(lc)), equality),
+				         errdetail("ON CONFLICT would take rows of different groups for one, or one group's "
+				                   "rows for different ones."),
+				         errhint("Key the sink on the columns with their own collation and default operator "
+				                 "class, or let create_flow create the sink.")));
+
+			if (problem == NULL)
+				key_found = true;
+			else if (null_key == NULL)
+				null_key = problem;
 		}
 		ReleaseSysCache(itup);
-		if (match)
-			key_found = true;
 	}
+	if (!key_found && null_key != NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+		         errmsg("sink \"%s\" does not match the flow query: its unique key (%s) treats NULLs as "
+		                "distinct, and group key \"%s\" can be NULL",
+		                relname, keys.data, null_key),
+		         errdetail("ON CONFLICT never matches a NULL key, so every refresh of a group whose \"%s\" "
+		                   "is NULL would add another row for it.",
+		                   null_key),
+		         errhint("Add a key that treats NULLs as equal with ALTER TABLE %s ADD UNIQUE NULLS NOT "
+		                 "DISTINCT (%s), or let create_flow create the sink.",
+		                 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), relname),
+		                 keys.data)));
 	if (!key_found)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
@@ -241,7 +377,7 @@ Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool
 		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("sink \"%s\" must not be a temporary table", sink_name)));
-		check_existing_sink(relid, fq);
+		fn_check_sink(relid, fq);
 		*created = false;
 		return relid;
 	}

@@ -12,5 +12,15 @@
 /* Returns the sink's OID, creating it when absent (*created tells which). ERROR, with
  * what differs, when an existing table does not fit the query. */
 extern Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool *created);
+/* ERROR, naming the first problem, unless the existing table `sink_relid` can be the
+ * sink of `fq` for the current user (the flow's owner): a plain table with SELECT,
+ * INSERT, UPDATE and DELETE, the query's columns and types, no other NOT NULL column
+ * without a default, and a unique key on exactly the group keys that ON CONFLICT can
+ * use as its arbiter for every group, NULL keys included (NULLS NOT DISTINCT, or NOT
+ * NULL sink columns for the keys the query may leave NULL), every such key comparing
+ * the keys as the query groups them (collation, operator class). create_flow calls it on
+ * an existing sink; call it again before building refresh statements when the sink
+ * may have changed since. Takes AccessShareLock on the sink. */
+extern void fn_check_sink(Oid sink_relid, FlowQuery *fq);
 
 #endif
