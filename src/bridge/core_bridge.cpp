@@ -124,9 +124,11 @@ class PgCalendar final : public flownode::WindowCalendar {
 					return DatumGetTimestampTz(DirectFunctionCall1(timestamp_timestamptz, next));
 				});
 			} catch (const flownode::WindowRangeError &) {
-				// East of UTC, the local time of the last hours is past the largest
-				// timestamp while the time itself is not: step the timestamptz in the
-				// zone, which only checks the result (still out of range past the end)
+				// The local time is no timestamp while the time itself is one: west of
+				// UTC in the first hours of the range (the first window's upper bound is
+				// found stepping from the smallest timestamp), east of UTC in its last
+				// hours. Step the timestamptz in the zone: only the result is checked
+				// (out of range when it is past the largest timestamp)
 				return in_zone([&] {
 					return DatumGetTimestampTz(DirectFunctionCall2(
 					    timestamptz_pl_interval, TimestampTzGetDatum(lower), IntervalPGetDatum(&step_)));
