@@ -2,11 +2,12 @@
 // GROUP BY puts it in, and walks window boundaries. The same object marks dirty
 // windows (trigger) and cuts the refresh filter (worker), so both always agree.
 //
-// The lower bound always comes from the WindowCalendar, which the PostgreSQL shim
-// implements with PostgreSQL's own date_bin/date_trunc: the bounds match the
-// user's query exactly. Only fixed strides (date_bin, whose stride has no months)
-// are computed as lower + stride; calendar units (month, year, a day across a DST
-// change) are found by truncating a point past the window, never assumed fixed.
+// Bounds come from the WindowCalendar, which the PostgreSQL shim implements with
+// PostgreSQL's own date_bin/date_trunc: they match the user's query exactly. Fixed
+// strides (date_bin, whose stride has no months) lie on the grid of one such bound
+// (or of date_bin's origin), so they are computed by arithmetic; calendar units
+// (month, year, a day across a DST change) are found by truncating a point past the
+// window, never assumed fixed.
 //
 // Timestamps are PostgreSQL's, FN_TS_MIN <= ts < FN_TS_END (a time outside is taken as
 // the nearest end), and windows tile that range (fn_window_clamp): the last one ends at
