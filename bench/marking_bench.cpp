@@ -92,9 +92,8 @@ inline void mark(TimeWindowExpr &expr, LocalMarks &lm, int64_t ts) {
 	uint32_t pos = fn_ranges_search(lm.ranges, lm.count, ts);
 	if (pos < lm.count && lm.ranges[pos].start <= ts)
 		return;
-	FnTimeRange r;
-	if (!(expr.stride_anchor(&anchor, &stride) && fn_stride_window(anchor, stride, ts, &r)))
-		r = expr.window_of(ts).range();
+	FnTimeRange r = expr.stride_anchor(&anchor, &stride) ? fn_stride_window(anchor, stride, ts)
+	                                                     : expr.window_of(ts).range();
 	lm.insert(pos, r);
 }
 

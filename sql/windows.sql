@@ -102,7 +102,7 @@ SELECT flownode.create_flow('far_minute_est', 'far_minute_est',
   eval_interval => '1 hour') > 0;
 -- the last microsecond of a Sunday and the first of a Monday, in each era: one
 -- window each, and each in the week date_trunc puts it in; and a row some 198,000
--- years from the first (beyond the stride arithmetic's reach: the calendar answers)
+-- years from the first (the stride arithmetic is exact at any distance from its anchor)
 INSERT INTO far VALUES ('2024-03-03 23:59:59.999999+00', '2024-03-03 23:59:59.999999', 10),
                        ('2024-03-04 00:00:00+00', '2024-03-04 00:00:00', 20),
                        ('0044-03-17 23:59:59.999999+00 BC', '0044-03-17 23:59:59.999999 BC', 30),

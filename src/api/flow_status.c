@@ -21,6 +21,14 @@ PG_FUNCTION_INFO_V1(flownode_flow_status);
  * estimated from the unit's usual width (documented). */
 #define WALK_CAP 100000
 
+/* The timestamps a range spans: the last window ends at infinity, and that part of
+ * it past the largest timestamp holds no window (nor fits an int64 difference). */
+static uint64 span_usec(FnTimeRange r) {
+	int64 lo = Max(r.start, FN_TS_MIN), hi = Min(r.end, FN_TS_END);
+
+	return hi > lo ? (uint64)hi - (uint64)lo : 0;
+}
+
 Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
 	Oid catalog = fn_catalog_relid(false);
@@ -66,7 +74,7 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 				                           cfg->window.kind == FN_WINDOW_DATE_BIN ? PG_UINT64_MAX : WALK_CAP);
 
 				if (n >= WALK_CAP && cfg->window.kind != FN_WINDOW_DATE_BIN)
-					n = Max(n, (uint64)((ranges[i].end - ranges[i].start) / fn_window_nominal_usec(w)));
+					n = Max(n, span_usec(ranges[i]) / (uint64)fn_window_nominal_usec(w));
 				dirty += (int64)n;
 			}
 		}

@@ -13,6 +13,10 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+// The core's timestamp range is PostgreSQL's (time_range.h).
+static_assert(FN_TS_MIN == MIN_TIMESTAMP && FN_TS_END == END_TIMESTAMP && FN_TS_NOEND == DT_NOEND,
+              "flownode's timestamp range differs from PostgreSQL's");
+
 #include <cstring>
 #include <new>
 #include <string>
@@ -80,10 +84,13 @@ class PgCalendar final : public flownode::WindowCalendar {
 		}
 	}
 
+	// The window bound PostgreSQL gives; WindowRangeError when it is no timestamp
+	// (its "timestamp out of range": the core then knows the window is the first or
+	// the last of the range, time_range.h).
 	int64_t truncate(int64_t ts) override {
 		if (spec_.kind == FN_WINDOW_DATE_BIN) {
 			PGFunction bin = spec_.with_time_zone ? timestamptz_bin : timestamp_bin;
-			return pg_call([&] {
+			return in_range([&] {
 				return DatumGetTimestamp(DirectFunctionCall3(bin, IntervalPGetDatum(&stride_),
 				                                             TimestampGetDatum(ts),
 				                                             TimestampGetDatum(spec_.origin)));
@@ -95,12 +102,12 @@ class PgCalendar final : public flownode::WindowCalendar {
 				    DirectFunctionCall2(timestamptz_trunc, PointerGetDatum(unit_), TimestampTzGetDatum(ts)));
 			});
 		if (spec_.with_time_zone)
-			return pg_call([&] {
+			return in_range([&] {
 				return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_trunc_zone, PointerGetDatum(unit_),
 				                                               TimestampTzGetDatum(ts),
 				                                               PointerGetDatum(zone_)));
 			});
-		return pg_call([&] {
+		return in_range([&] {
 			return DatumGetTimestamp(
 			    DirectFunctionCall2(timestamp_trunc, PointerGetDatum(unit_), TimestampGetDatum(ts)));
 		});
@@ -109,13 +116,26 @@ class PgCalendar final : public flownode::WindowCalendar {
 	// One calendar unit later, in the flow's local time: a day after midnight is the
 	// next midnight even across a DST change, a month after the 1st is the next 1st.
 	int64_t step(int64_t lower) override {
-		if (spec_.with_time_zone && tz_ != nullptr)
-			return in_zone([&] {
-				Datum local = DirectFunctionCall1(timestamptz_timestamp, TimestampTzGetDatum(lower));
-				Datum next = DirectFunctionCall2(timestamp_pl_interval, local, IntervalPGetDatum(&step_));
-				return DatumGetTimestampTz(DirectFunctionCall1(timestamp_timestamptz, next));
-			});
-		return pg_call([&] {
+		if (spec_.with_time_zone && tz_ != nullptr) {
+			try {
+				return in_zone([&] {
+					Datum local = DirectFunctionCall1(timestamptz_timestamp, TimestampTzGetDatum(lower));
+					Datum next = DirectFunctionCall2(timestamp_pl_interval, local, IntervalPGetDatum(&step_));
+					return DatumGetTimestampTz(DirectFunctionCall1(timestamp_timestamptz, next));
+				});
+			} catch (const flownode::WindowRangeError &) {
+				// The local time is no timestamp while the time itself is one: west of
+				// UTC in the first hours of the range (the first window's upper bound is
+				// found stepping from the smallest timestamp), east of UTC in its last
+				// hours. Step the timestamptz in the zone: only the result is checked
+				// (out of range when it is past the largest timestamp)
+				return in_zone([&] {
+					return DatumGetTimestampTz(DirectFunctionCall2(
+					    timestamptz_pl_interval, TimestampTzGetDatum(lower), IntervalPGetDatum(&step_)));
+				});
+			}
+		}
+		return in_range([&] {
 			if (!spec_.with_time_zone)
 				return DatumGetTimestamp(DirectFunctionCall2(timestamp_pl_interval, TimestampGetDatum(lower),
 				                                             IntervalPGetDatum(&step_)));
@@ -162,6 +182,20 @@ class PgCalendar final : public flownode::WindowCalendar {
 		return pg_tzset(zone);
 	}
 
+	// pg_call(f), with PostgreSQL's "timestamp out of range" (and date_bin's "interval
+	// out of range", the same SQLSTATE) as the core's WindowRangeError.
+	template <typename F> static int64_t in_range(F &&f) {
+		try {
+			return pg_call(std::forward<F>(f));
+		} catch (flownode::PgError &e) {
+			if (e.edata->sqlerrcode != ERRCODE_DATETIME_VALUE_OUT_OF_RANGE)
+				throw;
+			std::string message = e.what();
+			FreeErrorData(e.edata);
+			throw flownode::WindowRangeError(message);
+		}
+	}
+
 	// Runs f with the flow's zone as the session's: timestamptz_trunc and the
 	// timestamp <-> timestamptz casts are then the zone-taking functions above,
 	// minus the parsing. The session's zone is back before anything else runs.
@@ -169,7 +203,7 @@ class PgCalendar final : public flownode::WindowCalendar {
 		pg_tz *saved = session_timezone;
 		session_timezone = tz_;
 		try {
-			int64_t r = pg_call(std::forward<F>(f));
+			int64_t r = in_range(std::forward<F>(f));
 			session_timezone = saved;
 			return r;
 		} catch (...) {
@@ -187,9 +221,13 @@ class PgCalendar final : public flownode::WindowCalendar {
 };
 
 int64_t nominal_usec(const FnWindowSpec &spec) {
-	if (spec.kind == FN_WINDOW_DATE_BIN)
-		return spec.stride_time + int64_t(spec.stride_day) * USECS_PER_DAY;
-	return trunc_unit(spec.unit).nominal_usec;
+	int64_t days, stride;
+	if (spec.kind != FN_WINDOW_DATE_BIN)
+		return trunc_unit(spec.unit).nominal_usec;
+	if (__builtin_mul_overflow(int64_t(spec.stride_day), USECS_PER_DAY, &days) ||
+	    __builtin_add_overflow(days, spec.stride_time, &stride))
+		throw std::invalid_argument("date_bin stride out of range");
+	return stride;
 }
 
 } // namespace
@@ -200,10 +238,19 @@ struct FnWindow {
 	PgCalendar calendar;
 	TimeWindowExpr expr;
 	FnWindow(const FnWindowSpec &spec, flownode::Window *memo, uint32_t memo_slots)
-	    : calendar(spec),
-	      expr(calendar.fixed_stride()
-	               ? TimeWindowExpr::fixed(nominal_usec(spec), &calendar)
-	               : TimeWindowExpr::calendar(nominal_usec(spec), &calendar, memo, memo_slots)) {}
+	    : calendar(spec), expr(make_expr(spec, memo, memo_slots)) {}
+
+	// date_bin's windows lie on the grid of its origin: the calendar is never asked
+	// (for a row far from the origin PostgreSQL's date_bin fails, "interval out of
+	// range", but the row's window is still known). A date_trunc of fixed stride
+	// learns its grid from PostgreSQL's first window.
+	TimeWindowExpr make_expr(const FnWindowSpec &spec, flownode::Window *memo, uint32_t memo_slots) {
+		if (spec.kind == FN_WINDOW_DATE_BIN)
+			return TimeWindowExpr::fixed_at(nominal_usec(spec), spec.origin, &calendar);
+		if (calendar.fixed_stride())
+			return TimeWindowExpr::fixed(nominal_usec(spec), &calendar);
+		return TimeWindowExpr::calendar(nominal_usec(spec), &calendar, memo, memo_slots);
+	}
 };
 
 extern "C" FnWindow *fn_window_create(const FnWindowSpec *spec) {
@@ -247,6 +294,9 @@ extern "C" int fn_window_stride(FnWindow *w, int64_t *anchor, int64_t *stride) {
 
 extern "C" void fn_window_check(const FnWindowSpec *spec) {
 	FnWindow *w = fn_window_create(spec);
+	// PostgreSQL's own window of 2000-01-01: a stride, unit or zone it refuses fails
+	// here (date_bin's windows are otherwise computed without asking it)
+	(void)invoke_cpp("window", [&] { return w->calendar.truncate(0); });
 	(void)fn_window_of(w, 0);
 	pfree(w);
 }

@@ -92,26 +92,65 @@ static inline bool fn_ranges_absorb(FnTimeRange *ranges, uint32_t *count, uint32
 }
 
 /*
- * A fixed stride (date_bin; date_trunc to at most a week in a fixed-offset zone):
- * the window of ts lies a whole number of strides from an anchor, a window's lower
- * bound that PostgreSQL computed (date_bin's own definition, so the arithmetic is
- * exact). False when ts is too far from the anchor for it to be trusted (2^60 us,
- * some 36,000 years, far inside int64 while PostgreSQL's timestamp range is wider):
- * the calendar is asked instead (and raises the errors date_bin raises). Shared by the C++ core
- * (TimeWindowExpr) and, inlined, by the trigger path.
+ * PostgreSQL's timestamp range (MIN_TIMESTAMP and END_TIMESTAMP of datatype/timestamp.h;
+ * the bridge checks they agree): every finite timestamp t, with or without time zone,
+ * has FN_TS_MIN <= t < FN_TS_END, from 4714-11-24 00:00 BC to 294276-12-31
+ * 23:59:59.999999 (UTC for timestamptz). FN_TS_NOEND is DT_NOEND, 'infinity'.
  */
-#define FN_ANCHOR_REACH (INT64_C(1) << 60)
+#define FN_TS_MIN INT64_C(-211813488000000000)
+#define FN_TS_END INT64_C(9223371331200000000)
+#define FN_TS_NOEND INT64_MAX
 
-static inline bool fn_stride_window(int64_t anchor, int64_t stride, int64_t ts, FnTimeRange *w) {
-	int64_t diff, q;
+/*
+ * A window as flownode keeps it (docs/internals.md §3, "Windows at the ends of the
+ * timestamp range"). Windows tile [FN_TS_MIN, FN_TS_END): the window holding the
+ * largest timestamp ends at infinity (its upper bound is past every timestamp, where
+ * PostgreSQL can name none: date_trunc's next month or date_bin's next bin would be
+ * "timestamp out of range"), and the window holding the smallest starts at it (its
+ * own lower bound would lie before it; date_trunc and date_bin then fail for its rows,
+ * and so does the flow's refresh of it, visibly). A lower bound of -infinity would
+ * also take rows at -infinity, which belong to no window. Every path that computes a
+ * window ends here, so all of them agree on the windows at the ends.
+ */
+static inline FnTimeRange fn_window_clamp(int64_t start, int64_t end) {
+	FnTimeRange w;
 
-	if (__builtin_sub_overflow(ts, anchor, &diff) || diff >= FN_ANCHOR_REACH || diff <= -FN_ANCHOR_REACH)
-		return false;
-	/* floor(diff / stride) * stride: |diff| < 2^60 and the stride is positive, so
-	 * neither the product nor lower + stride leaves int64 (checked anyway) */
-	q = diff / stride - (diff % stride < 0);
-	w->start = anchor + q * stride;
-	return !__builtin_add_overflow(w->start, stride, &w->end);
+	w.start = start < FN_TS_MIN ? FN_TS_MIN : start;
+	w.end = end >= FN_TS_END ? FN_TS_NOEND : end;
+	return w;
+}
+
+/* Out of line: the fixed-stride window of a timestamp whose distance from the anchor
+ * overflows 64-bit arithmetic (anchor and timestamp near opposite ends of the range). */
+__attribute__((unused, noinline, cold)) static FnTimeRange fn_stride_window_wide(int64_t anchor,
+                                                                                 int64_t stride, int64_t ts) {
+	__int128 diff = (__int128)ts - anchor;
+	__int128 q = diff / stride - (diff % stride < 0);
+	__int128 start = anchor + q * stride; /* in (ts - stride, ts]: no overflow of __int128 */
+	__int128 end = start + stride;
+
+	return fn_window_clamp(start < FN_TS_MIN ? FN_TS_MIN : (int64_t)start,
+	                       end >= FN_TS_END ? FN_TS_NOEND : (int64_t)end);
+}
+
+/*
+ * A fixed stride (date_bin; date_trunc to at most a week in a fixed-offset zone): the
+ * window of ts lies a whole number of strides from an anchor, a window's lower bound
+ * (date_bin's origin, or one that PostgreSQL computed), so the arithmetic is exact:
+ * date_bin's own definition. For every timestamp, near the anchor or not, clamped at
+ * the ends of the range (fn_window_clamp); a time past the largest timestamp is in the
+ * last window, one before the smallest in the first. The stride is positive. Shared by
+ * the C++ core (TimeWindowExpr) and, inlined, by the trigger path.
+ */
+static inline FnTimeRange fn_stride_window(int64_t anchor, int64_t stride, int64_t ts) {
+	int64_t diff, start, end;
+
+	ts = ts < FN_TS_MIN ? FN_TS_MIN : ts >= FN_TS_END ? FN_TS_END - 1 : ts;
+	if (__builtin_sub_overflow(ts, anchor, &diff) ||
+	    __builtin_mul_overflow(diff / stride - (diff % stride < 0), stride, &start) ||
+	    __builtin_add_overflow(start, anchor, &start) || __builtin_add_overflow(start, stride, &end))
+		return fn_stride_window_wide(anchor, stride, ts);
+	return fn_window_clamp(start, end);
 }
 
 /*

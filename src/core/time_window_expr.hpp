@@ -2,11 +2,18 @@
 // GROUP BY puts it in, and walks window boundaries. The same object marks dirty
 // windows (trigger) and cuts the refresh filter (worker), so both always agree.
 //
-// The lower bound always comes from the WindowCalendar, which the PostgreSQL shim
-// implements with PostgreSQL's own date_bin/date_trunc: the bounds match the
-// user's query exactly. Only fixed strides (date_bin, whose stride has no months)
-// are computed as lower + stride; calendar units (month, year, a day across a DST
-// change) are found by truncating a point past the window, never assumed fixed.
+// Bounds come from the WindowCalendar, which the PostgreSQL shim implements with
+// PostgreSQL's own date_bin/date_trunc: they match the user's query exactly. Fixed
+// strides (date_bin, whose stride has no months) lie on the grid of one such bound
+// (or of date_bin's origin), so they are computed by arithmetic; calendar units
+// (month, year, a day across a DST change) are found by truncating a point past the
+// window, never assumed fixed.
+//
+// Timestamps are PostgreSQL's, FN_TS_MIN <= ts < FN_TS_END (a time outside is taken as
+// the nearest end), and windows tile that range (fn_window_clamp): the last one ends at
+// FN_TS_NOEND, the first starts at FN_TS_MIN. PostgreSQL cannot name either bound
+// ("timestamp out of range"), so a calendar's range error there is an answer, not a
+// failure: no timestamp's window fails.
 #pragma once
 #include "core/cpp_only.hpp"
 
@@ -17,7 +24,9 @@
 
 namespace flownode {
 
-// Thrown when a window bound leaves the representable timestamp range.
+// Thrown by a calendar when the bound it was asked for is no timestamp
+// (PostgreSQL's "timestamp out of range"); by the expression only for a calendar that
+// contradicts itself.
 struct WindowRangeError : std::range_error {
 	using std::range_error::range_error;
 };
@@ -25,10 +34,12 @@ struct WindowRangeError : std::range_error {
 class WindowCalendar {
   public:
 	virtual ~WindowCalendar() = default;
-	// The lower bound of the window containing ts (PostgreSQL's date_bin/date_trunc).
+	// The lower bound of the window containing ts (PostgreSQL's date_bin/date_trunc);
+	// WindowRangeError when that bound is before the smallest timestamp.
 	virtual int64_t truncate(int64_t ts) = 0;
 	// A timestamp inside the window after the one starting at `lower`: `lower` plus
-	// one calendar unit in the flow's local time. Only used for calendar windows.
+	// one calendar unit in the flow's local time; WindowRangeError when that is past
+	// the largest timestamp. Only used for calendar windows.
 	virtual int64_t step(int64_t lower) = 0;
 };
 
@@ -40,8 +51,12 @@ struct Window {
 
 class TimeWindowExpr {
   public:
-	// date_bin: every window is `stride_usec` wide (> 0).
+	// date_bin: every window is `stride_usec` wide (> 0). The grid is learnt from the
+	// calendar's first window.
 	static TimeWindowExpr fixed(int64_t stride_usec, WindowCalendar *calendar) noexcept;
+	// The same on a known grid: `anchor` is a window boundary (date_bin's origin), so
+	// no window ever needs the calendar.
+	static TimeWindowExpr fixed_at(int64_t stride_usec, int64_t anchor, WindowCalendar *calendar) noexcept;
 	// date_trunc: windows of variable width; `nominal_usec` is the unit's usual width
 	// (a month counts as 30 days), used only for scheduling, never for bounds.
 	// `memo` (caller-owned, `memo_slots` zeroed entries, or none) remembers the
@@ -78,12 +93,16 @@ class TimeWindowExpr {
 	bool cached(int64_t ts, Window *w) const noexcept;
 	void forget() noexcept { have_last_ = false; }
 
-	// The upper bound of the window starting at the boundary `lower`.
+	// The upper bound of the window starting at the boundary `lower` (FN_TS_NOEND for
+	// the last window): for a calendar, the first boundary after `lower`.
 	int64_t upper_of(int64_t lower);
 
 	// Walks from the boundary r.start: the boundary after min(max_windows, the
 	// number of windows in r) windows, never past r.end. *counted receives how many
-	// windows were walked. r.start must be a window boundary.
+	// windows were walked. r.start must be a window boundary (or FN_TS_MIN). Only
+	// windows holding timestamps count: a range reaching past the largest one (to
+	// FN_TS_NOEND) ends with the last window, and a non-empty range lying wholly
+	// outside the timestamp range counts as one window.
 	int64_t advance(FnTimeRange r, uint64_t max_windows, uint64_t *counted);
 
   private:
@@ -94,9 +113,16 @@ class TimeWindowExpr {
 	Window *memo_slot(int64_t ts) noexcept {
 		return memo_slots_ == 0 ? nullptr : &memo_[static_cast<uint64_t>(ts / size_) % memo_slots_];
 	}
-	// The fixed-stride window of ts from the anchor, or false when ts is too far from it
-	// for the arithmetic to be trusted (the calendar is asked instead).
-	bool from_anchor(int64_t ts, Window *w) const noexcept;
+	Window fixed_window(int64_t ts);
+	Window calendar_window(int64_t ts);
+	// Learns a fixed stride's grid from the calendar's window of ts, or of 2000-01-01
+	// when that one is out of range (the first window: its lower bound is no timestamp).
+	void learn_anchor(int64_t ts);
+	// The calendar's truncate and step; false when the bound is out of range.
+	bool truncate(int64_t ts, int64_t *lower);
+	bool step(int64_t from, int64_t *point);
+	// The first calendar boundary after `from` (any timestamp), FN_TS_NOEND past the last.
+	int64_t boundary_after(int64_t from);
 
 	bool fixed_;
 	int64_t size_;

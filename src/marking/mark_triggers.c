@@ -190,11 +190,11 @@ static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, 
 	pos = fn_ranges_search(lm->ranges, lm->count, ts);
 	if (pos < lm->count && lm->ranges[pos].start <= ts)
 		return;
-	if (leader->stride > 0 && fn_stride_window(leader->stride_anchor, leader->stride, ts, &r)) {
-		mark_window(lm, pos, r); /* no call into the core: rows scattered over time get here */
-		return;
-	}
-	mark_window(lm, pos, fn_window_of(leader->window, ts));
+	if (leader->stride > 0) /* no call into the core: rows scattered over time get here */
+		r = fn_stride_window(leader->stride_anchor, leader->stride, ts);
+	else
+		r = fn_window_of(leader->window, ts);
+	mark_window(lm, pos, r);
 }
 
 /*

@@ -174,12 +174,10 @@ FlowMarker *fn_find_flow(SourceEntry *e, int64 flow_id) {
 	return NULL;
 }
 
-/* The window of ts in the flow's own windows. */
+/* The window of ts in the flow's own windows (a time past the largest timestamp: the last). */
 FnTimeRange fn_flow_window_at(const FlowMarker *m, int64 ts) {
-	FnTimeRange r;
-
-	if (m->stride > 0 && fn_stride_window(m->stride_anchor, m->stride, ts, &r))
-		return r;
+	if (m->stride > 0)
+		return fn_stride_window(m->stride_anchor, m->stride, ts);
 	return fn_window_of(m->window, ts);
 }
 

@@ -76,7 +76,7 @@ static inline SourceEntry *fn_source_entry(Oid relid) {
 
 /* The flow among the table's, NULL if it is not (dropped). */
 extern FlowMarker *fn_find_flow(SourceEntry *e, int64 flow_id);
-/* The window of ts in the flow's own windows. */
+/* The window of ts in the flow's own windows (a time past the largest timestamp: the last). */
 extern FnTimeRange fn_flow_window_at(const FlowMarker *m, int64 ts);
 
 #endif

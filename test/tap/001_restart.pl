@@ -34,7 +34,9 @@ ok($pid, 'flow worker runs after create_flow');
 # Committed changes, never flushed: inserts, updates moving rows across windows
 # (old and new window), deletes; and two scattered inserts of a dozen separate
 # windows each, in one session, so the second record's multirange is written in its
-# stored form directly (pending_log.c) and must be read back by recovery.
+# stored form directly (pending_log.c) and must be read back by recovery. Rows at the
+# largest and the smallest timestamp too: the last window's record ends at 2^63 - 1
+# (infinity), the first one's starts at 4714-11-24 BC (docs/internals.md §3).
 # $round keeps each round's rows distinct.
 sub write_changes
 {
@@ -47,8 +49,10 @@ INSERT INTO src SELECT timestamptz '2024-02-03' + ($round * 1000 + i * 13) * int
   'scat', $base + 600 + i FROM generate_series(1, 12) i;
 INSERT INTO src SELECT timestamptz '2024-01-01' + i * interval '11 seconds',
   'h' || (i % 4), $base + i FROM generate_series(1, 150) i;
+INSERT INTO src VALUES ('294276-12-31 23:59:59.999999+00', 'end', $base + 900),
+  ('4714-11-24 00:00:00.5+00 BC', 'start', $base + 901);
 UPDATE src SET ts = ts + interval '7 minutes', host = 'moved$round'
-  WHERE v % 9 = $round % 9 AND v < $base;
+  WHERE v % 9 = $round % 9 AND v < $base AND host NOT IN ('end', 'start');
 DELETE FROM src WHERE v % 13 = $round % 13;
 UPDATE src SET v = v + 1 WHERE v % 17 = $round % 17;
 });

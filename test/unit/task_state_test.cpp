@@ -38,11 +38,20 @@ class DoublingCalendar : public WindowCalendar {
   public:
 	int64_t truncate(int64_t ts) override {
 		int64_t b = 1;
-		while (b * 2 <= ts)
+		while (b <= ts / 2)
 			b *= 2;
 		return ts < 1 ? 0 : b;
 	}
-	int64_t step(int64_t lower) override { return lower == 0 ? 1 : lower * 2 + lower / 2; }
+	// past the largest timestamp it fails, as PostgreSQL does
+	int64_t step(int64_t lower) override {
+		int64_t next;
+		if (lower == 0)
+			return 1;
+		if (__builtin_mul_overflow(lower, 2, &next) || __builtin_add_overflow(next, lower / 2, &next) ||
+		    next >= FN_TS_END)
+			throw flownode::WindowRangeError("timestamp out of range");
+		return next;
+	}
 };
 
 class PlanTake : public testing::Test {
@@ -140,6 +149,51 @@ TEST(PlanTakeCalendar, CutsAtCalendarBoundaries) {
 	EXPECT_EQ(pairs_of(p), (Pairs{{2, 16}, {32, 128}}));
 	EXPECT_EQ(p.windows, 5u);
 	EXPECT_FALSE(p.backlog_remains);
+}
+
+// Windows at the ends of the timestamp range: the last ends at infinity, the first
+// starts at the smallest timestamp. Each counts as one window, and the take never
+// leaves a piece of a window behind (a worker would take it forever).
+TEST(PlanTakeEnds, FirstAndLastWindows) {
+	TensCalendar tens;
+	TimeWindowExpr windows = TimeWindowExpr::fixed(10, &tens);
+	std::vector<FnTimeRange> dirty = {{FN_TS_MIN, FN_TS_MIN + 20}, {FN_TS_END - 30, FN_TS_NOEND}};
+	auto take = [&](uint64_t budget) { return plan_take(dirty.data(), 2, budget, windows); };
+
+	TakePlan p = take(1);
+	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_MIN, FN_TS_MIN + 10}}));
+	EXPECT_TRUE(p.backlog_remains);
+	p = take(4);
+	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_MIN, FN_TS_MIN + 20}, {FN_TS_END - 30, FN_TS_END - 10}}));
+	EXPECT_EQ(p.windows, 4u);
+	EXPECT_TRUE(p.backlog_remains);
+	p = take(5);
+	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_MIN, FN_TS_MIN + 20}, {FN_TS_END - 30, FN_TS_NOEND}}));
+	EXPECT_EQ(p.windows, 5u);
+	EXPECT_FALSE(p.backlog_remains);
+
+	dirty = {{FN_TS_END - 10, FN_TS_NOEND}, {FN_TS_NOEND - 5, FN_TS_NOEND - 1}};
+	p = take(1); // the last window, whole
+	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_END - 10, FN_TS_NOEND}}));
+	EXPECT_EQ(p.windows, 1u);
+	p = take(2); // a range past every timestamp (no rows) is taken whole too
+	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_END - 10, FN_TS_NOEND}, {FN_TS_NOEND - 5, FN_TS_NOEND - 1}}));
+	EXPECT_EQ(p.windows, 2u);
+	EXPECT_FALSE(p.backlog_remains);
+}
+
+TEST(PlanTakeEnds, CalendarLastWindow) {
+	DoublingCalendar cal; // [2^k, 2^(k+1)): past 2^62 the next bound is past the largest timestamp
+	TimeWindowExpr windows = TimeWindowExpr::calendar(8, &cal);
+	const int64_t last = int64_t(1) << 62;
+	std::vector<FnTimeRange> dirty = {{last / 2, FN_TS_NOEND}};
+	TakePlan p = plan_take(dirty.data(), 1, 100, windows);
+	EXPECT_EQ(pairs_of(p), (Pairs{{last / 2, FN_TS_NOEND}}));
+	EXPECT_EQ(p.windows, 2u);
+	EXPECT_FALSE(p.backlog_remains);
+	p = plan_take(dirty.data(), 1, 1, windows);
+	EXPECT_EQ(pairs_of(p), (Pairs{{last / 2, last}}));
+	EXPECT_TRUE(p.backlog_remains);
 }
 
 // --- next_sleep_usec ----------------------------------------------------------------
