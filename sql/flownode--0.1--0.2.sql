@@ -1,3 +1,57 @@
 -- flownode 0.1 -> 0.2 (ALTER EXTENSION flownode UPDATE): brings a 0.1 installation
 -- to what flownode--0.2.sql creates, keeping its flows, their ids and pending work.
 \echo Use "ALTER EXTENSION flownode UPDATE" to load this file. \quit
+
+-- flows: last_error and last_error_at only while the flow is failing; the most
+-- recent failure is kept in the new columns last_failure and last_failure_at
+-- (appended, so the other columns keep their positions). flow_status gets new OUT
+-- columns, so it and the view over it are dropped and created again.
+DROP VIEW flownode.flows;
+DROP FUNCTION flownode.flow_status();
+CREATE FUNCTION flownode.flow_status(
+    OUT flow_id bigint,
+    OUT state text,
+    OUT dirty_windows bigint,
+    OUT last_run_at timestamptz,
+    OUT last_run_duration interval,
+    OUT last_error text,
+    OUT runs bigint,
+    OUT failures bigint,
+    OUT rows_written bigint,
+    OUT worker_pid integer,
+    OUT last_error_at timestamptz,
+    OUT consecutive_failures integer,
+    OUT last_failure text,
+    OUT last_failure_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flownode_flow_status'
+LANGUAGE C STABLE;
+
+CREATE VIEW flownode.flows AS
+SELECT f.flow_id,
+       f.flow_name,
+       f.source_table::pg_catalog.regclass AS source_table,
+       f.sink_table::pg_catalog.regclass AS sink_table,
+       f.time_column,
+       f.window_expr,
+       f.eval_interval,
+       f.expire_after,
+       f.comment,
+       f.owner::pg_catalog.regrole AS owner,
+       COALESCE(s.state, 'waiting_for_worker') AS state,
+       COALESCE(s.dirty_windows, 0) AS dirty_windows,
+       s.last_run_at,
+       s.last_run_duration,
+       s.last_error,
+       COALESCE(s.runs, 0) AS runs,
+       COALESCE(s.failures, 0) AS failures,
+       COALESCE(s.rows_written, 0) AS rows_written,
+       s.last_error_at,
+       COALESCE(s.consecutive_failures, 0) AS consecutive_failures,
+       s.worker_pid,
+       s.last_failure,
+       s.last_failure_at
+  FROM flownode.flow f
+  LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
+ WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
+GRANT SELECT ON flownode.flows TO PUBLIC;

@@ -137,7 +137,9 @@ CREATE FUNCTION flownode.flow_status(
     OUT rows_written bigint,
     OUT worker_pid integer,
     OUT last_error_at timestamptz,
-    OUT consecutive_failures integer)
+    OUT consecutive_failures integer,
+    OUT last_failure text,
+    OUT last_failure_at timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -163,7 +165,9 @@ SELECT f.flow_id,
        COALESCE(s.rows_written, 0) AS rows_written,
        s.last_error_at,
        COALESCE(s.consecutive_failures, 0) AS consecutive_failures,
-       s.worker_pid
+       s.worker_pid,
+       s.last_failure,
+       s.last_failure_at
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

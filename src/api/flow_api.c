@@ -281,7 +281,7 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 		if (done) {
 			windows = slot->flush_windows;
 			failed = slot->flush_failed;
-			strlcpy(error, slot->last_error, sizeof(error));
+			strlcpy(error, slot->flush_error, sizeof(error));
 		}
 		LWLockRelease(fn_slot_lock(slot));
 		if (done)

@@ -36,8 +36,8 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 		FlowSlot *slot;
 		FlowSlot copy;
 		FnTimeRange *ranges;
-		Datum values[12];
-		bool nulls[12] = {0};
+		Datum values[14];
+		bool nulls[14] = {0};
 		int64 dirty = 0;
 		const char *state;
 
@@ -88,16 +88,21 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 			values[4] = IntervalPGetDatum(iv);
 			nulls[4] = copy.last_run_at == 0;
 		}
-		values[5] = CStringGetTextDatum(copy.last_error);
-		nulls[5] = copy.last_error[0] == '\0';
+		/* the current error, only while failing; the last failure stays in 12 and 13 */
+		values[5] = CStringGetTextDatum(copy.last_failure);
+		nulls[5] = strcmp(state, "failing") != 0 || copy.last_failure[0] == '\0';
 		values[6] = Int64GetDatum(copy.runs);
 		values[7] = Int64GetDatum(copy.failures);
 		values[8] = Int64GetDatum(copy.rows_written);
 		values[9] = Int32GetDatum(copy.worker_pid);
 		nulls[9] = copy.worker_pid == 0;
-		values[10] = TimestampTzGetDatum(copy.last_error_at);
-		nulls[10] = copy.last_error_at == 0;
+		values[10] = TimestampTzGetDatum(copy.last_failure_at);
+		nulls[10] = nulls[5];
 		values[11] = Int32GetDatum(copy.consecutive_failures);
+		values[12] = CStringGetTextDatum(copy.last_failure);
+		nulls[12] = copy.last_failure[0] == '\0';
+		values[13] = TimestampTzGetDatum(copy.last_failure_at);
+		nulls[13] = copy.last_failure_at == 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

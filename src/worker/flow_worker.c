@@ -94,6 +94,8 @@ static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_u
 		fn_free_slot(slot);
 }
 
+/* The flow is failing from now until a refresh succeeds (run_refresh resets
+ * consecutive_failures); the failure itself stays in the slot after that. */
 static void record_failure(ErrorData *edata) {
 	FlowSlot *slot = task.slot;
 
@@ -101,8 +103,8 @@ static void record_failure(ErrorData *edata) {
 	slot->failures++;
 	slot->consecutive_failures++;
 	slot->state = FLOW_FAILING;
-	slot->last_error_at = GetCurrentTimestamp();
-	strlcpy(slot->last_error, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
+	slot->last_failure_at = GetCurrentTimestamp();
+	strlcpy(slot->last_failure, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
 	LWLockRelease(fn_slot_lock(slot));
 }
 
@@ -233,7 +235,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		slot->rows_written += rows;
 		slot->last_run_at = GetCurrentTimestamp();
 		slot->last_run_usec = slot->last_run_at - start;
-		slot->consecutive_failures = 0;
+		slot->consecutive_failures = 0; /* healed: last_failure is history now, not the current error */
 		slot->state = FLOW_ACTIVE;
 		LWLockRelease(fn_slot_lock(slot));
 	}
@@ -269,6 +271,8 @@ static void serve_flush(void) {
 	slot->flush_completed = serving;
 	slot->flush_windows = windows;
 	slot->flush_failed = !ok;
+	/* the flush stopped at the failure run_refresh has just recorded */
+	strlcpy(slot->flush_error, ok ? "" : slot->last_failure, FN_ERROR_LEN);
 	LWLockRelease(fn_slot_lock(slot));
 	ConditionVariableBroadcast(&slot->flush_cv);
 }
