@@ -3,6 +3,11 @@
  * Everything create_flow does happens in the caller's transaction, so a failure
  * leaves no flow, trigger, sink or worker behind; workers are started and stopped
  * only when that transaction commits.
+ *
+ * On a hot standby each of them fails at once (after its arguments are checked),
+ * as PostgreSQL's own commands do there: PreventCommandDuringRecovery, SQLSTATE
+ * 25006, "cannot execute flush_flow() during recovery". The catalog cannot change
+ * there, and no worker can start before the promotion.
  */
 #include "flownode.h"
 
@@ -35,6 +40,7 @@
 #include "nodes/makefuncs.h"
 #include "pgtime.h"
 #include "storage/lmgr.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -100,6 +106,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	int nest;
 	int64 flow_id;
 
+	PreventCommandDuringRecovery("create_flow()");
 	if (if_not_exists && or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
@@ -202,6 +209,7 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
 	TaskConfig *cfg;
 
+	PreventCommandDuringRecovery("drop_flow()");
 	(void)fn_catalog_relid(false);
 	cfg = fn_load_task_config_by_name(flow_name, true);
 	if (cfg == NULL) {
@@ -250,6 +258,7 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	bool started = false;
 	TimestampTz wait_start;
 
+	PreventCommandDuringRecovery("flush_flow()");
 	catalog = fn_catalog_relid(false);
 	fn_check_preloaded();
 	cfg = fn_load_task_config_by_name(flow_name, false);
