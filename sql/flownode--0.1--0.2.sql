@@ -26,8 +26,33 @@ BEGIN
     END LOOP;
 END $$;
 
--- the flows view shows whether marking is on
-CREATE OR REPLACE VIEW flownode.flows AS
+-- flows: last_error and last_error_at only while the flow is failing; the most
+-- recent failure is kept in the new columns last_failure and last_failure_at, and
+-- marking_enabled says whether every marking trigger fires (appended, so the other
+-- columns keep their positions). flow_status gets new OUT
+-- columns, so it and the view over it are dropped and created again.
+DROP VIEW flownode.flows;
+DROP FUNCTION flownode.flow_status();
+CREATE FUNCTION flownode.flow_status(
+    OUT flow_id bigint,
+    OUT state text,
+    OUT dirty_windows bigint,
+    OUT last_run_at timestamptz,
+    OUT last_run_duration interval,
+    OUT last_error text,
+    OUT runs bigint,
+    OUT failures bigint,
+    OUT rows_written bigint,
+    OUT worker_pid integer,
+    OUT last_error_at timestamptz,
+    OUT consecutive_failures integer,
+    OUT last_failure text,
+    OUT last_failure_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'flownode_flow_status'
+LANGUAGE C STABLE;
+
+CREATE VIEW flownode.flows AS
 SELECT f.flow_id,
        f.flow_name,
        f.source_table::pg_catalog.regclass AS source_table,
@@ -49,6 +74,8 @@ SELECT f.flow_id,
        s.last_error_at,
        COALESCE(s.consecutive_failures, 0) AS consecutive_failures,
        s.worker_pid,
+       s.last_failure,
+       s.last_failure_at,
        -- every marking trigger of the source fires, in every replication role
        (SELECT pg_catalog.count(*) > 0 AND pg_catalog.bool_and(t.tgenabled = 'A')
           FROM pg_catalog.pg_trigger t
@@ -59,3 +86,4 @@ SELECT f.flow_id,
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
+GRANT SELECT ON flownode.flows TO PUBLIC;

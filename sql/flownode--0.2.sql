@@ -145,7 +145,9 @@ CREATE FUNCTION flownode.flow_status(
     OUT rows_written bigint,
     OUT worker_pid integer,
     OUT last_error_at timestamptz,
-    OUT consecutive_failures integer)
+    OUT consecutive_failures integer,
+    OUT last_failure text,
+    OUT last_failure_at timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -172,6 +174,8 @@ SELECT f.flow_id,
        s.last_error_at,
        COALESCE(s.consecutive_failures, 0) AS consecutive_failures,
        s.worker_pid,
+       s.last_failure,
+       s.last_failure_at,
        -- every marking trigger of the source fires, in every replication role
        (SELECT pg_catalog.count(*) > 0 AND pg_catalog.bool_and(t.tgenabled = 'A')
           FROM pg_catalog.pg_trigger t

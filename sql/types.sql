@@ -23,9 +23,10 @@ BEGIN
   RETURN format('missing=%s extra=%s', missing, extra);
 END $$;
 
-CREATE TABLE m (ts timestamptz NOT NULL, host text NOT NULL, v int NOT NULL, tag text NOT NULL);
+CREATE TABLE m (ts timestamptz NOT NULL, host text NOT NULL, v int NOT NULL, tag text NOT NULL, doc xml);
 CREATE INDEX ON m (ts);
-INSERT INTO m SELECT timestamptz '2024-01-01' + i * interval '5 minutes', 'h' || (i % 3), i, 't' || (i % 4)
+INSERT INTO m SELECT timestamptz '2024-01-01' + i * interval '5 minutes', 'h' || (i % 3), i, 't' || (i % 4),
+  xmlelement(name v, i)
   FROM generate_series(0, 59) i;
 CREATE TYPE span AS (n bigint, at point);
 
@@ -48,7 +49,7 @@ SELECT flownode.create_flow('t_box', 't_box',
   eval_interval => '1 hour') > 0 AS created;
 -- xml (this PostgreSQL is built with libxml)
 SELECT flownode.create_flow('t_xml', 't_xml',
-  $$SELECT date_trunc('hour', ts) AS h, host, xmlagg(xmlelement(name v, v) ORDER BY v) AS x
+  $$SELECT date_trunc('hour', ts) AS h, host, xmlagg(doc ORDER BY v) AS x
       FROM m GROUP BY 1, 2$$,
   eval_interval => '1 hour') > 0 AS created;
 -- mergeable sketch states: hll (it has an "=") and tdigest (it has none)

@@ -3,6 +3,11 @@
  * Everything create_flow does happens in the caller's transaction, so a failure
  * leaves no flow, trigger, sink or worker behind; workers are started and stopped
  * only when that transaction commits.
+ *
+ * On a hot standby each of them fails at once (after its arguments are checked),
+ * as PostgreSQL's own commands do there: PreventCommandDuringRecovery, SQLSTATE
+ * 25006, "cannot execute flush_flow() during recovery". The catalog cannot change
+ * there, and no worker can start before the promotion.
  */
 #include "flownode.h"
 
@@ -35,6 +40,7 @@
 #include "nodes/makefuncs.h"
 #include "pgtime.h"
 #include "storage/lmgr.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -101,6 +107,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	int nest;
 	int64 flow_id;
 
+	PreventCommandDuringRecovery("create_flow()");
 	if (if_not_exists && or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
@@ -203,6 +210,7 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
 	TaskConfig *cfg;
 
+	PreventCommandDuringRecovery("drop_flow()");
 	(void)fn_catalog_relid(false);
 	cfg = fn_load_task_config_by_name(flow_name, true);
 	if (cfg == NULL) {
@@ -290,7 +298,7 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerR
 		if (done) {
 			windows = kind == REQUEST_FLUSH ? slot->flush_windows : slot->repair_windows;
 			failed = kind == REQUEST_FLUSH ? slot->flush_failed : slot->repair_failed;
-			strlcpy(error, slot->last_error, sizeof(error));
+			strlcpy(error, kind == REQUEST_FLUSH ? slot->flush_error : slot->repair_error, sizeof(error));
 		}
 		LWLockRelease(fn_slot_lock(slot));
 		if (done)
@@ -340,6 +348,8 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerR
 static TaskConfig *requested_flow(FunctionCallInfo fcinfo, Oid *catalog, const char *call) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 	TaskConfig *cfg;
+
+	PreventCommandDuringRecovery(psprintf("%s_flow()", call));
 
 	*catalog = fn_catalog_relid(false);
 	fn_check_preloaded();

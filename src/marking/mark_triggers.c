@@ -18,6 +18,7 @@
 #include "marking/mark_triggers.h"
 
 #include "catalog/pg_type.h"
+#include "access/xlog.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -209,13 +210,18 @@ static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, 
  *
  * The function is callable by anyone (a WHEN clause runs with the writer's
  * EXECUTE privilege), so it marks only for a role that may write the table: a
- * direct call by someone else changes nothing.
+ * direct call by someone else changes nothing. Nor does any call on a hot standby,
+ * where no one writes (and a mark could not be recorded): checked before a role is
+ * cached as allowed, which never happens during recovery, so the row path pays
+ * nothing for it.
  */
 static bool may_mark(SourceEntry *e) {
 	Oid user = GetUserId();
 
 	if (user == e->writer_checked)
 		return true;
+	if (RecoveryInProgress())
+		return false;
 	if (pg_class_aclcheck(e->relid, user, ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK &&
 	    pg_attribute_aclcheck_all(e->relid, user, ACL_INSERT | ACL_UPDATE, ACLMASK_ANY) != ACLCHECK_OK)
 		return false;

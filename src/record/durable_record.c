@@ -185,38 +185,56 @@ void fn_pending_close(PendingWriter *w) {
 }
 
 /*
- * Adds the flow's recorded windows to its slot (dirty and durable sets). Called by
- * the flow's worker at start, inside a transaction. Adding is idempotent, so
- * windows already in shared memory are harmless.
+ * The flow's recorded windows, merged and sorted (a backlog of many small
+ * transactions becomes few ranges), allocated in the caller's memory context.
+ * Read as the catalog's owner: the caller may be a role that cannot read the
+ * table (the flows view on a standby). Needs a transaction and a snapshot.
  */
-void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
+FnTimeRange *fn_record_read(int64 flow_id, uint32 *n) {
 	SpiAs scope;
 	Oid argtypes[1] = {INT8OID};
 	Datum args[1] = {Int64GetDatum(flow_id)};
+	FnTimeRange *ranges;
 
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	/* merged first: a backlog of many small transactions becomes few ranges */
 	if (SPI_execute_with_args(
 	        "SELECT pg_catalog.lower(r), pg_catalog.upper(r) FROM pg_catalog.unnest("
 	        "(SELECT pg_catalog.range_agg(x) FROM flownode.pending p, pg_catalog.unnest(p.ranges) x"
 	        " WHERE p.flow_id = $1)) r",
 	        1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "flownode: reading flownode.pending failed");
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	ranges = SPI_palloc(sizeof(FnTimeRange) * Max(SPI_processed, 1));
+	*n = 0;
 	for (uint64 i = 0; i < SPI_processed; i++) {
 		bool n1, n2;
 		FnTimeRange r;
 
 		r.start = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &n1));
 		r.end = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &n2));
-		if (n1 || n2)
-			continue;
-		fn_dirty_add(fn_slot_dirty_set(slot), r);
-		fn_durable_add(fn_slot_durable_set(slot), r);
+		if (!n1 && !n2)
+			ranges[(*n)++] = r;
+	}
+	fn_spi_end(&scope);
+	return ranges;
+}
+
+/*
+ * Adds the flow's recorded windows to its slot (dirty and durable sets). Called by
+ * the flow's worker at start, inside a transaction. Adding is idempotent, so
+ * windows already in shared memory are harmless.
+ */
+void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
+	uint32 n;
+	FnTimeRange *ranges = fn_record_read(flow_id, &n);
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	for (uint32 i = 0; i < n; i++) {
+		fn_dirty_add(fn_slot_dirty_set(slot), ranges[i]);
+		fn_durable_add(fn_slot_durable_set(slot), ranges[i]);
 		slot->removals = true; /* what wrote it is unknown now */
 	}
 	LWLockRelease(fn_slot_lock(slot));
-	fn_spi_end(&scope);
+	pfree(ranges);
 }
 
 /* The flow's rows go with the flow (drop_flow, or its table dropped). */

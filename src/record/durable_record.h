@@ -21,6 +21,8 @@ extern PendingWriter *fn_pending_open(void);
 extern void fn_pending_write(PendingWriter *w, int64 flow_id, const FnTimeRange *ranges, uint32 n);
 extern void fn_pending_close(PendingWriter *w);
 
+/* The flow's recorded windows, merged and sorted, read as the catalog's owner. */
+extern FnTimeRange *fn_record_read(int64 flow_id, uint32 *n);
 /* The flow's recorded windows into its slot's dirty and durable sets (worker start). */
 extern void fn_reload_pending(int64 flow_id, FlowSlot *slot);
 /* Removes refreshed (and expired) windows, in the refresh's snapshot (under SPI). */

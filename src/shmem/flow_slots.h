@@ -51,7 +51,10 @@ typedef struct FlowSlot {
 	uint64 flush_completed;
 	int64 flush_windows;
 	bool flush_failed;
-	ConditionVariable flush_cv; /* both handshakes' answers */
+	char flush_error[FN_ERROR_LEN]; /* why the last flush served failed: the failure it stopped at, kept
+	                                 * apart from last_failure, which a later refresh may overwrite
+	                                 * before the caller reads it */
+	ConditionVariable flush_cv;     /* both handshakes' answers */
 
 	/* refresh_flow handshake, the same way: the range is the hull of every request
 	 * not served yet */
@@ -60,16 +63,19 @@ typedef struct FlowSlot {
 	FnTimeRange repair_range;
 	int64 repair_windows;
 	bool repair_failed;
+	char repair_error[FN_ERROR_LEN];
 
 	/* status for the flows view */
 	TimestampTz last_run_at;
 	int64 last_run_usec;
 	int64 runs;
 	int64 failures;
-	int32 consecutive_failures;
+	int32 consecutive_failures; /* failed refreshes since the last success: > 0 means failing now */
 	int64 rows_written;
-	TimestampTz last_error_at;
-	char last_error[FN_ERROR_LEN];
+	/* the most recent failed refresh, kept after the flow heals; it is the current
+	 * error (the view's last_error) only while consecutive_failures > 0 */
+	TimestampTz last_failure_at;
+	char last_failure[FN_ERROR_LEN];
 
 	/* DirtyTimeWindows: sorted, non-overlapping [start, end) ranges; then, in the
 	 * same array, the durable set (ranges known to be in flownode.pending) */

@@ -103,11 +103,13 @@ static void record_success(TimestampTz start, int64 rows) {
 	slot->rows_written += rows;
 	slot->last_run_at = GetCurrentTimestamp();
 	slot->last_run_usec = slot->last_run_at - start;
-	slot->consecutive_failures = 0;
+	slot->consecutive_failures = 0; /* healed: last_failure is history now, not the current error */
 	slot->state = FLOW_ACTIVE;
 	LWLockRelease(fn_slot_lock(slot));
 }
 
+/* The flow is failing from now until a refresh succeeds (record_success resets
+ * consecutive_failures); the failure itself stays in the slot after that. */
 static void record_failure(ErrorData *edata) {
 	FlowSlot *slot = task.slot;
 
@@ -115,8 +117,8 @@ static void record_failure(ErrorData *edata) {
 	slot->failures++;
 	slot->consecutive_failures++;
 	slot->state = FLOW_FAILING;
-	slot->last_error_at = GetCurrentTimestamp();
-	strlcpy(slot->last_error, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
+	slot->last_failure_at = GetCurrentTimestamp();
+	strlcpy(slot->last_failure, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
 	LWLockRelease(fn_slot_lock(slot));
 }
 
@@ -300,6 +302,8 @@ static void serve_flush(void) {
 		slot->flush_completed = serving;
 		slot->flush_windows = windows;
 		slot->flush_failed = !ok;
+		/* the flush stopped at the failure run_refresh has just recorded */
+		strlcpy(slot->flush_error, ok ? "" : slot->last_failure, FN_ERROR_LEN);
 	}
 	LWLockRelease(fn_slot_lock(slot));
 	ConditionVariableBroadcast(&slot->flush_cv);
@@ -409,6 +413,7 @@ static void serve_repair(void) {
 		slot->repair_completed = serving;
 		slot->repair_windows = windows;
 		slot->repair_failed = !ok;
+		strlcpy(slot->repair_error, ok ? "" : slot->last_failure, FN_ERROR_LEN);
 	}
 	LWLockRelease(fn_slot_lock(slot));
 	ConditionVariableBroadcast(&slot->flush_cv);

@@ -39,6 +39,9 @@ ok(fn_poll($node, 'postgres',
 my $t_first = time();
 like(fn_flow_field($node, 'postgres', 'fbad', 'last_error'), qr/division by zero/,
 	'last_error names the cause');
+is(fn_try($node, 'postgres', q{SELECT last_error_at IS NOT NULL, last_failure = last_error,
+  last_failure_at = last_error_at FROM flownode.flows WHERE flow_name = 'fbad'}), 't|t|t',
+	'while failing, last_failure and last_failure_at are the current error and its time');
 cmp_ok(fn_flow_field($node, 'postgres', 'fbad', 'failures'), '>', 0, 'failures counted');
 cmp_ok(fn_flow_field($node, 'postgres', 'fbad', 'dirty_windows'), '>', 0,
 	'failed windows were put back (still dirty)');
@@ -82,6 +85,18 @@ $node->safe_psql('postgres', 'DELETE FROM bad WHERE v = 0');
 ok(fn_poll($node, 'postgres',
 	"SELECT state FROM flownode.flows WHERE flow_name = 'fbad'", 'active', 60),
 	'fbad heals by itself once the bad row is gone');
+# Healed: the error is no longer current, but the last failure stays visible.
+is(fn_try($node, 'postgres', q{SELECT last_error IS NULL, last_error_at IS NULL, consecutive_failures
+  FROM flownode.flows WHERE flow_name = 'fbad'}), 't|t|0',
+	'a healed flow shows no current error (last_error, last_error_at NULL)');
+like(fn_try($node, 'postgres', q{SELECT last_failure FROM flownode.flows WHERE flow_name = 'fbad'}) // '',
+	qr/division by zero/, 'a healed flow keeps its last failure in last_failure');
+is(fn_try($node, 'postgres', q{SELECT last_failure_at BETWEEN now() - interval '5 minutes' AND now()
+  AND last_failure_at < last_run_at FROM flownode.flows WHERE flow_name = 'fbad'}), 't',
+	'and when it happened, before the healing run, in last_failure_at');
+is(fn_try($node, 'postgres', q{SELECT last_error IS NULL AND last_failure IS NULL AND last_failure_at IS NULL
+  FROM flownode.flows WHERE flow_name = 'fgood'}), 't',
+	'a flow that never failed has no last_failure');
 ok(fn_poll($node, 'postgres',
 	"SELECT (SELECT count(*) FROM (TABLE sink_bad EXCEPT ALL ($bad_q)) a)"
 	  . " + (SELECT count(*) FROM (($bad_q) EXCEPT ALL TABLE sink_bad) b) = 0", 't', 30),
