@@ -9,6 +9,11 @@
  * - DISABLE TRIGGER [ALL] stops marking: PostgreSQL then bypasses the triggers, and
  *   nothing can mark what is written meanwhile. The writer is told (a WARNING naming
  *   the flows and the repair, refresh_flow), and flows.marking_enabled shows it.
+ * - A flow follows its tables the way a view does: the stored query names them, so a
+ *   rename of a table, of one of its columns or of a schema, or a table moved to
+ *   another schema, rewrites the stored query of every flow it touches. Each is
+ *   analysed before the command (names to OIDs, while the old names still hold) and
+ *   deparsed after it (OIDs to the new names), in the command's transaction.
  */
 #include "flownode.h"
 
@@ -20,8 +25,13 @@
 #include "nodes/parsenodes.h"
 #include "registry/flow_registry.h"
 #include "tcop/utility.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "worker/launcher.h"
+#include "query/flow_query.h"
+#include "query/query_rewrite.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
 
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static bool preloaded_hooks = false;
@@ -90,19 +100,130 @@ static void after_trigger_commands(AlterTableStmt *stmt) {
 	             "meanwhile with flownode.refresh_flow(flow_name, from, to).")));
 }
 
+/* A flow whose stored query a rename may rewrite, analysed before it. */
+typedef struct Renamed {
+	TaskConfig *cfg;
+	Query *query;          /* analysed: refers to tables and columns by OID */
+	char *old_time_column; /* the time column's name before */
+} Renamed;
+
+/* Whether the command renames or moves something a flow's query may name. */
+static bool renames(Node *stmt) {
+	if (IsA(stmt, RenameStmt)) {
+		RenameStmt *r = (RenameStmt *)stmt;
+
+		return r->renameType == OBJECT_TABLE || r->renameType == OBJECT_SCHEMA ||
+		       (r->renameType == OBJECT_COLUMN && r->relationType == OBJECT_TABLE);
+	}
+	if (IsA(stmt, AlterObjectSchemaStmt))
+		return ((AlterObjectSchemaStmt *)stmt)->objectType == OBJECT_TABLE;
+	return false;
+}
+
+/* The stored query analysed, or NULL when it does not analyse (a flow already broken
+ * stays broken: its refreshes say why); the error is swallowed in a subtransaction. */
+static Query *analyse_or_null(TaskConfig *cfg) {
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	Query *volatile q = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		int nest = fn_pin_deparse_settings(cfg->timezone);
+
+		q = fn_analyze_flow_query(cfg->query, cfg->timezone)->query;
+		fn_unpin_settings(nest);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		q = NULL;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return q;
+}
+
+/* Before a rename: the flows it may touch, analysed while the old names hold. A
+ * schema or column rename may touch any flow of the database: there are few. */
+static List *before_rename(void) {
+	List *flows;
+	List *out = NIL;
+	ListCell *lc;
+
+	if (!OidIsValid(fn_catalog_relid(true)))
+		return NIL;
+	flows = fn_load_all_flows();
+	foreach (lc, flows) {
+		Renamed *r = palloc(sizeof(Renamed));
+
+		r->cfg = lfirst(lc);
+		r->query = analyse_or_null(r->cfg);
+		r->old_time_column =
+		    r->cfg->time_attnum > 0 ? get_attname(r->cfg->source_relid, r->cfg->time_attnum, true) : NULL;
+		if (r->query != NULL)
+			out = lappend(out, r);
+	}
+	return out;
+}
+
+/* After it: each query deparsed with the new names, stored where it changed. */
+static void after_rename(List *renamed) {
+	ListCell *lc;
+
+	if (renamed == NIL)
+		return;
+	CommandCounterIncrement(); /* the new names */
+	foreach (lc, renamed) {
+		Renamed *r = lfirst(lc);
+		int nest = fn_pin_deparse_settings(r->cfg->timezone);
+		char *text = fn_deparse_query(r->query);
+		FlowQuery *fq;
+
+		if (strcmp(text, r->cfg->query) == 0) {
+			fn_unpin_settings(nest);
+			continue;
+		}
+		/* the new text must analyse to the same query: checked as create_flow does */
+		fq = fn_analyze_flow_query(text, r->cfg->timezone);
+		fn_unpin_settings(nest);
+		{
+			/* a renamed time column shows under its new name */
+			bool windowed = fq->window.kind != FN_WINDOW_NONE;
+			bool column_renamed =
+			    windowed && r->old_time_column != NULL && strcmp(fq->time_column, r->old_time_column) != 0;
+
+			fn_registry_update_query(r->cfg->flow_id, text, windowed ? fq->time_column : NULL,
+			                         column_renamed ? fq->window_text : NULL);
+		}
+		CacheInvalidateRelcacheByRelid(r->cfg->source_relid); /* workers and writers read it again */
+	}
+}
+
 static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
                             DestReceiver *dest, QueryCompletion *qc) {
 	Node *stmt = pstmt->utilityStmt;
 
+	List *renamed = NIL;
+
 	if (preloaded_hooks && IsA(stmt, DropdbStmt))
 		fn_before_drop_database(((DropdbStmt *)stmt)->dbname);
+	if (renames(stmt) && IsTransactionState())
+		renamed = before_rename();
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	if (IsA(stmt, AlterTableStmt) && IsTransactionState())
 		after_trigger_commands((AlterTableStmt *)stmt);
+	after_rename(renamed);
 }
 
 /* Stopping workers before DROP DATABASE needs shared memory (preloaded). */

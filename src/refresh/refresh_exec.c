@@ -15,6 +15,7 @@
 #include "query/query_rewrite.h"
 #include "record/durable_record.h"
 #include "refresh/refresh_sql.h"
+#include "registry/sink_table.h"
 #include "storage/lmgr.h"
 #include "pgutil/pg_util.h"
 #include "utils/builtins.h"
@@ -85,9 +86,34 @@ static void plans_for(TaskConfig *cfg) {
 	plans.sink_relid = cfg->sink_relid;
 }
 
-/* The flow's analysed query and sink name, for statements about to be built. */
+/* Every statement kept for the flow goes: built from an analysis that no longer
+ * holds, the plan cache would re-analyse its text, with the types of now. */
+static void free_plans(void) {
+	SPIPlanPtr *all[] = {&plans.refresh[0][0], &plans.upsert[0][0], &plans.probe[0], &plans.fill[0]};
+	int counts[] = {2 * PLAN_SLOTS, 2 * PLAN_SLOTS, PLAN_SLOTS, PLAN_SLOTS};
+
+	for (size_t k = 0; k < lengthof(all); k++)
+		for (int i = 0; i < counts[k]; i++)
+			if (all[k][i] != NULL) {
+				SPI_freeplan(all[k][i]);
+				all[k][i] = NULL;
+			}
+	plans.upsert_refused = false;
+}
+
+/*
+ * The flow's analysed query and sink name, for statements about to be built; called
+ * as the flow's owner, under the pinned settings. After a change to the source or
+ * sink (the relcache says so) the query is read from the catalog again (a rename
+ * rewrote it there: utility_hook.c), analysed again and checked against the sink as
+ * create_flow checked it, so a type that drifted makes the refresh fail naming the
+ * column and both types, until the sink or the flow is fixed; and every statement
+ * built before is dropped. Until the check passes the query stays stale.
+ */
 static FlowQuery *analysed_query(TaskConfig *cfg) {
 	static bool registered = false;
+	TaskConfig *now;
+	FlowQuery *fq;
 	MemoryContext old;
 
 	plans_for(cfg);
@@ -99,11 +125,16 @@ static FlowQuery *analysed_query(TaskConfig *cfg) {
 		return plans.fq;
 	if (plans.cxt == NULL)
 		plans.cxt = AllocSetContextCreate(TopMemoryContext, "flownode refresh", ALLOCSET_SMALL_SIZES);
+	free_plans();
 	MemoryContextReset(plans.cxt);
-	plans.stale = false;
+	plans.fq = NULL;
+	plans.stale = false; /* an invalidation from here on is seen at the next call */
 	old = MemoryContextSwitchTo(plans.cxt);
-	plans.fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+	now = fn_load_task_config(cfg->flow_id, false);
+	fq = fn_analyze_flow_query(now->query, now->timezone);
+	fn_check_sink(cfg->sink_relid, fq);
 	plans.sink = fn_qualified_relname(cfg->sink_relid);
+	plans.fq = fq;
 	MemoryContextSwitchTo(old);
 	return plans.fq;
 }
@@ -190,6 +221,10 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	if (slot >= PLAN_SLOTS)
 		elog(ERROR, "flownode: too many ranges in one refresh (%d)", nranges);
 	plans_for(cfg);
+	/* the source or sink changed since the statements were built: drop them, read the
+	 * query again and check it against the sink, before any of them runs */
+	if (plans.stale || plans.fq == NULL)
+		(void)analysed_query(cfg);
 	values = palloc0(sizeof(Datum) * 2 * k);
 	types = palloc(sizeof(Oid) * 2 * k);
 	for (int i = 0; i < 2 * k; i++)
@@ -328,9 +363,9 @@ FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
 	if (cfg->window.kind == FN_WINDOW_NONE)
 		return hull;
 	nest = fn_pin_deparse_settings(cfg->timezone);
-	fq = analysed_query(cfg);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	fq = analysed_query(cfg);
 	have_src = column_extent(fn_qualified_relname(cfg->source_relid), quote_identifier(fq->time_column),
 	                         coltype, within, &src);
 	have_sink = column_extent(plans.sink, quote_identifier(list_nth(fq->out_names, fq->window_position)),

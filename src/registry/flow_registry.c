@@ -263,6 +263,23 @@ void fn_registry_delete_flow(int64 flow_id) {
 	             NULL);
 }
 
+void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,
+                              const char *window_text) {
+	Oid types[4] = {INT8OID, TEXTOID, NAMEOID, TEXTOID};
+	Datum values[4];
+	char nulls[5] = "    ";
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = CStringGetTextDatum(query);
+	values[2] = time_column ? DirectFunctionCall1(namein, CStringGetDatum(time_column)) : (nulls[2] = 'n', 0);
+	values[3] = window_text ? CStringGetTextDatum(window_text) : (nulls[3] = 'n', 0);
+	catalog_exec(
+	    "UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	    " SET query = $2, time_column = COALESCE($3, time_column), window_expr = COALESCE($4, window_expr)"
+	    " WHERE flow_id = $1",
+	    4, types, values, nulls);
+}
+
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	FlowQuery *fq = def->fq;
 	Oid types[19] = {TEXTOID, OIDOID,      OIDOID,      OIDOID,      NAMEOID, INT2OID, TEXTOID,

@@ -68,6 +68,10 @@ extern List *fn_load_all_flows(void);                   /* List of TaskConfig * 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);
 extern void fn_registry_delete_flow(int64 flow_id);
+/* The stored query (and the names shown for its time column and window) after a
+ * rename: see lifecycle/utility_hook.c. */
+extern void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,
+                                     const char *window_text);
 extern bool fn_registry_is_sink(Oid relid);
 
 /*
