@@ -51,6 +51,8 @@ SELECT flownode.create_flow('f', 'bad_sink',
   $$SELECT date_trunc('day', d) AS w, count(*) AS n FROM m GROUP BY 1$$);
 SELECT flownode.create_flow('f', 'bad_sink',
   $$SELECT date_bin('1 month', ts, timestamptz '2000-01-01') AS w, count(*) AS n FROM m GROUP BY 1$$);
+SELECT flownode.create_flow('x', 'x_sink',
+  $$SELECT date_bin('200000000 days', ts, timestamptz '2000-01-01') AS w, count(*) AS n FROM m GROUP BY 1$$);
 SELECT flownode.create_flow('f', 'bad_sink',
   $$SELECT date_trunc('fortnight', ts) AS w, count(*) AS n FROM m GROUP BY 1$$);
 SELECT flownode.create_flow('f', 'bad_sink',

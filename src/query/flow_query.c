@@ -5,6 +5,8 @@
  */
 #include "flownode.h"
 
+#include "common/int.h"
+
 #include "query/flow_query.h"
 
 #include "query/determinism.h"
@@ -116,9 +118,19 @@ static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			                errmsg("invalid flow query: date_bin stride must not contain months or years"),
 			                errhint("Use date_trunc('month', ...) for calendar months.")));
-		if (stride->time + (int64)stride->day * USECS_PER_DAY <= 0 || stride->time < 0 || stride->day < 0)
+		if (stride->time < 0 || stride->day < 0 || (stride->time == 0 && stride->day == 0))
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("invalid flow query: date_bin stride must be positive")));
+		{
+			int64 usec;
+
+			/* as date_bin itself: a stride must fit in microseconds */
+			if (pg_mul_s64_overflow((int64)stride->day, USECS_PER_DAY, &usec) ||
+			    pg_add_s64_overflow(usec, stride->time, &usec))
+				ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				                errmsg("invalid flow query: date_bin stride is out of range"),
+				                errhint("A stride must be shorter than about 292,000 years.")));
+		}
 		spec->kind = FN_WINDOW_DATE_BIN;
 		spec->stride_time = stride->time;
 		spec->stride_day = stride->day;
