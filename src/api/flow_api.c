@@ -88,6 +88,21 @@ static void check_owner(TaskConfig *cfg) {
 		                errmsg("must be owner of flow \"%s\"", cfg->flow_name)));
 }
 
+/*
+ * Without an index leading with the time column a refresh cannot find the rows of
+ * its windows: it reads the whole source (once, for every dirty window at a time).
+ * Not an error: a small table needs no index. The NOTICE gives the command.
+ */
+static void notice_missing_time_index(Oid source_relid, const FlowQuery *fq) {
+	if (fq->window.kind == FN_WINDOW_NONE || fn_btree_index_leads_with(source_relid, fq->time_attnum))
+		return;
+	ereport(NOTICE, (errmsg("source table \"%s\" has no index on its time column \"%s\"",
+	                        get_rel_name(source_relid), fq->time_column),
+	                 errdetail("A refresh then reads the whole table to find the rows of its windows."),
+	                 errhint("CREATE INDEX ON %s (%s);", fn_qualified_relname(source_relid),
+	                         quote_identifier(fq->time_column))));
+}
+
 Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 	char *sink_name = fn_text_arg(fcinfo, 1, "sink_table");
@@ -202,6 +217,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 
 	/* fill the sink from what the source holds now */
 	(void)fn_refresh_fill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+	notice_missing_time_index(source_relid, fq);
 	PG_RETURN_INT64(flow_id);
 }
 

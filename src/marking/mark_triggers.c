@@ -100,10 +100,11 @@ static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	/* only the header is zeroed: the stage past `staged` and the ranges past `count`
 	 * are never read */
-	lm =
-	    palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * (fn_local_ranges_per_flow + LOCAL_STAGE));
+	lm = palloc(sizeof(LocalMarks));
 	memset(lm, 0, offsetof(LocalMarks, stage));
-	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
+	lm->limit = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
+	lm->capacity = Min(lm->limit, LOCAL_FIRST_RANGES);
+	lm->ranges = palloc(sizeof(FnTimeRange) * (lm->capacity + LOCAL_STAGE));
 	lm->relid = e->relid;
 	lm->time_attnum = g->leader->time_attnum;
 	lm->leader_id = g->leader->flow_id;
@@ -146,11 +147,43 @@ void fn_marks_flush_stage(LocalMarks *lm) {
 	lm->staged = 0;
 }
 
+/*
+ * Most transactions touch a few windows, so a set starts small; one that writes rows
+ * scattered over many windows (late data, a backfill) doubles it as it fills, up to
+ * its limit, before anything coalesces: a coalesced set makes the refresh recompute
+ * every window between the ones written (1,000 late rows over 2M rows: 250,000
+ * windows with 256 ranges, 1,000 with 4,096).
+ */
+static void grow_marks(LocalMarks *lm, uint32 need, bool may_fail) {
+	uint32 capacity;
+	FnTimeRange *ranges;
+
+	/* a set that fills up coalesces (fn_dirty_merge_stage makes room at once): grow
+	 * before it would be full */
+	if (need < lm->capacity || lm->capacity >= lm->limit)
+		return;
+	capacity = Min(Max(lm->capacity * 2, need + 1), lm->limit);
+	/* out of memory: where nothing may fail the set stays as it is and coalesces */
+	ranges = MemoryContextAllocExtended(TopTransactionContext, sizeof(FnTimeRange) * (capacity + LOCAL_STAGE),
+	                                    may_fail ? 0 : MCXT_ALLOC_NO_OOM);
+	if (ranges == NULL)
+		return;
+	memcpy(ranges, lm->ranges, sizeof(FnTimeRange) * lm->count);
+	pfree(lm->ranges);
+	lm->ranges = ranges;
+	lm->capacity = capacity;
+}
+
+void fn_marks_grow_and_flush(LocalMarks *lm) {
+	grow_marks(lm, lm->count + lm->staged, true);
+	fn_marks_flush_stage(lm);
+}
+
 static pg_attribute_always_inline void stage_range(LocalMarks *lm, FnTimeRange r) {
 	lm->stage[lm->staged++] = r;
 	lm->last = r;
 	if (lm->staged == LOCAL_STAGE)
-		fn_marks_flush_stage(lm);
+		fn_marks_grow_and_flush(lm);
 }
 
 /* r: a window in no range of the set, in the gap before ranges[pos]. A window next
@@ -390,6 +423,7 @@ void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransacti
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				if (lm->member_ids)
 					pfree(lm->member_ids);
+				pfree(lm->ranges);
 				pfree(lm);
 				marks_epoch++;
 			}
@@ -416,12 +450,16 @@ void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransacti
 			else {
 				fn_marks_flush_stage(child);
 				fn_marks_flush_stage(parent);
+				/* a transaction of many subtransactions (a PL/pgSQL block with an
+				 * EXCEPTION clause per row) grows its set here, as one would */
+				grow_marks(parent, parent->count + child->count, false);
 				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
 				parent->last.start = parent->last.end = 0;
 				parent->removes |= child->removes;
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				if (child->member_ids)
 					pfree(child->member_ids);
+				pfree(child->ranges);
 				pfree(child);
 				marks_epoch++;
 			}

@@ -30,4 +30,12 @@ extern int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nran
  * flow's owner. */
 extern FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within);
 
+/* Which dirty ranges (sorted, oldest first) the next refresh takes: those whose
+ * source rows fit max_rows, probed through the time column's index (the cost of a
+ * range follows its rows, not its windows); everything when the source has no such
+ * index (one statement then reads it once) or the flow no window (w NULL). In the
+ * current transaction, as the owner. */
+extern uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n,
+                              uint64 max_rows, FnTimeRange *out, uint64 *windows, bool *backlog_remains);
+
 #endif

@@ -3,8 +3,8 @@
  * (docs/internals.md §6).
  *
  * Loop (start_executing_loop): sleep until the next evaluation (eval_interval, or
- * adaptive), take at most flownode.max_windows_per_refresh dirty windows oldest
- * first, run the refresh in its own transaction, drop the taken windows on success
+ * adaptive), take the oldest dirty windows whose source rows fit the budget (at most
+ * flownode.max_rows_per_refresh), run the refresh in its own transaction, drop the taken windows on success
  * or put them back on failure. A backlog runs again at once. flush_flow requests
  * are served between cycles: everything dirty at that moment is refreshed.
  */
@@ -58,7 +58,7 @@ typedef struct TaskRun {
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
 	bool backlog_removals; /* slot->removals, for the backlog a flush took */
-	uint64 budget;         /* windows the next refresh may take (next_window_budget) */
+	uint64 budget;         /* source rows the next refresh may take (next_row_budget) */
 	bool flow_gone;        /* a refresh found the flow dropped, holding the flow's lock */
 	int timeout_ms;        /* the owner's statement_timeout, or flownode.statement_timeout */
 } TaskRun;
@@ -199,12 +199,10 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 
 		if (n > 0) {
 			worked = true;
-			if (task.window == NULL) {
-				memcpy(task.chunk, task.buf, sizeof(FnTimeRange) * n);
-				task.nchunk = n;
-			} else
-				task.nchunk = fn_plan_take(task.window, task.buf, n, task.budget, task.chunk, &windows,
-				                           backlog_remains);
+			/* a lowered flownode.max_rows_per_refresh applies at once */
+			task.nchunk = fn_refresh_take(task.cfg, task.window, task.buf, n,
+			                              Min(task.budget, (uint64)fn_max_rows_per_refresh), task.chunk,
+			                              &windows, backlog_remains);
 
 			/* take them: from here on they are ours until commit or put back; and they
 			 * are no longer known as durably recorded, since this refresh removes them
@@ -261,8 +259,8 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	MemoryContextSwitchTo(oldcxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	if (worked) /* an idle evaluation says nothing about how big a refresh may be */
-		task.budget = fn_next_window_budget(task.budget, (uint64)fn_max_windows_per_refresh,
-		                                    GetCurrentTimestamp() - start, !ok);
+		task.budget = fn_next_row_budget(task.budget, (uint64)fn_max_rows_per_refresh,
+		                                 GetCurrentTimestamp() - start, !ok);
 
 	if (ok)
 		record_success(start, rows);
@@ -550,7 +548,7 @@ void flownode_flow_main(Datum arg) {
 	fn_reload_pending(flow_id, task.slot);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-	task.budget = fn_next_window_budget(0, (uint64)fn_max_windows_per_refresh, 0, false);
+	task.budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
 	load_statement_timeout();
 	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
 	/* A refresh need not wait for its WAL flush: if a crash loses its commit, it
