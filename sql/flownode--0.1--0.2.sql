@@ -76,10 +76,12 @@ SELECT f.flow_id,
        s.worker_pid,
        s.last_failure,
        s.last_failure_at,
-       -- every marking trigger of the source fires, in every replication role
+       -- every marking trigger of the source (and of its partitions) fires, in
+       -- every replication role
        (SELECT pg_catalog.count(*) > 0 AND pg_catalog.bool_and(t.tgenabled = 'A')
           FROM pg_catalog.pg_trigger t
-         WHERE t.tgrelid = f.source_table
+         WHERE (t.tgrelid = f.source_table
+                OR t.tgrelid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
            AND t.tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
                             'flownode.mark_dirty()'::pg_catalog.regprocedure,
                             'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled

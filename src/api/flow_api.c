@@ -29,6 +29,7 @@
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -202,8 +203,9 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	def.window_text = fq->window_text;
 	flow_id = fn_registry_insert_flow(&def);
 
-	fn_install_source_triggers(source_relid, fq->window.kind != FN_WINDOW_NONE ? fq->time_attnum : 0);
+	/* the triggers, on every partition too (which locks them against writes) */
 	CommandCounterIncrement();
+	fn_sync_marking_triggers(source_relid);
 
 	/* claim the flow's shared memory now, so flownode.max_flows fails here */
 	{
@@ -248,7 +250,18 @@ static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 	bool conflict = false;
 
 	if (src) {
-		conflict |= CheckRelationLockedByMe(src, AccessExclusiveLock, false);
+		/* a partition truncated, detached or dropped in this transaction too */
+		List *tree = src->rd_rel->relkind == RELKIND_PARTITIONED_TABLE
+		                 ? find_all_inheritors(cfg->source_relid, NoLock, NULL)
+		                 : list_make1_oid(cfg->source_relid);
+		ListCell *lc;
+
+		foreach (lc, tree) {
+			LOCKTAG tag;
+
+			SET_LOCKTAG_RELATION(tag, MyDatabaseId, lfirst_oid(lc));
+			conflict |= LockHeldByMe(&tag, AccessExclusiveLock);
+		}
 		relation_close(src, NoLock);
 	}
 	if (sink) {

@@ -67,4 +67,21 @@ extern void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTr
 /* Whether the transaction marked anything (it cannot be PREPAREd then). */
 extern bool fn_marks_pending(void);
 
+/*
+ * Marks, for the flows whose source is flows_relid or a table above it, the windows
+ * of the rows rows_relid (and its partitions) holds: rows that join those sources
+ * (ATTACH PARTITION) or leave them (DETACH, DROP or TRUNCATE of a partition:
+ * `removes`, groups may vanish). Windows frozen by expire_after are left alone.
+ */
+extern void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes);
+
+/* Marks, for the flows over relid, every window from the first to the last that
+ * their sinks or relid's rows hold: after a partition of relid went unread. */
+extern void fn_mark_all_windows(Oid relid);
+
+/* Around a TRUNCATE statement: the tables it truncates (its partitions mark their
+ * rows only for tables above them that it leaves alone). */
+extern void fn_truncate_begin(List *relids);
+extern void fn_truncate_end(void);
+
 #endif

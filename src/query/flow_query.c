@@ -241,16 +241,22 @@ FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 		QUERY_ERROR("the query must read a table, not a subquery or function", NULL);
 	if (list_length(q->rtable) != 1)
 		QUERY_ERROR("the query must read exactly one table (joins are not supported yet)", NULL);
-	if (rte->relkind != RELKIND_RELATION)
-		ereport(
-		    ERROR,
-		    (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-		     errmsg("invalid flow query: source \"%s\" is not a plain table", get_rel_name(rte->relid)),
-		     errhint("Views, foreign tables and partitioned tables are not supported as flow sources yet.")));
+	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+		        (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+		         errmsg("invalid flow query: source \"%s\" is not a table", get_rel_name(rte->relid)),
+		         errhint("Views, materialized views and foreign tables are not supported as flow sources.")));
 	if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP)
 		QUERY_ERROR("the source must not be a temporary table",
 		            "The flow's worker runs in its own session and cannot see it.");
-	if (rte->inh && has_subclass(rte->relid))
+	/* a partitioned table's rows are in its partitions, which the flow reads with it
+	 * (source_triggers.c marks them); an inheritance parent's children are not */
+	if (rte->relkind == RELKIND_PARTITIONED_TABLE && !rte->inh)
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		                errmsg("invalid flow query: FROM ONLY of partitioned table \"%s\" reads no rows",
+		                       get_rel_name(rte->relid)),
+		                errhint("Leave out ONLY: a flow over a partitioned table reads every partition.")));
+	if (rte->relkind == RELKIND_RELATION && rte->inh && has_subclass(rte->relid))
 		QUERY_ERROR("sources with inheritance children are not supported; use FROM ONLY", NULL);
 	fq->source_relid = rte->relid;
 	/* nothing whose answer can change without a write to the source: the error names

@@ -22,7 +22,9 @@
 #include "utils/syscache.h"
 #include "utils/datum.h"
 #include "utils/inval.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "utils/array.h"
 
 #define CONFIG_COLUMNS                                                                                       \
 	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
@@ -132,12 +134,21 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 /* The catalog queries, each prepared once per backend (flush_flow looks its flow up
  * on every call; parsing and planning it each time cost more than the lookup). The
  * plan cache re-plans them after DDL on the catalog, DROP/CREATE EXTENSION included. */
-typedef enum ConfigQuery { BY_ID, BY_NAME, BY_SOURCE, BY_RELATION, ALL_FLOWS, N_CONFIG_QUERIES } ConfigQuery;
+typedef enum ConfigQuery {
+	BY_ID,
+	BY_NAME,
+	BY_SOURCE,
+	BY_SOURCES,
+	BY_RELATION,
+	ALL_FLOWS,
+	N_CONFIG_QUERIES
+} ConfigQuery;
 
 static const char *const config_where[N_CONFIG_QUERIES] = {
     [BY_ID] = "WHERE flow_id = $1",
     [BY_NAME] = "WHERE flow_name = $1",
     [BY_SOURCE] = "WHERE source_table = $1 ORDER BY flow_id",
+    [BY_SOURCES] = "WHERE source_table OPERATOR(pg_catalog.=) ANY ($1) ORDER BY flow_id",
     [BY_RELATION] = "WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id",
     [ALL_FLOWS] = "ORDER BY flow_id",
 };
@@ -199,6 +210,26 @@ TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok) 
 
 List *fn_load_flows_of_source(Oid source_relid) {
 	return query_configs(BY_SOURCE, OIDOID, ObjectIdGetDatum(source_relid));
+}
+
+List *fn_load_flows_of_sources(List *relids) {
+	Datum *elems = palloc(sizeof(Datum) * Max(1, list_length(relids)));
+	int n = 0;
+	ListCell *lc;
+
+	if (relids == NIL)
+		return NIL;
+	foreach (lc, relids)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	return query_configs(BY_SOURCES, OIDARRAYOID,
+	                     PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT)));
+}
+
+/* A partition's rows are its ancestors' rows too: the flows of each of them read it. */
+List *fn_load_flows_over(Oid relid) {
+	List *above = get_rel_relispartition(relid) ? get_partition_ancestors(relid) : NIL;
+
+	return fn_load_flows_of_sources(lcons_oid(relid, above));
 }
 
 List *fn_load_flows_of_relation(Oid relid) {

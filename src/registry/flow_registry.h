@@ -62,8 +62,13 @@ extern int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, 
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
 extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
 extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
-extern List *fn_load_flows_of_relation(Oid relid);      /* flows reading or writing it */
-extern List *fn_load_all_flows(void);                   /* List of TaskConfig * */
+/* The flows whose source is one of relids. */
+extern List *fn_load_flows_of_sources(List *relids);
+/* The flows that read the table's rows: its own and those of its partition ancestors
+ * (a partition's rows are rows of every table above it). */
+extern List *fn_load_flows_over(Oid relid);
+extern List *fn_load_flows_of_relation(Oid relid); /* flows reading or writing it */
+extern List *fn_load_all_flows(void);              /* List of TaskConfig * */
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);

@@ -10,6 +10,8 @@
 
 #include "registry/sink_table.h"
 
+#include "catalog/partition.h"
+
 #include "access/genam.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -374,6 +376,10 @@ Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("sink table \"%s\" is the flow's source table", sink_name),
 			                errhint("A flow writes its results into a different table.")));
+		if (list_member_oid(get_partition_ancestors(relid), source_relid))
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			                errmsg("sink table \"%s\" is a partition of the flow's source table", sink_name),
+			                errhint("A flow writes its results into a table outside its source.")));
 		if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("sink \"%s\" must not be a temporary table", sink_name)));
