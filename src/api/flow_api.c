@@ -88,6 +88,34 @@ static void check_owner(TaskConfig *cfg) {
 		                errmsg("must be owner of flow \"%s\"", cfg->flow_name)));
 }
 
+/* A flow without windows is recomputed whole at each evaluation after a change
+ * (GreptimeDB's rule): it has no adaptive cadence, so it needs eval_interval. */
+static void window_less_needs_eval_interval(FlowQuery *fq) pg_attribute_noreturn();
+static void window_less_needs_eval_interval(FlowQuery *fq) {
+	const char *why, *hint;
+
+	switch (fq->shape) {
+	case FLOW_SHAPE_SINGLE:
+		why = "the flow query aggregates without GROUP BY";
+		hint = "Pass eval_interval => '1 minute': a flow of one row is recomputed whole at each evaluation "
+		       "after a change.";
+		break;
+	case FLOW_SHAPE_COPY:
+		why = "the flow query outputs no NOT NULL timestamp column of its source";
+		hint = "Output the rows' time (a NOT NULL timestamp column): its seconds become the flow's windows; "
+		       "or pass eval_interval => '1 minute': a flow without windows is recomputed whole at each "
+		       "evaluation after a change.";
+		break;
+	default:
+		why = "the flow query has no time window in its GROUP BY";
+		hint = "Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass eval_interval => "
+		       "'1 minute': a window-less flow is recomputed whole at each evaluation after a change.";
+		break;
+	}
+	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s, so eval_interval is required", why),
+	                errhint("%s", hint)));
+}
+
 Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 	char *sink_name = fn_text_arg(fcinfo, 1, "sink_table");
@@ -138,15 +166,14 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	fq = fn_analyze_flow_query(query, timezone);
 	source_relid = fq->source_relid;
 	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("the flow query has no time window in its GROUP BY, so eval_interval is required"),
-		         errhint("Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass "
-		                 "eval_interval => '1 minute': a window-less flow is recomputed whole at each "
-		                 "evaluation after a change.")));
+		window_less_needs_eval_interval(fq);
 	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("expire_after needs a time window in the flow query's GROUP BY")));
+		                errmsg("expire_after needs a time window in the flow query"),
+		                errhint(fq->shape == FLOW_SHAPE_COPY
+		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
+		                              "timestamp column of its source."
+		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
 
 	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)
