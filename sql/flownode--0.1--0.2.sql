@@ -2,6 +2,17 @@
 -- to what flownode--0.2.sql creates, keeping its flows, their ids and pending work.
 \echo Use "ALTER EXTENSION flownode UPDATE" to load this file. \quit
 
+-- The clock of a flow that compares its time column with now() (docs/internals.md
+-- §6): the scheduled time its sink follows. Each evaluation marks the windows whose
+-- rows' answer changed between it and its own scheduled time, then moves it, in the
+-- refresh's transaction; a worker that starts again (after a restart or a crash)
+-- marks from here.
+CREATE TABLE flownode.flow_clock (
+    flow_id      bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    evaluated_at timestamptz NOT NULL
+);
+REVOKE ALL ON flownode.flow_clock FROM PUBLIC;
+
 -- refresh_flow: the repair call
 CREATE FUNCTION flownode.refresh_flow(flow_name text, "from" timestamptz DEFAULT NULL,
                                       "to" timestamptz DEFAULT NULL)

@@ -55,6 +55,17 @@ ALTER TABLE flownode.pending ALTER COLUMN ranges SET STORAGE MAIN;
 CREATE INDEX pending_flow_idx ON flownode.pending (flow_id);
 REVOKE ALL ON flownode.pending FROM PUBLIC;
 
+-- The clock of a flow that compares its time column with now() (docs/internals.md
+-- §6): the scheduled time its sink follows. Each evaluation marks the windows whose
+-- rows' answer changed between it and its own scheduled time, then moves it, in the
+-- refresh's transaction; a worker that starts again (after a restart or a crash)
+-- marks from here.
+CREATE TABLE flownode.flow_clock (
+    flow_id      bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    evaluated_at timestamptz NOT NULL
+);
+REVOKE ALL ON flownode.flow_clock FROM PUBLIC;
+
 CREATE FUNCTION flownode.create_flow(
     flow_name text,
     sink_table text,

@@ -134,6 +134,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	FlowDefinition def;
 	int nest;
 	int64 flow_id;
+	TimestampTz clock_at;
 
 	PreventCommandDuringRecovery("create_flow()");
 	if (if_not_exists && or_replace)
@@ -167,6 +168,15 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	source_relid = fq->source_relid;
 	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
 		window_less_needs_eval_interval(fq);
+	if (fq->now_preds != NIL && eval_interval == NULL)
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		     errmsg("the flow query compares its time column with now(), so eval_interval is required"),
+		     errdetail("now() in a flow is the scheduled time of each evaluation (multiples of eval_interval "
+		               "since the Unix epoch), as in GreptimeDB."),
+		     errhint("Pass eval_interval => '1 minute': each evaluation then also refreshes the windows "
+		             "whose rows entered or left the comparison since the one before.")));
 	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("expire_after needs a time window in the flow query"),
@@ -227,8 +237,13 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	}
 	fn_on_commit_start_worker(flow_id, GetUserId());
 
-	/* fill the sink from what the source holds now */
-	(void)fn_refresh_fill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+	/* fill the sink from what the source holds now; a query comparing its time column
+	 * with now() is evaluated at this moment's scheduled time, which the flow's clock
+	 * then holds (the worker marks the windows that change from there) */
+	clock_at = fq->now_preds != NIL ? fn_scheduled_time(GetCurrentTimestamp(), eval_interval) : 0;
+	(void)fn_refresh_fill(fn_load_task_config(flow_id, false), def.fq, sink_is_new, clock_at);
+	if (fq->now_preds != NIL)
+		fn_registry_clock_set(flow_id, clock_at);
 	PG_RETURN_INT64(flow_id);
 }
 

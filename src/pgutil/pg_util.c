@@ -44,3 +44,15 @@ char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname) {
 int64 fn_interval_usec(const Interval *iv) {
 	return iv->time + (int64)iv->day * USECS_PER_DAY + (int64)iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
 }
+
+TimestampTz fn_scheduled_time(TimestampTz now, const Interval *eval_interval) {
+	const int64 unix_epoch = (int64)(UNIX_EPOCH_JDATE - POSTGRES_EPOCH_JDATE) * USECS_PER_DAY;
+	int64 step = fn_interval_usec(eval_interval);
+	int64 since, k;
+
+	if (step <= 0 || TIMESTAMP_NOT_FINITE(now))
+		return now;
+	since = now - unix_epoch; /* no overflow: both within PostgreSQL's range */
+	k = since / step - (since % step < 0 ? 1 : 0);
+	return unix_epoch + k * step;
+}

@@ -9,6 +9,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_index.h"
 #include "nodes/nodes.h"
+#include "mb/pg_wchar.h"
 #include "parser/parse_expr.h"
 #include "parser/parse_node.h"
 
@@ -476,6 +477,162 @@ static void copy_keys(FlowQuery *fq) {
 	}
 }
 
+/* The first use of the evaluation's clock in a tree, or NULL. */
+static bool find_clock_walker(Node *node, Node **found) {
+	if (node == NULL)
+		return false;
+	if (fn_is_clock_now(node)) {
+		*found = node;
+		return true;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *)node, find_clock_walker, (void *)found, 0);
+	return expression_tree_walker(node, find_clock_walker, (void *)found);
+}
+
+static Node *find_clock(Node *node) {
+	Node *found = NULL;
+
+	(void)find_clock_walker(node, &found);
+	return found;
+}
+
+static int clock_error_position(const char *sql, Node *clock) {
+	int location = fn_clock_now_location(clock);
+
+	return location < 0 ? 0 : errposition(pg_mbstrlen_with_len(sql, location) + 1);
+}
+
+/* Refuses a use of now() the flow gives no meaning to, pointing at it. */
+static void refuse_clock(const char *sql, Node *clock, const FlowQuery *fq) pg_attribute_noreturn();
+static void refuse_clock(const char *sql, Node *clock, const FlowQuery *fq) {
+	const char *detail = "A flow gives the clock one meaning: in WHERE, its time column compared with an "
+	                     "expression of now() (the scheduled time of each evaluation, with eval_interval).";
+
+	if (fq->time_column == NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		         errmsg("invalid flow query: now() can change without a write to the source"),
+		         errdetail("%s", detail),
+		         errhint("A flow without windows cannot follow the clock: filter when you read the sink."),
+		         clock_error_position(sql, clock)));
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+	                errmsg("invalid flow query: now() can change without a write to the source"),
+	                errdetail("%s", detail),
+	                errhint("Write %s > now() - interval '5 minutes' (or <, <=, >=, BETWEEN).",
+	                        quote_identifier(fq->time_column)),
+	                clock_error_position(sql, clock)));
+}
+
+/* Whether `node` compares the time column of type timestamp with a timestamptz. */
+static bool compares_local_time_with_clock(FlowQuery *fq, Node *node) {
+	ListCell *lc;
+
+	if (!IsA(node, OpExpr) || fq->time_attnum <= 0 || fq->window.with_time_zone)
+		return false;
+	foreach (lc, ((OpExpr *)node)->args) {
+		Var *var = (Var *)strip_relabel(lfirst(lc));
+
+		if (IsA(var, Var) && var->varno == fq->source_rtindex && var->varlevelsup == 0 &&
+		    var->varattno == fq->time_attnum)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A comparison `time column OP threshold`, the threshold an expression of now() and
+ * constants, OP one of <, <=, >, >= of the column type's own btree family (so the
+ * column and the threshold have one type and one order). NULL when `node` is not one.
+ */
+static NowPredicate *clock_predicate(FlowQuery *fq, Node *node) {
+	OpExpr *op;
+	Node *left, *right, *threshold;
+	Var *var;
+	bool column_left;
+	Oid family;
+	int strategy;
+	NowPredicate *pred;
+
+	if (!IsA(node, OpExpr) || list_length(((OpExpr *)node)->args) != 2)
+		return NULL;
+	op = (OpExpr *)node;
+	left = strip_relabel(linitial(op->args));
+	right = strip_relabel(lsecond(op->args));
+	column_left = IsA(left, Var);
+	var = (Var *)(column_left ? left : right);
+	threshold = column_left ? right : left;
+	if (!IsA(var, Var) || var->varno != fq->source_rtindex || var->varlevelsup != 0 ||
+	    var->varattno != fq->time_attnum || fq->time_attnum <= 0)
+		return NULL;
+	if (find_clock(threshold) == NULL || contain_var_clause(threshold) || contain_agg_clause(threshold) ||
+	    exprType(threshold) != var->vartype)
+		return NULL;
+	family = get_opclass_family(GetDefaultOpClass(var->vartype, BTREE_AM_OID));
+	strategy = get_op_opfamily_strategy(op->opno, family);
+	if (strategy == 0 || strategy == BTEqualStrategyNumber)
+		return NULL;
+	if (!column_left) /* threshold OP column: column (commuted OP) threshold */
+		strategy = BTMaxStrategyNumber + 1 - strategy;
+	pred = palloc(sizeof(NowPredicate));
+	pred->strategy = strategy;
+	pred->threshold = (Expr *)copyObject(threshold);
+	return pred;
+}
+
+/* The clock's comparisons in WHERE, under AND, OR and NOT; any other use refused. */
+static void collect_clock_predicates(FlowQuery *fq, Node *qual, const char *sql) {
+	Node *clock;
+	NowPredicate *pred;
+
+	if (qual == NULL || (clock = find_clock(qual)) == NULL)
+		return;
+	if (IsA(qual, BoolExpr)) {
+		ListCell *lc;
+
+		foreach (lc, ((BoolExpr *)qual)->args)
+			collect_clock_predicates(fq, lfirst(lc), sql);
+		return;
+	}
+	if (IsA(qual, List)) {
+		ListCell *lc;
+
+		foreach (lc, (List *)qual)
+			collect_clock_predicates(fq, lfirst(lc), sql);
+		return;
+	}
+	pred = clock_predicate(fq, qual);
+	if (pred == NULL && compares_local_time_with_clock(fq, qual))
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		     errmsg("invalid flow query: time column \"%s\" has type timestamp, and now() is a timestamptz",
+		            fq->time_column),
+		     errdetail("A flow compares its time column with the clock in the column's own type."),
+		     errhint("Compare it with LOCALTIMESTAMP (now() in the flow's time zone): %s > LOCALTIMESTAMP "
+		             "- interval '5 minutes'.",
+		             quote_identifier(fq->time_column)),
+		     clock_error_position(sql, clock)));
+	if (pred == NULL)
+		refuse_clock(sql, clock, fq);
+	fq->now_preds = lappend(fq->now_preds, pred);
+}
+
+/* Where the query uses the evaluation's clock: only in comparisons with the time
+ * column in WHERE (fq->now_preds); anywhere else it is refused. */
+static void check_clock(FlowQuery *fq, const char *sql) {
+	Query *q = fq->query;
+	Node *quals = q->jointree->quals;
+	Node *elsewhere;
+
+	q->jointree->quals = NULL;
+	elsewhere = find_clock((Node *)q);
+	q->jointree->quals = quals;
+	if (elsewhere != NULL)
+		refuse_clock(sql, elsewhere, fq);
+	collect_clock_predicates(fq, quals, sql);
+}
+
 static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dialect) {
 	FlowQuery *fq = palloc0(sizeof(FlowQuery));
 	ErrorContextCallback errcb;
@@ -609,6 +766,9 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 		grouped_keys(fq, timezone);
 	else if (fq->shape == FLOW_SHAPE_COPY)
 		copy_keys(fq);
+	error_context_stack = &errcb;
+	check_clock(fq, sql);
+	error_context_stack = errcb.previous;
 	return fq;
 }
 

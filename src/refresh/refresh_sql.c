@@ -28,6 +28,8 @@ static char *restricted_query(const FlowQuery *fq, int nranges) {
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_time_filter(q, fq->source_rtindex, fq->time_attnum,
 		                      fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, nranges);
+	if (fq->now_preds != NIL) /* the evaluation's scheduled time: the parameter after the windows */
+		q = fn_bind_clock_param(q, 2 * nranges + 1);
 	return fn_deparse_query(q);
 }
 

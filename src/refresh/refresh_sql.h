@@ -2,7 +2,9 @@
  * refresh_sql.h: the SQL of a refresh, built from the analysed flow query (a copy of
  * its tree restricted to the windows, deparsed by PostgreSQL) and the sink's name.
  * With nranges > 0 the windows are the parameters $1, $2 (first range) ... $2n-1,
- * $2n; with nranges = 0 the statement covers the whole query.
+ * $2n; with nranges = 0 the statement covers the whole query. A query that compares
+ * its time column with now() takes the evaluation's scheduled time as one more
+ * parameter, $2n+1 (a timestamptz).
  */
 #ifndef FLOWNODE_REFRESH_SQL_H
 #define FLOWNODE_REFRESH_SQL_H

@@ -255,6 +255,32 @@ bool fn_registry_is_sink(Oid relid) {
 	                    types, values, NULL) > 0;
 }
 
+bool fn_registry_clock_get(int64 flow_id, TimestampTz *at) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+	SpiAs scope;
+	bool found, isnull;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	if (SPI_execute_with_args("SELECT evaluated_at FROM " FLOWNODE_SCHEMA ".flow_clock WHERE flow_id = $1", 1,
+	                          types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading flownode.flow_clock failed");
+	found = SPI_processed == 1;
+	if (found)
+		*at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	fn_spi_end(&scope);
+	return found;
+}
+
+void fn_registry_clock_set(int64 flow_id, TimestampTz at) {
+	Oid types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(at)};
+
+	(void)catalog_exec("INSERT INTO " FLOWNODE_SCHEMA ".flow_clock (flow_id, evaluated_at) VALUES ($1, $2)"
+	                   " ON CONFLICT (flow_id) DO UPDATE SET evaluated_at = EXCLUDED.evaluated_at",
+	                   2, types, values, NULL);
+}
+
 void fn_registry_delete_flow(int64 flow_id) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(flow_id)};

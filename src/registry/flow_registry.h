@@ -74,6 +74,12 @@ extern void fn_registry_update_query(int64 flow_id, const char *query, const cha
                                      const char *window_text);
 extern bool fn_registry_is_sink(Oid relid);
 
+/* flownode.flow_clock: for a flow that compares its time column with now(), the
+ * scheduled time its sink follows (every window whose rows' answer changed since
+ * then is marked); the row exists only for such flows. */
+extern bool fn_registry_clock_get(int64 flow_id, TimestampTz *at);
+extern void fn_registry_clock_set(int64 flow_id, TimestampTz at);
+
 /*
  * A flow's own lock (a lock on its catalog row's id, held to the end of the
  * transaction). A refresh takes it shared before anything else; removing the flow
