@@ -31,6 +31,7 @@
 #include "parser/analyze.h"
 #include "parser/parse_clause.h"
 #include "parser/parsetree.h"
+#include "parser/parser.h"
 #include "access/stratnum.h"
 #include "parser/scansup.h"
 #include "tcop/tcopprot.h"
@@ -165,15 +166,27 @@ static Node *strip_relabel(Node *n) {
 	return n;
 }
 
-/* Errors inside the flow query point into the flow query, not the caller's SQL. */
+/* The text errors point into: the flow query, or the statement it is part of. */
+typedef struct QueryErrorArg {
+	const char *sql;
+	const FlowQueryOrigin *origin;
+} QueryErrorArg;
+
+/* Errors inside the flow query point into the flow query (or the statement around
+ * it), not the caller's SQL. */
 static void flow_query_error_context(void *arg) {
-	const char *sql = (const char *)arg;
+	QueryErrorArg *q = (QueryErrorArg *)arg;
 	int pos = geterrposition();
 
 	if (pos > 0) {
 		errposition(0);
-		internalerrposition(pos);
-		internalerrquery(sql);
+		if (q->origin != NULL && q->origin->statement != NULL) {
+			internalerrposition(pg_mbstrlen_with_len(q->origin->statement, q->origin->offset) + pos);
+			internalerrquery(q->origin->statement);
+		} else {
+			internalerrposition(pos);
+			internalerrquery(q->sql);
+		}
 	}
 	errcontext("flow query");
 }
@@ -633,9 +646,11 @@ static void check_clock(FlowQuery *fq, const char *sql) {
 	collect_clock_predicates(fq, quals, sql);
 }
 
-static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dialect) {
+static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dialect,
+                          const FlowQueryOrigin *origin) {
 	FlowQuery *fq = palloc0(sizeof(FlowQuery));
 	ErrorContextCallback errcb;
+	QueryErrorArg errarg = {sql, origin};
 	List *raw;
 	RawStmt *rs;
 	SelectStmt *sel;
@@ -645,7 +660,7 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	int pos;
 
 	errcb.callback = flow_query_error_context;
-	errcb.arg = (void *)sql;
+	errcb.arg = (void *)&errarg;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 	raw = pg_parse_query(sql);
@@ -773,9 +788,29 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 }
 
 FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
-	return analyze(sql, timezone, FLOW_DIALECT_POSTGRES);
+	return analyze(sql, timezone, FLOW_DIALECT_POSTGRES, NULL);
 }
 
-FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect) {
-	return analyze(sql, timezone, dialect);
+FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect,
+                                         const FlowQueryOrigin *origin) {
+	return analyze(sql, timezone, dialect, origin);
+}
+
+RangeVar *fn_flow_query_source(const char *sql, const FlowQueryOrigin *origin) {
+	QueryErrorArg errarg = {sql, origin};
+	ErrorContextCallback errcb = {error_context_stack, flow_query_error_context, (void *)&errarg};
+	List *raw;
+	SelectStmt *sel;
+
+	error_context_stack = &errcb;
+	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
+	error_context_stack = errcb.previous;
+
+	if (list_length(raw) != 1 || !IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt))
+		return NULL;
+	sel = (SelectStmt *)linitial_node(RawStmt, raw)->stmt;
+	if (sel->op != SETOP_NONE || list_length(sel->fromClause) != 1 ||
+	    !IsA(linitial(sel->fromClause), RangeVar))
+		return NULL;
+	return linitial_node(RangeVar, sel->fromClause);
 }

@@ -10,6 +10,7 @@
 #include "access/attnum.h"
 
 #include "nodes/parsenodes.h"
+#include "nodes/primnodes.h"
 
 #include "bridge/core_bridge.h"
 
@@ -52,10 +53,24 @@ typedef struct FlowQuery {
  * and output names in HAVING (HAVING max_temp > 100). */
 typedef enum FlowDialect { FLOW_DIALECT_POSTGRES, FLOW_DIALECT_GREPTIME } FlowDialect;
 
+/* Where a flow query's text sits, for errors to point at: inside `statement`, from
+ * byte `offset` (a CREATE FLOW statement given to flownode.execute). */
+typedef struct FlowQueryOrigin {
+	const char *statement;
+	int offset;
+} FlowQueryOrigin;
+
 /* Parses and analyses `sql` under the current search_path; validates; ERROR on bad
  * input. date_trunc on a timestamptz without a zone is in `timezone`. */
 extern FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone);
-extern FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect);
+/* The same for a query in `dialect`; errors point into origin's statement when not
+ * NULL (else into `sql`). */
+extern FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect,
+                                                const FlowQueryOrigin *origin);
+
+/* The table a flow query reads, from its raw parse tree alone (it may not exist);
+ * NULL when the text is not one SELECT from one table (analysis says why). */
+extern RangeVar *fn_flow_query_source(const char *sql, const FlowQueryOrigin *origin);
 
 /* Windows of a flow without aggregation: seconds of its time column. */
 #define FN_COPY_WINDOW_USEC USECS_PER_SEC
