@@ -409,12 +409,13 @@ SELECT val FROM pending_sink ORDER BY val;
 SELECT * FROM flownode.execute($$
 CREATE OR REPLACE FLOW pending_with_defer
 SINK TO pending_sink
+EVAL INTERVAL '10s'
 WITH (defer_on_missing_source = true)
-AS SELECT val, ts FROM pending_replacement_source WHERE val > 100;
+AS SELECT val FROM pending_replacement_source WHERE val > 100;
 $$);
 CREATE TEMP TABLE ids AS SELECT flow_id FROM flownode.flows WHERE flow_name = 'pending_with_defer';
 SELECT flow_definition, source_table_ids, state FROM flownode.flow_info WHERE flow_name = 'pending_with_defer';
-CREATE TABLE pending_replacement_source (val int, ts timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (val, ts));
+CREATE TABLE pending_replacement_source (val int PRIMARY KEY, ts timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP);
 SELECT source_table_names, state IN ('active', 'waiting_for_worker') AS started,
        flow_id = (SELECT flow_id FROM ids) AS same_id
   FROM flownode.flow_info WHERE flow_name = 'pending_with_defer';
@@ -436,13 +437,13 @@ CREATE ROLE gt_owner;
 GRANT CREATE, USAGE ON SCHEMA later_schema TO gt_owner;
 GRANT CREATE ON SCHEMA public TO gt_owner;
 SET ROLE gt_owner;
-SET search_path = later_schema, public;
+SET search_path = later_schema;
 SELECT * FROM flownode.execute($$
 CREATE FLOW waits_for_later SINK TO later_sink EVAL INTERVAL '1 hour' WITH (defer_on_missing_source = true)
 AS SELECT count(*) AS n FROM later_table$$);
 RESET ROLE;
 RESET search_path;
-CREATE TABLE later_table (x int);   -- in public: not the one it waits for
+CREATE TABLE later_table (x int);   -- in public, off its search_path: not the one it waits for
 CREATE TABLE later_schema.later_table (x int);
 SELECT state FROM flownode.flows WHERE flow_name = 'waits_for_later';
 GRANT SELECT, TRIGGER ON later_schema.later_table TO gt_owner;
