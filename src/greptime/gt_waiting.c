@@ -130,9 +130,9 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	/* not within a flow's own DDL (its sink), nor within an extension's script */
+	/* not within a flow's own DDL (its sink), an extension's script or pg_upgrade */
 	if (may_start_flows(pstmt->utilityStmt) && IsTransactionState() && !creating_extension &&
-	    !fn_creating_flow() && OidIsValid(fn_catalog_relid(true)))
+	    !IsBinaryUpgrade && !fn_creating_flow() && OidIsValid(fn_catalog_relid(true)))
 		start_waiting_flows();
 }
 
