@@ -8,7 +8,11 @@
 
 #include "refresh/refresh_exec.h"
 
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -23,7 +27,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 /*
  * A worker refreshes the same flow over and over: it keeps the flow's analysed query
@@ -284,6 +291,9 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
  */
 static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnTimeRange *ranges,
                      int nranges, int64 expired_before, bool removals, uint64 windows) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[2] = {coltype, coltype};
+	Datum bounds[2] = {0, 0};
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -302,7 +312,19 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	{
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		if (fill != NULL && sink_is_new)
+		if (fill != NULL && nranges == 1) {
+			/* a chunk of the fill: the windows of one range */
+			char *sql = sink_is_new ? fn_plain_insert_sql(fill, fn_qualified_relname(cfg->sink_relid), 1)
+			                        : fn_refresh_sql(fill, fn_qualified_relname(cfg->sink_relid), 1, false);
+			SPIPlanPtr plan = SPI_prepare(sql, 2, types);
+
+			if (plan == NULL)
+				elog(ERROR, "flownode: preparing a fill statement failed: %s",
+				     SPI_result_code_string(SPI_result));
+			bounds[0] = Int64GetDatum(ranges[0].start);
+			bounds[1] = Int64GetDatum(ranges[0].end);
+			rows = run_plan(plan, bounds, snap, sink_is_new ? SPI_OK_INSERT : SPI_OK_SELECT);
+		} else if (fill != NULL && sink_is_new)
 			rows = run_sql(fn_plain_insert_sql(fill, fn_qualified_relname(cfg->sink_relid), 0), snap,
 			               SPI_OK_INSERT);
 		else if (fill != NULL)
@@ -328,6 +350,10 @@ int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
 	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0);
 }
 
+int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range) {
+	return execute(cfg, fq, sink_is_new, &range, 1, 0, true, 0);
+}
+
 int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
                      bool removals, uint64 windows) {
 	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows);
@@ -351,12 +377,13 @@ static bool column_extent(const char *table, const char *column, Oid coltype, Fn
 	return !null1 && !null2;
 }
 
-FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
+/* The extent of the source's times, and of the sink's windows if `sink` is given
+ * (fq NULL: the worker's analysed query). */
+static FnTimeRange extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink, FnTimeRange within) {
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
 	FnTimeRange hull = {0, 0};
 	FnTimeRange src, sink;
-	bool have_src, have_sink;
-	FlowQuery *fq;
+	bool have_src, have_sink = false;
 	SpiAs scope;
 	int nest;
 
@@ -365,11 +392,14 @@ FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
-	fq = analysed_query(cfg);
+	if (fq == NULL)
+		fq = analysed_query(cfg);
 	have_src = column_extent(fn_qualified_relname(cfg->source_relid), quote_identifier(fq->time_column),
 	                         coltype, within, &src);
-	have_sink = column_extent(plans.sink, quote_identifier(list_nth(fq->out_names, fq->window_position)),
-	                          coltype, within, &sink);
+	if (with_sink)
+		have_sink = column_extent(fn_qualified_relname(cfg->sink_relid),
+		                          quote_identifier(list_nth(fq->out_names, fq->window_position)), coltype,
+		                          within, &sink);
 	fn_spi_end(&scope);
 	PopActiveSnapshot();
 	fn_unpin_settings(nest);
@@ -382,4 +412,99 @@ FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
 	if (have_src || have_sink)
 		hull.end = hull.end == PG_INT64_MAX ? hull.end : hull.end + 1; /* [min, max] as [min, max + 1) */
 	return hull;
+}
+
+FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
+	return extent(cfg, NULL, true, within);
+}
+
+FnTimeRange fn_fill_extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink) {
+	FnTimeRange all = {MIN_TIMESTAMP, DT_NOEND};
+
+	return extent(cfg, fq, with_sink, all);
+}
+
+/*
+ * Whether the source has a plain btree index that leads with the time column: the
+ * refreshes read their windows through it, and a chunk of a fill finds its end
+ * through it. (Without one, every chunk would scan the whole table.)
+ */
+static bool has_time_index(Oid relid, AttrNumber attnum) {
+	Relation rel = table_open(relid, AccessShareLock);
+	List *indexes = RelationGetIndexList(rel);
+	ListCell *lc;
+	bool found = false;
+
+	foreach (lc, indexes) {
+		HeapTuple itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		HeapTuple ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (HeapTupleIsValid(itup) && HeapTupleIsValid(ctup)) {
+			Form_pg_index index = (Form_pg_index)GETSTRUCT(itup);
+
+			found |= index->indisvalid && index->indnkeyatts >= 1 && index->indkey.values[0] == attnum &&
+			         heap_attisnull(itup, Anum_pg_index_indpred, NULL) &&
+			         ((Form_pg_class)GETSTRUCT(ctup))->relam == BTREE_AM_OID;
+		}
+		if (HeapTupleIsValid(itup))
+			ReleaseSysCache(itup);
+		if (HeapTupleIsValid(ctup))
+			ReleaseSysCache(ctup);
+	}
+	list_free(indexes);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 rows) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[3] = {coltype, coltype, INT8OID};
+	Datum args[3] = {Int64GetDatum(range.start), Int64GetDatum(range.end), Int64GetDatum(rows - 1)};
+	const char *column;
+	char *sql;
+	int64 end = range.end;
+	SpiAs scope;
+	int nest;
+
+	if (w == NULL || rows <= 0 || !has_time_index(cfg->source_relid, cfg->time_attnum))
+		return range.end;
+	column = quote_identifier(get_attname(cfg->source_relid, cfg->time_attnum, false));
+	sql = psprintf("SELECT %s FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2"
+	               " ORDER BY %s OFFSET $3 LIMIT 1",
+	               column, fn_qualified_relname(cfg->source_relid), column, column, column);
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	if (SPI_execute_with_args(sql, 3, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading the source's times failed");
+	if (SPI_processed == 1) {
+		bool isnull;
+		int64 t = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (!isnull)
+			end = Min(fn_window_of(w, t).end, range.end);
+	}
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
+	return end;
+}
+
+void fn_fill_forget_unwindowed(TaskConfig *cfg, FlowQuery *fq) {
+	char *sql;
+	SpiAs scope;
+	int nest;
+
+	if (cfg->window.kind == FN_WINDOW_NONE)
+		return;
+	sql = psprintf("DELETE FROM %s WHERE %s IS NULL", fn_qualified_relname(cfg->sink_relid),
+	               quote_identifier(list_nth(fq->out_names, fq->window_position)));
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	if (SPI_execute(sql, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "flownode: emptying the sink's rows without a window failed");
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
 }
