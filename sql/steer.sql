@@ -75,6 +75,22 @@ INSERT INTO st VALUES ('2024-01-01 00:06', 'h0', 501);   -- marked again
 SELECT dirty_windows, oldest_dirty_window FROM flownode.flows WHERE flow_name = 'st_h';
 SELECT flownode.flush_flow('st_h');
 SELECT flow_diff('st_h');
+-- a writer that knew the old line (its session cached it) follows a longer one at once
+CREATE TABLE ex (ts timestamptz NOT NULL, v int NOT NULL);
+INSERT INTO ex VALUES ('2024-01-01 10:00', 1);
+SELECT flownode.create_flow('ex_d', 'ex_daily',
+  $$SELECT date_trunc('day', ts) AS d, sum(v) AS s FROM ex GROUP BY 1$$,
+  eval_interval => '1 hour', expire_after => '1 day') > 0;
+INSERT INTO ex VALUES ('2024-01-01 11:00', 2);             -- frozen: not marked
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'ex_d';
+SELECT flownode.alter_flow('ex_d', expire_after => '1000 years');
+INSERT INTO ex VALUES ('2024-01-01 12:00', 3);             -- no longer frozen: marked
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'ex_d';
+SELECT flownode.flush_flow('ex_d');
+SELECT d, s FROM ex_daily;
+SELECT flownode.drop_flow('ex_d');
+DROP TABLE ex, ex_daily;
+
 -- back to adaptive; several attributes at once
 SELECT flownode.alter_flow('st_h', reset_eval_interval => true, comment => 'adaptive');
 SELECT eval_interval, expire_after, comment FROM flownode.flows WHERE flow_name = 'st_h';
