@@ -158,7 +158,7 @@ static int64 fill_now(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
 		now = GetCurrentTimestamp();
 		if (end < all.end && now - noticed >= FILL_NOTICE_USEC) {
 			ereport(NOTICE, (errmsg("flow \"%s\": filled " INT64_FORMAT " of " INT64_FORMAT
-			                        " windows (" INT64_FORMAT " rows) in %.1f s",
+			                        " windows (" INT64_FORMAT " sink rows) in %.1f s",
 			                        cfg->flow_name, fn_flow_windows(cfg, w, (FnTimeRange){all.start, end}),
 			                        total, rows, usec_to_sec(now - start))));
 			noticed = now;
@@ -186,7 +186,7 @@ static void plan_backfill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
 		if (!sink_is_new)
 			fn_fill_forget_unwindowed(cfg, fq);
 	}
-	fn_registry_set_backfill(cfg->flow_id, all.start, all.start, all.end);
+	(void)fn_registry_set_backfill(cfg->flow_id, all.start, all.start, all.end); /* our own row */
 }
 
 Datum flownode_create_flow(PG_FUNCTION_ARGS) {

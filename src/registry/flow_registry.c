@@ -353,16 +353,20 @@ void fn_registry_set_paused(int64 flow_id, bool paused) {
 	             types, v, NULL);
 }
 
-void fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to) {
+bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to) {
 	Oid types[4] = {INT8OID, INT8OID, INT8OID, INT8OID};
 	Datum v[4] = {Int64GetDatum(flow_id), Int64GetDatum(from), Int64GetDatum(next), Int64GetDatum(to)};
 	char n[5] = "    ";
 
 	if (next >= to)
 		n[1] = n[2] = n[3] = 'n'; /* done */
-	catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
-	             " SET backfill_from = $2, backfill_next = $3, backfill_to = $4 WHERE flow_id = $1",
-	             4, types, v, n);
+	/* never waits for a transaction that holds the row (an alter_flow not committed
+	 * yet): the caller tries again with its next chunk */
+	return catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                    " SET backfill_from = $2, backfill_next = $3, backfill_to = $4"
+	                    " WHERE flow_id = (SELECT flow_id FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                    " WHERE flow_id = $1 FOR NO KEY UPDATE SKIP LOCKED)",
+	                    4, types, v, n) == 1;
 }
 
 int64 fn_registry_insert_flow(const FlowDefinition *def) {

@@ -102,8 +102,10 @@ extern bool fn_registry_is_sink(Oid relid);
 extern void fn_registry_alter_flow(int64 flow_id, const FlowChanges *changes);
 extern void fn_registry_set_paused(int64 flow_id, bool paused);
 /* A background backfill's progress (next >= to: done, the columns cleared), written
- * in the transaction that filled up to `next`. */
-extern void fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to);
+ * in the transaction that filled up to `next`; false, without waiting, when another
+ * transaction holds the flow's row (the progress stays behind: harmless, a chunk
+ * filled again rewrites nothing). */
+extern bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to);
 
 /*
  * A flow's own lock (a lock on its catalog row's id, held to the end of the

@@ -64,16 +64,22 @@ typedef struct TaskRun {
 	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
-	bool backlog_removals; /* slot->removals, for the backlog a flush took */
-	uint64 budget;         /* windows the next refresh may take (next_window_budget) */
-	bool flow_gone;        /* a refresh found the flow dropped, holding the flow's lock */
-	bool halted;           /* a refresh found the flow paused, holding the flow's lock */
-	int timeout_ms;        /* the owner's statement_timeout, or flownode.statement_timeout */
+	bool backlog_removals;         /* slot->removals, for the backlog a flush took */
+	uint64 budget;                 /* windows the next refresh may take (next_window_budget) */
+	bool flow_gone;                /* a refresh found the flow dropped, holding the flow's lock */
+	bool halted;                   /* a refresh found the flow paused, holding the flow's lock */
+	int timeout_ms;                /* the owner's statement_timeout, or flownode.statement_timeout */
+	TimestampTz backfill_retry_at; /* the next backfill chunk not before (a failure's backoff) */
 } TaskRun;
 
 static TaskRun task;
 
 static bool run_backfill_chunk(int64 *windows);
+
+/* A background backfill has windows left to fill (not only its end to write). */
+static bool backfill_left(void) {
+	return task.cfg->backfilling && task.cfg->backfill_next < task.cfg->backfill_to;
+}
 
 static FnDirtySet backlog_set(void) {
 	FnDirtySet s = {task.backlog, &task.nbacklog, (uint32)fn_dirty_ranges_per_flow};
@@ -324,10 +330,12 @@ static void serve_flush(void) {
 	LWLockRelease(fn_slot_lock(slot));
 
 	task.flow_gone = task.halted = false;
-	while (ok && task.cfg->backfilling && !task.flow_gone && !task.halted) {
+	while (ok && backfill_left() && !task.flow_gone && !task.halted) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_backfill_chunk(&windows);
 	}
+	if (ok) /* the chunks run again (a failure's backoff is over) */
+		task.backfill_retry_at = 0;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_dirty_add_all(backlog_set(), slot->dirty, slot->ndirty);
@@ -490,6 +498,7 @@ static bool run_backfill_chunk(int64 *windows) {
 	TimestampTz start = GetCurrentTimestamp();
 	volatile int64 rows = 0;
 	volatile int64 done_until = task.cfg->backfill_next;
+	volatile bool saved = false;
 
 	PG_TRY();
 	{
@@ -503,21 +512,24 @@ static bool run_backfill_chunk(int64 *windows) {
 		LWLockRelease(fn_slot_lock(slot));
 		if (!stop) {
 			FnTimeRange all = {task.cfg->backfill_next, task.cfg->backfill_to};
-			FnTimeRange chunk = {all.start,
-			                     fn_fill_chunk_end(task.cfg, task.window, all, fn_backfill_chunk_rows)};
 
 			worked = true;
-			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-			take_inside(fn_slot_dirty_set(slot), chunk);
-			LWLockRelease(fn_slot_lock(slot));
-			fn_inflight_wait_all();
-			rows = fn_refresh_run(task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX);
+			if (all.start < all.end) { /* else filled: only its end is left to write */
+				FnTimeRange chunk = {all.start,
+				                     fn_fill_chunk_end(task.cfg, task.window, all, fn_backfill_chunk_rows)};
+
+				LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+				take_inside(fn_slot_dirty_set(slot), chunk);
+				LWLockRelease(fn_slot_lock(slot));
+				fn_inflight_wait_all();
+				rows = fn_refresh_run(task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX);
+				*windows += windows_in(chunk);
+				done_until = chunk.end;
+			}
 			PushActiveSnapshot(GetTransactionSnapshot());
-			fn_registry_set_backfill(task.cfg->flow_id, task.cfg->backfill_from, chunk.end,
-			                         task.cfg->backfill_to);
+			saved = fn_registry_set_backfill(task.cfg->flow_id, task.cfg->backfill_from, done_until,
+			                                 task.cfg->backfill_to);
 			PopActiveSnapshot();
-			*windows += windows_in(chunk);
-			done_until = chunk.end;
 		}
 		end_refresh_transaction();
 		task.nchunk = 0;
@@ -543,7 +555,8 @@ static bool run_backfill_chunk(int64 *windows) {
 	pgstat_report_activity(STATE_IDLE, NULL);
 	if (ok && worked) {
 		task.cfg->backfill_next = done_until;
-		task.cfg->backfilling = done_until < task.cfg->backfill_to;
+		/* done once its end is in the catalog */
+		task.cfg->backfilling = done_until < task.cfg->backfill_to || !saved;
 		if (!task.cfg->backfilling)
 			ereport(LOG, (errmsg("flownode: flow \"%s\" is backfilled", task.cfg->flow_name)));
 		record_success(start, rows);
@@ -734,8 +747,8 @@ static TimestampTz next_after(TimestampTz started, TimestampTz finished, bool ba
 }
 
 /* When the worker has something to do next: the evaluation, or a backfill's chunk. */
-static TimestampTz wake_at(TimestampTz next_eval, TimestampTz backfill_retry_at) {
-	return task.cfg->backfilling ? Min(next_eval, backfill_retry_at) : next_eval;
+static TimestampTz wake_at(TimestampTz next_eval) {
+	return task.cfg->backfilling ? Min(next_eval, task.backfill_retry_at) : next_eval;
 }
 
 void flownode_flow_main(Datum arg) {
@@ -743,7 +756,6 @@ void flownode_flow_main(Datum arg) {
 	Oid dboid, owner, catalog_relid;
 	bool owner_can_login;
 	TimestampTz next_eval;
-	TimestampTz backfill_retry_at = 0; /* a failed backfill chunk waits for the backoff */
 
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
 	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
@@ -819,7 +831,7 @@ void flownode_flow_main(Datum arg) {
 				next_eval = Min(next_eval, now + first_sleep_usec());
 			/* resumed: catch up at once on what was written meanwhile */
 			if (was_paused && !task.cfg->paused)
-				next_eval = backfill_retry_at = now;
+				next_eval = task.backfill_retry_at = now;
 			continue;
 		}
 		if (task.cfg->paused) {
@@ -848,18 +860,20 @@ void flownode_flow_main(Datum arg) {
 			next_eval = next_after(started, now, backlog);
 			continue;
 		}
-		if (task.cfg->backfilling && now >= backfill_retry_at) {
+		if (task.cfg->backfilling && now >= task.backfill_retry_at) {
 			int64 windows = 0;
 
-			/* chunk after chunk between evaluations; after a failure, the backoff */
+			/* chunk after chunk between evaluations; after a failure, the backoff; a
+			 * progress that could not be written is tried again a second later */
 			if (!run_backfill_chunk(&windows))
-				backfill_retry_at = next_after(now, GetCurrentTimestamp(), false);
+				task.backfill_retry_at = next_after(now, GetCurrentTimestamp(), false);
+			else if (task.cfg->backfilling && !backfill_left())
+				task.backfill_retry_at = GetCurrentTimestamp() + USECS_PER_SEC;
 			continue;
 		}
-		(void)WaitLatch(
-		    MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-		    Max(1L, (long)((wake_at(next_eval, backfill_retry_at) - GetCurrentTimestamp() + 999) / 1000)),
-		    PG_WAIT_EXTENSION);
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+		                Max(1L, (long)((wake_at(next_eval) - GetCurrentTimestamp() + 999) / 1000)),
+		                PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 	ereport(LOG,

@@ -114,7 +114,7 @@ INSERT INTO sl SELECT timestamptz '2024-03-01' + i * interval '1 minute', i FROM
 my $sq = q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, sum(slow(v)) AS s FROM sl GROUP BY 1};
 ($rc, $out, $err) = $node->psql('postgres', "SELECT flownode.create_flow('s', 'ssnk', \$q\$$sq\$q\$)");
 is($rc, 0, 'a long fill succeeds') or diag($err);
-like($err, qr/NOTICE:  flow "s": filled \d+ of 7 windows \(\d+ rows\) in \d+\.\d s/,
+like($err, qr/NOTICE:  flow "s": filled \d+ of 7 windows \(\d+ sink rows\) in \d+\.\d s/,
 	'it reports its progress while it runs');
 like($err, qr/NOTICE:  flow "s": sink filled with 7 rows in \d+\.\d s/, 'and how long it took');
 is(fn_sink_diff($node, 'postgres', 'ssnk', $sq), '0', 'the sink equals its query');
