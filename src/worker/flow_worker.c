@@ -499,6 +499,7 @@ static bool run_backfill_chunk(int64 *windows) {
 	volatile int64 rows = 0;
 	volatile int64 done_until = task.cfg->backfill_next;
 	volatile bool saved = false;
+	volatile bool filled = false;
 
 	PG_TRY();
 	{
@@ -525,6 +526,7 @@ static bool run_backfill_chunk(int64 *windows) {
 				rows = fn_refresh_run(task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX);
 				*windows += windows_in(chunk);
 				done_until = chunk.end;
+				filled = true;
 			}
 			PushActiveSnapshot(GetTransactionSnapshot());
 			saved = fn_registry_set_backfill(task.cfg->flow_id, task.cfg->backfill_from, done_until,
@@ -559,7 +561,8 @@ static bool run_backfill_chunk(int64 *windows) {
 		task.cfg->backfilling = done_until < task.cfg->backfill_to || !saved;
 		if (!task.cfg->backfilling)
 			ereport(LOG, (errmsg("flownode: flow \"%s\" is backfilled", task.cfg->flow_name)));
-		record_success(start, rows);
+		if (filled)
+			record_success(start, rows);
 	}
 	return ok;
 }
@@ -647,6 +650,9 @@ static void reload_config(void) {
 		MemoryContextDelete(cxt);
 		return;
 	}
+	/* a backfill's progress not written yet (its row was held) is ours: keep it */
+	if (cfg->backfilling && task.cfg->backfilling && task.cfg->backfill_next > cfg->backfill_next)
+		cfg->backfill_next = task.cfg->backfill_next;
 	MemoryContextDelete(task.cfg_cxt);
 	task.cfg_cxt = cxt;
 	task.cfg = cfg;
