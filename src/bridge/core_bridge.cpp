@@ -333,8 +333,8 @@ extern "C" bool fn_dirty_covers(FnDirtySet s, FnTimeRange r) {
 	return DirtyTimeWindows(s.ranges, s.count, s.capacity).covers(r);
 }
 
-extern "C" void fn_durable_add(FnDirtySet s, FnTimeRange r) {
-	(void)DirtyTimeWindows(s.ranges, s.count, s.capacity).add_exact(r);
+extern "C" void fn_durable_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n) {
+	DirtyTimeWindows(s.ranges, s.count, s.capacity).add_all_exact(rs, n);
 }
 
 extern "C" void fn_durable_remove(FnDirtySet s, FnTimeRange r) {

@@ -78,7 +78,7 @@ extern bool fn_dirty_covers(FnDirtySet s, FnTimeRange r);
 /* The durable set: windows known to be recorded in flownode.pending. It may claim
  * less than is recorded, never more: adding skips when full, removing drops whole
  * ranges when a split has no room. */
-extern void fn_durable_add(FnDirtySet s, FnTimeRange r);
+extern void fn_durable_add_all(FnDirtySet s, const FnTimeRange *rs, uint32_t n);
 extern void fn_durable_remove(FnDirtySet s, FnTimeRange r);
 
 /* What the source holds in a time range (task_state.hpp's RowProbe), as C callbacks:

@@ -232,8 +232,8 @@ static void publish_marks(void) {
 			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
 			slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
 			slot->removals |= fc->removes;
-			for (uint32 i = 0; fc->recorded && i < fc->count; i++)
-				fn_durable_add(fn_slot_durable_set(slot), fc->ranges[i]);
+			if (fc->recorded)
+				fn_durable_add_all(fn_slot_durable_set(slot), fc->ranges, fc->count);
 		}
 		LWLockRelease(fn_slot_lock(slot));
 	}

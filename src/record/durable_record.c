@@ -254,9 +254,9 @@ void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
 	 * it kept its time counts from now) */
 	if (n > 0)
 		slot->dirty_since = fn_since_min(slot->dirty_since, oldest != 0 ? oldest : GetCurrentTimestamp());
-	for (uint32 i = 0; i < n; i++) {
-		fn_dirty_add(fn_slot_dirty_set(slot), ranges[i]);
-		fn_durable_add(fn_slot_durable_set(slot), ranges[i]);
+	if (n > 0) {
+		fn_dirty_add_all(fn_slot_dirty_set(slot), ranges, n);
+		fn_durable_add_all(fn_slot_durable_set(slot), ranges, n);
 		slot->removals = true; /* what wrote it is unknown now */
 	}
 	LWLockRelease(fn_slot_lock(slot));

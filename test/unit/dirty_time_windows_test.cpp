@@ -661,6 +661,34 @@ TEST(DirtyTimeWindowsProperty, AddAllOfASetKeepsEveryWindow) {
 		ASSERT_NO_FATAL_FAILURE(run_random_set_merges(seed));
 }
 
+// The durable set adds a commit's ranges in one merge when they fit: the same set as
+// add_exact range by range, in every case (it must never claim a window not added).
+TEST(DirtyTimeWindowsProperty, AddAllExactIsAddExactRangeByRange) {
+	for (uint32_t seed : {5u, 17u, 2027u}) {
+		std::mt19937_64 rng(seed);
+		auto uniform = [&](int64_t lo, int64_t hi) {
+			return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+		};
+		for (int round = 0; round < 30; round++) {
+			uint32_t capacity = static_cast<uint32_t>(uniform(2, 300));
+			Storage s(capacity), one(capacity);
+			SCOPED_TRACE(testing::Message() << "seed " << seed << " round " << round);
+			for (int step = 0; step < 40; step++) {
+				Storage local(static_cast<uint32_t>(uniform(1, capacity + 20)));
+				for (int64_t i = uniform(0, 200); i > 0; i--) {
+					int64_t a = uniform(0, 4999);
+					local.set.add(R(a * 60, (a + uniform(1, 3)) * 60));
+				}
+				for (uint32_t i = 0; i < local.set.size(); i++)
+					(void)one.set.add_exact(local.set[i]);
+				s.set.add_all_exact(local.ranges.data(), local.set.size());
+				ASSERT_TRUE(s.guard_intact()) << "step " << step;
+				ASSERT_EQ(s.contents(), one.contents()) << "step " << step;
+			}
+		}
+	}
+}
+
 TEST(DirtyTimeWindows, AddAllOfASetMakesRoomFirst) {
 	Storage s(4);
 	for (FnTimeRange r : {R(0, 1), R(10, 11), R(100, 101), R(1000, 1001)})
