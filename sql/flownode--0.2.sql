@@ -2,15 +2,17 @@
 \echo Use "CREATE EXTENSION flownode" to load this file. \quit
 
 -- The registry of flows (the seed's BatchingEngine map). Written only by
--- create_flow/drop_flow; users read it through the flows view.
+-- create_flow/drop_flow; users read it through the flows view. Tables and the owner
+-- are regclass and regrole: pg_dump writes them as names, which a restore reads back
+-- as the new database's OIDs (docs/internals.md §9).
 CREATE TABLE flownode.flow (
     flow_id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     flow_name      text NOT NULL UNIQUE,
-    owner          oid NOT NULL,
-    source_table   oid NOT NULL,
-    sink_table     oid NOT NULL,
+    owner          pg_catalog.regrole NOT NULL,
+    source_table   pg_catalog.regclass NOT NULL,
+    sink_table     pg_catalog.regclass NOT NULL,
     time_column    name,
-    time_attnum    smallint,
+    time_attnum    smallint,        -- this database's attnum of time_column: found again by binding
     window_expr    text,
     window_kind    text CHECK (window_kind IN ('date_bin', 'date_trunc')),
     window_stride  interval,
@@ -29,6 +31,14 @@ CREATE TABLE flownode.flow (
 CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
 GRANT USAGE ON SCHEMA flownode TO PUBLIC;
+
+-- The flows bound to this database's tables: their marking triggers exist here. Not
+-- part of a dump: the flows a restore brings back are unbound ('restored') until an
+-- index is built on their sink or source, or refresh_flow binds them.
+CREATE TABLE flownode.flow_binding (
+    flow_id bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE
+);
+REVOKE ALL ON flownode.flow_binding FROM PUBLIC;
 
 -- The durable record of pending work (docs/internals.md §4, invariant 4): each committing writer adds one
 -- row per flow it dirtied, in its own transaction, holding its merged windows;
@@ -54,6 +64,22 @@ ALTER TABLE flownode.pending ALTER COLUMN ranges SET STORAGE MAIN;
 -- a refresh reads and trims only its own flow's rows, however many other flows have
 CREATE INDEX pending_flow_idx ON flownode.pending (flow_id);
 REVOKE ALL ON flownode.pending FROM PUBLIC;
+
+-- pg_dump writes the flows, their ids' sequence and their pending windows (the
+-- record and the sinks come from one snapshot: every window not in the record was
+-- exact there), so that a restore brings them back without refilling the sinks.
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow_flow_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.pending', '');
+
+-- Writers record with heap inserts, which fire no trigger: an INSERT or COPY into
+-- flownode.pending is a restore's, whose rows the bound flows' workers read again.
+CREATE FUNCTION flownode.pending_restored()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flownode_pending_restored'
+LANGUAGE C;
+CREATE TRIGGER pending_restored AFTER INSERT ON flownode.pending
+    FOR EACH STATEMENT EXECUTE FUNCTION flownode.pending_restored();
 
 CREATE FUNCTION flownode.create_flow(
     flow_name text,

@@ -11,6 +11,7 @@
  */
 #include "flownode.h"
 
+#include "lifecycle/flow_binding.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
@@ -108,6 +109,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	int64 flow_id;
 
 	PreventCommandDuringRecovery("create_flow()");
+	(void)fn_current_catalog_relid();
 	if (if_not_exists && or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
@@ -211,7 +213,7 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery("drop_flow()");
-	(void)fn_catalog_relid(false);
+	(void)fn_current_catalog_relid();
 	cfg = fn_load_task_config_by_name(flow_name, true);
 	if (cfg == NULL) {
 		if (!if_exists)
@@ -351,7 +353,7 @@ static TaskConfig *requested_flow(FunctionCallInfo fcinfo, Oid *catalog, const c
 
 	PreventCommandDuringRecovery(psprintf("%s_flow()", call));
 
-	*catalog = fn_catalog_relid(false);
+	*catalog = fn_current_catalog_relid();
 	fn_check_preloaded();
 	cfg = fn_load_task_config_by_name(flow_name, false);
 	check_owner(cfg);
@@ -365,6 +367,13 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	FlowSlot *slot;
 	FnTimeRange none = {0, 0};
 
+	if (!cfg->bound)
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("flow \"%s\" was restored and is not bound to its tables yet", cfg->flow_name),
+		         errdetail("Until it is bound, writes to its source are not marked and it has no worker."),
+		         errhint("SELECT flownode.refresh_flow('%s') binds it and recomputes its windows.",
+		                 cfg->flow_name)));
 	if (cfg->created_here)
 		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
 	/* writers that committed before this call but have not yet published */
@@ -387,6 +396,32 @@ static int64 bound_arg(FunctionCallInfo fcinfo, int argno, TaskConfig *cfg, bool
 		t = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone, CStringGetTextDatum(cfg->timezone),
 		                                          TimestampTzGetDatum(t)));
 	return t;
+}
+
+/*
+ * A restored flow not bound yet (lifecycle/flow_binding.c): bound in this
+ * transaction, with its source locked against writes, then the range recomputed
+ * here, since its worker starts only at commit. A fresh snapshot taken after the
+ * lock sees every write committed before (writes made while it was unbound were
+ * not marked: this is their repair); the triggers mark every later one; the
+ * record's windows outside the range wait for the worker. Returns what the
+ * worker's refresh_flow returns.
+ */
+static int64 bind_and_refresh(TaskConfig *cfg, FnTimeRange want) {
+	int64 windows;
+
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+		        (errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+		         errmsg("refresh_flow must run in a READ COMMITTED transaction to bind restored flow \"%s\"",
+		                cfg->flow_name),
+		         errdetail("It recomputes the windows from a snapshot taken after it locked the source, so "
+		                   "that no write is missed.")));
+	fn_bind_flow(cfg);
+	cfg = fn_load_task_config(cfg->flow_id, false);
+	windows = fn_refresh_window_count(cfg, fn_refresh_extent(cfg, want));
+	(void)fn_refresh_run(cfg, &want, 1, 0, true, PG_UINT64_MAX);
+	return windows;
 }
 
 /*
@@ -415,6 +450,8 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 			want.end = fn_window_of(w, want.end - 1).end;
 	} else
 		want = (FnTimeRange){MIN_TIMESTAMP, DT_NOEND};
+	if (!cfg->bound)
+		PG_RETURN_INT64(bind_and_refresh(cfg, want));
 	if (cfg->created_here)
 		PG_RETURN_INT64(0); /* create_flow has just filled the sink */
 	fn_inflight_wait_all();

@@ -150,16 +150,34 @@ static void standby_row(TaskConfig *cfg, Datum *values, bool *nulls) {
 	pfree(ranges);
 }
 
+/*
+ * A flow a restore brought back and nothing bound yet (lifecycle/flow_binding.c):
+ * no triggers mark for it and no worker runs it until refresh_flow binds it.
+ */
+static void restored_row(Datum *values, bool *nulls) {
+	values[COL_STATE] = CStringGetTextDatum("restored");
+	values[COL_DIRTY_WINDOWS] = Int64GetDatum(0);
+	values[COL_RUNS] = Int64GetDatum(0);
+	values[COL_FAILURES] = Int64GetDatum(0);
+	values[COL_ROWS_WRITTEN] = Int64GetDatum(0);
+	values[COL_CONSECUTIVE_FAILURES] = Int32GetDatum(0);
+	nulls[COL_LAST_RUN_AT] = nulls[COL_LAST_RUN_DURATION] = true;
+	nulls[COL_LAST_ERROR] = nulls[COL_LAST_ERROR_AT] = true;
+	nulls[COL_WORKER_PID] = true;
+	nulls[COL_LAST_FAILURE] = nulls[COL_LAST_FAILURE_AT] = true;
+}
+
+/* The OUT columns are this library's version's: objects of another version (another
+ * tuple descriptor) are refused before any row is built. */
 Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
-	Oid catalog = fn_catalog_relid(false);
+	Oid catalog = fn_current_catalog_relid();
 	bool standby = RecoveryInProgress();
+	bool preloaded = fn_slot_count() > 0;
 	List *flows;
 	ListCell *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (!standby && fn_slot_count() == 0)
-		PG_RETURN_VOID(); /* not preloaded: the view shows every flow waiting_for_worker */
 	flows = fn_load_all_flows();
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
@@ -169,10 +187,12 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 		if (!has_privs_of_role(GetUserId(), cfg->owner))
 			continue; /* each role sees the state of its own flows only */
 		values[COL_FLOW_ID] = Int64GetDatum(cfg->flow_id);
-		if (standby)
+		if (!cfg->bound)
+			restored_row(values, nulls);
+		else if (standby)
 			standby_row(cfg, values, nulls);
-		else if (!slot_row(cfg, catalog, values, nulls))
-			continue;
+		else if (!preloaded || !slot_row(cfg, catalog, values, nulls))
+			continue; /* the view shows it waiting_for_worker */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -14,6 +14,11 @@
  *   another schema, rewrites the stored query of every flow it touches. Each is
  *   analysed before the command (names to OIDs, while the old names still hold) and
  *   deparsed after it (OIDs to the new names), in the command's transaction.
+ * - An index built on a table of a restored flow binds the flow (flow_binding.c): a
+ *   restore builds indexes after every table's rows.
+ * - ALTER EXTENSION flownode UPDATE starts the workers of its database's flows.
+ * - Nothing of this runs inside flownode's own extension scripts: their catalog is
+ *   half-built until they end.
  */
 #include "flownode.h"
 
@@ -21,6 +26,8 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "commands/extension.h"
+#include "lifecycle/flow_binding.h"
 #include "marking/source_triggers.h"
 #include "nodes/parsenodes.h"
 #include "registry/flow_registry.h"
@@ -206,24 +213,68 @@ static void after_rename(List *renamed) {
 	}
 }
 
+/* Whether the command builds an index on a table (CREATE INDEX, ALTER TABLE ... ADD
+ * PRIMARY KEY / UNIQUE / USING INDEX, as pg_dump's post-data section does); its
+ * RangeVar then. */
+static RangeVar *indexed_relation(Node *stmt) {
+	ListCell *lc;
+
+	if (IsA(stmt, IndexStmt))
+		return ((IndexStmt *)stmt)->relation;
+	if (!IsA(stmt, AlterTableStmt))
+		return NULL;
+	foreach (lc, ((AlterTableStmt *)stmt)->cmds) {
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AddConstraint || cmd->subtype == AT_AddIndex ||
+		    cmd->subtype == AT_AddIndexConstraint)
+			return ((AlterTableStmt *)stmt)->relation;
+	}
+	return NULL;
+}
+
+static void after_index_built(RangeVar *rv) {
+	Oid relid;
+
+	if (rv == NULL || !OidIsValid(fn_catalog_relid(true)))
+		return;
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (OidIsValid(relid))
+		fn_bind_restored_flows_of(relid);
+}
+
+static bool updates_flownode(Node *stmt) {
+	return IsA(stmt, AlterExtensionStmt) && strcmp(((AlterExtensionStmt *)stmt)->extname, "flownode") == 0;
+}
+
+/* Inside CREATE or ALTER EXTENSION flownode's script. */
+static bool in_own_script(void) {
+	return creating_extension && CurrentExtensionObject == get_extension_oid("flownode", true);
+}
+
 static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
                             DestReceiver *dest, QueryCompletion *qc) {
 	Node *stmt = pstmt->utilityStmt;
-
+	bool ours = IsTransactionState() && !in_own_script();
 	List *renamed = NIL;
 
 	if (preloaded_hooks && IsA(stmt, DropdbStmt))
 		fn_before_drop_database(((DropdbStmt *)stmt)->dbname);
-	if (renames(stmt) && IsTransactionState())
+	if (renames(stmt) && ours)
 		renamed = before_rename();
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	if (IsA(stmt, AlterTableStmt) && IsTransactionState())
+	if (!IsTransactionState() || in_own_script())
+		return;
+	if (IsA(stmt, AlterTableStmt))
 		after_trigger_commands((AlterTableStmt *)stmt);
 	after_rename(renamed);
+	after_index_built(indexed_relation(stmt));
+	if (updates_flownode(stmt))
+		fn_start_workers_after_update();
 }
 
 /* Stopping workers before DROP DATABASE needs shared memory (preloaded). */

@@ -28,7 +28,8 @@ typedef enum PendingKind {
 	PENDING_START,
 	PENDING_DROP,
 	PENDING_DROP_ALL,
-	PENDING_TRIGGER_CLEANUP
+	PENDING_TRIGGER_CLEANUP,
+	PENDING_RELOAD_ALL
 } PendingKind;
 
 typedef struct PendingAction {
@@ -99,6 +100,25 @@ static void stop_flow_slot(FlowSlot *slot) {
 		fn_free_slot(slot);
 }
 
+/* Asks every worker of the catalog to reload its record (flag and latch: cannot fail). */
+static void request_reloads(Oid catalog_relid) {
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++) {
+		FlowSlot *slot = fn_slot_at(i);
+		Latch *latch = NULL;
+
+		if (!slot->in_use || slot->dboid != MyDatabaseId || slot->catalog_relid != catalog_relid)
+			continue;
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->reload_requested = true;
+		latch = slot->worker_latch;
+		LWLockRelease(fn_slot_lock(slot));
+		if (latch)
+			SetLatch(latch);
+	}
+	LWLockRelease(fn_registry_lock());
+}
+
 static void run_commit_actions(void) {
 	ListCell *lc;
 
@@ -110,6 +130,8 @@ static void run_commit_actions(void) {
 		if (a->kind == PENDING_START)
 			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
 			                           a->owner_can_login);
+		else if (a->kind == PENDING_RELOAD_ALL)
+			request_reloads(a->catalog_relid);
 		else {
 			LWLockAcquire(fn_registry_lock(), LW_SHARED);
 			for (int i = 0; i < fn_slot_count(); i++) {
@@ -200,6 +222,15 @@ void fn_on_commit_drop_flow(int64 flow_id) {
 
 void fn_on_pre_commit_cleanup_triggers(Oid source_relid) {
 	add_pending(PENDING_TRIGGER_CLEANUP, 0, InvalidOid, source_relid);
+}
+
+void fn_on_commit_reload_records(Oid catalog_relid) {
+	ListCell *lc;
+
+	foreach (lc, pending_actions) /* once per transaction is enough */
+		if (((PendingAction *)lfirst(lc))->kind == PENDING_RELOAD_ALL)
+			return;
+	add_pending(PENDING_RELOAD_ALL, 0, InvalidOid, catalog_relid);
 }
 
 void fn_on_commit_stop_all(Oid catalog_relid) {

@@ -16,6 +16,9 @@ extern void fn_on_commit_start_worker(int64 flow_id, Oid owner);
 extern void fn_on_commit_drop_flow(int64 flow_id);
 /* At commit: stop every flow of the database's catalog (DROP EXTENSION). */
 extern void fn_on_commit_stop_all(Oid catalog_relid);
+/* At commit: every flow of the catalog with a slot reloads its durable record (rows
+ * a restore put there after its worker started). */
+extern void fn_on_commit_reload_records(Oid catalog_relid);
 /* At PRE_COMMIT: remove the source's triggers if no flow reads it any more. */
 extern void fn_on_pre_commit_cleanup_triggers(Oid source_relid);
 

@@ -30,4 +30,9 @@ extern int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nran
  * flow's owner. */
 extern FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within);
 
+/* The flow's windows in r (a window-less flow: 1 when r is not empty), counted from
+ * the unit's usual width past a million calendar windows: what refresh_flow returns
+ * for the extent above. */
+extern int64 fn_refresh_window_count(TaskConfig *cfg, FnTimeRange r);
+
 #endif

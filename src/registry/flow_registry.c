@@ -23,19 +23,33 @@
 #include "utils/datum.h"
 #include "utils/inval.h"
 #include "catalog/pg_class.h"
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/dbcommands.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 
+/* A flow's row, as row_to_config reads it; `bound` is appended by query_configs */
 #define CONFIG_COLUMNS                                                                                       \
-	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
-	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
-	"expire_after, xmin::text"
+	"f.flow_id, f.flow_name, f.owner, f.source_table, f.sink_table, f.time_attnum, f.window_kind, "          \
+	"f.window_stride, f.window_origin, f.window_unit, f.window_zone, f.with_time_zone, f.query, "            \
+	"f.timezone, "                                                                                           \
+	"f.eval_interval, f.expire_after, f.xmin::text"
+
+/* The layout of the catalog the database holds, by its extension version. */
+typedef enum CatalogLayout { LAYOUT_CURRENT, LAYOUT_OLD } CatalogLayout;
 
 /*
  * The catalog's OID, looked up by name once per backend rather than at every
- * commit of a writer: a relcache invalidation of it (DROP EXTENSION drops it) or a
- * cache reset forgets it. Only a found OID is kept, so CREATE EXTENSION is seen at
- * once.
+ * commit of a writer: a relcache invalidation of it (DROP EXTENSION drops it, an
+ * update script alters it) or a cache reset forgets it. Only a found OID is kept,
+ * so CREATE EXTENSION is seen at once; so is its layout, checked when it is kept.
  */
 static Oid catalog_relid_cache = InvalidOid;
+static CatalogLayout catalog_layout = LAYOUT_CURRENT;
 
 static void forget_catalog_relid(Datum arg pg_attribute_unused(), Oid relid) {
 	if (!OidIsValid(relid) || relid == catalog_relid_cache)
@@ -46,19 +60,92 @@ void fn_registry_init(void) {
 	CacheRegisterRelcacheCallback(forget_catalog_relid, (Datum)0);
 }
 
+/* pg_extension.extversion of flownode in this database, NULL without it. */
+static char *installed_version(void) {
+	Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple tup;
+	char *version = NULL;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+	            CStringGetDatum(FLOWNODE_SCHEMA));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup)) {
+		bool isnull;
+		Datum d = heap_getattr(tup, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = text_to_cstring(DatumGetTextPP(d));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
+Oid fn_catalog_relid_unchecked(void) {
+	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
+
+	return OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+}
+
+/*
+ * A library of another version than the database's objects must not read them as
+ * its own (the flows view's function got new OUT columns, the catalog new columns
+ * and a new table). The old version's catalog differs only where query_configs
+ * and the binding know it, so marking and DDL go on while the database waits for
+ * ALTER EXTENSION flownode UPDATE: no write is refused or lost meanwhile.
+ */
 Oid fn_catalog_relid(bool missing_ok) {
-	Oid nsp;
 	Oid relid;
+	char *version;
 
 	if (OidIsValid(catalog_relid_cache))
 		return catalog_relid_cache;
-	nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
-	relid = OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+	relid = fn_catalog_relid_unchecked();
+	if (!OidIsValid(relid)) {
+		if (!missing_ok)
+			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			                errmsg("extension \"flownode\" is not installed in this database"),
+			                errhint("Run CREATE EXTENSION flownode.")));
+		return InvalidOid;
+	}
+	version = installed_version();
+	if (version != NULL && strcmp(version, FLOWNODE_VERSION) == 0)
+		catalog_layout = LAYOUT_CURRENT;
+	else if (version != NULL && strcmp(version, FLOWNODE_OLD_VERSION) == 0)
+		catalog_layout = LAYOUT_OLD;
+	else
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("the flownode library loaded (version %s) cannot use the flownode objects of "
+		                "database \"%s\" (version %s)",
+		                FLOWNODE_VERSION, get_database_name(MyDatabaseId), version ? version : "unknown"),
+		         errhint("Install the flownode library of version %s and restart the server, or update the "
+		                 "extension to version %s.",
+		                 version ? version : "unknown", FLOWNODE_VERSION)));
 	catalog_relid_cache = relid;
-	if (!OidIsValid(relid) && !missing_ok)
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("extension \"flownode\" is not installed in this database"),
-		                errhint("Run CREATE EXTENSION flownode.")));
+	return relid;
+}
+
+bool fn_catalog_is_current(void) {
+	(void)fn_catalog_relid(false);
+	return catalog_layout == LAYOUT_CURRENT;
+}
+
+Oid fn_current_catalog_relid(void) {
+	Oid relid = fn_catalog_relid(false);
+
+	if (catalog_layout != LAYOUT_CURRENT)
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("the flownode objects of database \"%s\" are version %s, but the library loaded is "
+		                "version %s",
+		                get_database_name(MyDatabaseId), FLOWNODE_OLD_VERSION, FLOWNODE_VERSION),
+		         errdetail("Writes to the sources of flows are still marked, but flows are not refreshed, "
+		                   "created, dropped or shown until the update."),
+		         errhint("Run ALTER EXTENSION flownode UPDATE in this database.")));
 	return relid;
 }
 
@@ -126,23 +213,72 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 
 		cfg->created_here = TransactionIdIsValid(x) && TransactionIdIsCurrentTransactionId(x);
 	}
+	d = SPI_getbinval(tup, desc, 18, &isnull);
+	cfg->bound = !isnull && DatumGetBool(d);
 	return cfg;
 }
 
 /* The catalog queries, each prepared once per backend (flush_flow looks its flow up
  * on every call; parsing and planning it each time cost more than the lookup). The
- * plan cache re-plans them after DDL on the catalog, DROP/CREATE EXTENSION included. */
-typedef enum ConfigQuery { BY_ID, BY_NAME, BY_SOURCE, BY_RELATION, ALL_FLOWS, N_CONFIG_QUERIES } ConfigQuery;
+ * plan cache re-plans them after DDL on the catalog, DROP/CREATE EXTENSION included;
+ * an update to another layout prepares them again (query_configs). */
+typedef enum ConfigQuery {
+	BY_ID,
+	BY_NAME,
+	BY_SOURCE,
+	BY_RELATION,
+	ALL_FLOWS,
+	BOUND_FLOWS,
+	UNBOUND_OF_RELATION,
+	N_CONFIG_QUERIES
+} ConfigQuery;
 
+/* Whether the flow is bound (f: its flownode.flow row). The old layout has no
+ * flownode.flow_binding: each of its flows was created in this database. */
+#define BOUND_CURRENT                                                                                        \
+	"EXISTS (SELECT FROM " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " b WHERE b.flow_id OPERATOR(pg_catalog.=) " \
+	"f.flow_id)"
+#define BOUND_OLD "true"
+
+/* %1$s stands for the bound test */
 static const char *const config_where[N_CONFIG_QUERIES] = {
-    [BY_ID] = "WHERE flow_id = $1",
-    [BY_NAME] = "WHERE flow_name = $1",
-    [BY_SOURCE] = "WHERE source_table = $1 ORDER BY flow_id",
-    [BY_RELATION] = "WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id",
-    [ALL_FLOWS] = "ORDER BY flow_id",
+    [BY_ID] = "WHERE f.flow_id OPERATOR(pg_catalog.=) $1",
+    [BY_NAME] = "WHERE f.flow_name OPERATOR(pg_catalog.=) $1",
+    [BY_SOURCE] = "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %1$s ORDER BY f.flow_id",
+    [BY_RELATION] = "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1"
+                    " ORDER BY f.flow_id",
+    [ALL_FLOWS] = "ORDER BY f.flow_id",
+    [BOUND_FLOWS] = "WHERE %1$s ORDER BY f.flow_id",
+    [UNBOUND_OF_RELATION] = "WHERE (f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table "
+                            "OPERATOR(pg_catalog.=) $1) AND NOT %1$s ORDER BY f.flow_id",
 };
 
 static SPIPlanPtr config_plans[N_CONFIG_QUERIES];
+static CatalogLayout config_plans_layout = LAYOUT_CURRENT;
+
+static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
+	const char *bound = catalog_layout == LAYOUT_CURRENT ? BOUND_CURRENT : BOUND_OLD;
+
+	if (config_plans_layout != catalog_layout) {
+		for (int i = 0; i < N_CONFIG_QUERIES; i++)
+			if (config_plans[i] != NULL) {
+				SPI_freeplan(config_plans[i]);
+				config_plans[i] = NULL;
+			}
+		config_plans_layout = catalog_layout;
+	}
+	if (config_plans[which] == NULL) {
+		char *where = psprintf(config_where[which], bound);
+		char *sql = psprintf(
+		    "SELECT " CONFIG_COLUMNS ", %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s", bound, where);
+		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "flownode: preparing a catalog query failed: %s", SPI_result_code_string(SPI_result));
+		config_plans[which] = plan;
+	}
+	return config_plans[which];
+}
 
 /* Runs a catalog query as the catalog's owner and returns its rows as TaskConfigs
  * allocated in the caller's memory context. */
@@ -152,22 +288,14 @@ static List *query_configs(ConfigQuery which, Oid argtype, Datum arg) {
 	SpiAs scope;
 	int rc;
 
+	(void)fn_catalog_relid(false); /* the layout */
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	if (config_plans[which] == NULL) {
-		char *sql = psprintf("SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
-		                     config_where[which]);
-		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "flownode: preparing a catalog query failed: %s", SPI_result_code_string(SPI_result));
-		config_plans[which] = plan;
-	}
 	/* The catalog as it is now, not as the caller's snapshot saw it: a writer in a
 	 * REPEATABLE READ or SERIALIZABLE transaction that began before a flow was
 	 * created must still find that flow when its rows fire the new triggers, or
 	 * its rows would be marked for no one. */
-	rc = SPI_execute_snapshot(config_plans[which], &arg, NULL, GetLatestSnapshot(), InvalidSnapshot, true,
-	                          false, 0);
+	rc = SPI_execute_snapshot(config_plan(which, argtype), &arg, NULL, GetLatestSnapshot(), InvalidSnapshot,
+	                          true, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
 	for (uint64 i = 0; i < SPI_processed; i++) {
@@ -207,6 +335,16 @@ List *fn_load_flows_of_relation(Oid relid) {
 
 List *fn_load_all_flows(void) {
 	return query_configs(ALL_FLOWS, InvalidOid, (Datum)0);
+}
+
+List *fn_load_bound_flows(void) {
+	return query_configs(BOUND_FLOWS, InvalidOid, (Datum)0);
+}
+
+List *fn_load_unbound_flows_of_relation(Oid relid) {
+	if (!fn_catalog_is_current())
+		return NIL; /* the old layout knows no restored flows */
+	return query_configs(UNBOUND_OF_RELATION, OIDOID, ObjectIdGetDatum(relid));
 }
 
 int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const char *timezone, FnWindow *w,
@@ -280,9 +418,19 @@ void fn_registry_update_query(int64 flow_id, const char *query, const char *time
 	    4, types, values, nulls);
 }
 
+/* The flow is bound to this database's tables (its triggers are created here). */
+static void insert_binding(int64 flow_id) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+
+	catalog_exec("INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " (flow_id) VALUES ($1)", 1, types,
+	             values, NULL);
+}
+
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	FlowQuery *fq = def->fq;
-	Oid types[19] = {TEXTOID, OIDOID,      OIDOID,      OIDOID,      NAMEOID, INT2OID, TEXTOID,
+	int64 flow_id;
+	Oid types[19] = {TEXTOID, REGROLEOID,  REGCLASSOID, REGCLASSOID, NAMEOID, INT2OID, TEXTOID,
 	                 TEXTOID, INTERVALOID, INT8OID,     TEXTOID,     TEXTOID, BOOLOID, TEXTOID,
 	                 TEXTOID, TEXTOID,     INTERVALOID, INTERVALOID, TEXTOID};
 	Datum v[19];
@@ -314,12 +462,28 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	v[16] = def->eval_interval ? IntervalPGetDatum(def->eval_interval) : (n[16] = 'n', 0);
 	v[17] = def->expire_after ? IntervalPGetDatum(def->expire_after) : (n[17] = 'n', 0);
 	v[18] = def->comment ? CStringGetTextDatum(def->comment) : (n[18] = 'n', 0);
-	return catalog_exec(
-	    "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
-	    " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
-	    " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
-	    " query, user_query, timezone, eval_interval, expire_after, comment)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	    " $18, $19) RETURNING flow_id",
-	    19, types, v, n);
+	flow_id =
+	    catalog_exec("INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                 " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
+	                 " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
+	                 " query, user_query, timezone, eval_interval, expire_after, comment)"
+	                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+	                 " $18, $19) RETURNING flow_id",
+	                 19, types, v, n);
+	insert_binding(flow_id);
+	return flow_id;
+}
+
+void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_column) {
+	Oid types[3] = {INT8OID, INT2OID, NAMEOID};
+	Datum values[3];
+	char nulls[4] = "   ";
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = time_attnum > 0 ? Int16GetDatum(time_attnum) : (nulls[1] = 'n', 0);
+	values[2] = time_column ? DirectFunctionCall1(namein, CStringGetDatum(time_column)) : (nulls[2] = 'n', 0);
+	catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET time_attnum = $2, time_column = $3"
+	             " WHERE flow_id OPERATOR(pg_catalog.=) $1",
+	             3, types, values, nulls);
+	insert_binding(flow_id);
 }

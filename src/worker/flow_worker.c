@@ -309,19 +309,6 @@ static void serve_flush(void) {
 	ConditionVariableBroadcast(&slot->flush_cv);
 }
 
-/* Windows in r (estimated from the unit's usual width past a million calendar ones). */
-static int64 windows_in(FnTimeRange r) {
-	const uint64 cap = 1000000;
-	uint64 n;
-
-	if (r.start >= r.end || task.window == NULL)
-		return r.start < r.end ? 1 : 0;
-	n = fn_window_count(task.window, r, task.cfg->window.kind == FN_WINDOW_DATE_BIN ? PG_UINT64_MAX : cap);
-	if (n >= cap && task.cfg->window.kind != FN_WINDOW_DATE_BIN)
-		n = Max(n, (uint64)((r.end - r.start) / fn_window_nominal_usec(task.window)));
-	return (int64)n;
-}
-
 /*
  * refresh_flow: recomputes every window of `want` (a union of whole windows, or all
  * time), frozen ones included, in one statement whose cost follows the rows there,
@@ -360,7 +347,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 		if (!gone) {
 			fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
 			/* counted first: the sink's rows there before, the source's rows now */
-			*windows = windows_in(fn_refresh_extent(task.cfg, want));
+			*windows = fn_refresh_window_count(task.cfg, fn_refresh_extent(task.cfg, want));
 			rows = fn_refresh_run(task.cfg, &want, 1, 0, true, PG_UINT64_MAX);
 		}
 		end_refresh_transaction();
@@ -429,8 +416,12 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	old = MemoryContextSwitchTo(task.cxt);
 	if (fn_catalog_relid(true) != catalog_relid)
 		task.cfg = NULL;
-	else
+	else {
+		(void)fn_current_catalog_relid(); /* objects of another version: ERROR, the worker exits */
 		task.cfg = fn_load_task_config(flow_id, true);
+		if (task.cfg != NULL && !task.cfg->bound)
+			task.cfg = NULL; /* restored, not bound yet: no triggers mark for it */
+	}
 	if (task.cfg != NULL && task.cfg->window.kind != FN_WINDOW_NONE)
 		task.window = fn_window_create(&task.cfg->window);
 	task.buf = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
@@ -508,10 +499,29 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	exists = fn_catalog_relid(true) == catalog_relid && fn_load_task_config(flow_id, true) != NULL;
+	if (fn_catalog_relid(true) == catalog_relid) {
+		TaskConfig *cfg = fn_load_task_config(flow_id, true);
+
+		exists = cfg != NULL && cfg->bound;
+	} else
+		exists = false;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	return exists;
+}
+
+/* The flow's durable record into its slot: at start, and when a restore added rows
+ * to it later (reload_requested). Adding what the slot holds already is harmless. */
+static void reload_record(void) {
+	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+	task.slot->reload_requested = false; /* rows committed after this are read by the next one */
+	LWLockRelease(fn_slot_lock(task.slot));
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_reload_pending(task.cfg->flow_id, task.slot);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
 }
 
 void flownode_flow_main(Datum arg) {
@@ -544,12 +554,7 @@ void flownode_flow_main(Datum arg) {
 	}
 
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	fn_reload_pending(flow_id, task.slot);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	reload_record();
 	task.budget = fn_next_window_budget(0, (uint64)fn_max_windows_per_refresh, 0, false);
 	load_statement_timeout();
 	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
@@ -570,7 +575,7 @@ void flownode_flow_main(Datum arg) {
 	                               (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
 	                               0, false, 0);
 	for (;;) {
-		bool dropped, flush, repair;
+		bool dropped, flush, repair, reload;
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
@@ -583,9 +588,14 @@ void flownode_flow_main(Datum arg) {
 		dropped = task.slot->dropped;
 		flush = task.slot->flush_requested > task.slot->flush_completed;
 		repair = task.slot->repair_requested > task.slot->repair_completed;
+		reload = task.slot->reload_requested;
 		LWLockRelease(fn_slot_lock(task.slot));
 		if (dropped)
 			break;
+		if (reload) {
+			reload_record();
+			continue;
+		}
 		if (repair) {
 			serve_repair();
 			continue;
