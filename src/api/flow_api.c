@@ -372,8 +372,8 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		         errmsg("flow \"%s\" was restored and is not bound to its tables yet", cfg->flow_name),
 		         errdetail("Until it is bound, writes to its source are not marked and it has no worker."),
-		         errhint("SELECT flownode.refresh_flow('%s') binds it and recomputes its windows.",
-		                 cfg->flow_name)));
+		         errhint("SELECT flownode.refresh_flow(%s) binds it and recomputes its windows.",
+		                 quote_literal_cstr(cfg->flow_name))));
 	if (cfg->created_here)
 		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
 	/* writers that committed before this call but have not yet published */

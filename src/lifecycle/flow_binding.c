@@ -14,11 +14,13 @@
  * Binding finds the time column again (a restore renumbers the columns after a
  * dropped one), creates the triggers and starts the worker at commit, which reloads
  * the pending windows. It happens:
- * - when an index is built on the sink or source (the post-data section of a
- *   pg_restore or a plain dump comes after every table's rows) and the sink has its
- *   key: automatic for a whole restore;
- * - by refresh_flow (api/flow_api.c), after a data-only restore, which builds no
- *   index, or whenever a flow still says 'restored'.
+ * - when the command that builds the sink's unique key runs (the post-data section
+ *   of a pg_restore or a plain dump comes after every table's rows): automatic for a
+ *   whole restore;
+ * - by refresh_flow (api/flow_api.c), after a data-only restore, whose sinks had
+ *   their keys before their rows came, or whenever a flow still says 'restored'.
+ *   Only refresh_flow binds then: writes may have reached the source unmarked
+ *   since the restore, and it recomputes what they touched.
  * A COPY into flownode.pending after a flow was bound (pg_restore -j may restore the
  * record after the sink's index) makes the bound flows reload their record.
  */
@@ -32,11 +34,14 @@
 #include "marking/source_triggers.h"
 #include "miscadmin.h"
 #include "pgutil/pg_util.h"
+#include "record/durable_record.h"
+#include "executor/spi.h"
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
 #include "registry/sink_table.h"
 #include "shmem/flow_slots.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -57,11 +62,64 @@ static FlowQuery *analyse_stored(TaskConfig *cfg) {
 	return fq;
 }
 
+/* One value of a one-row query (SPI connected). */
+static Datum query_value(const char *sql, int col, bool *isnull) {
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "flownode: reading a restored table failed: %s", sql);
+	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
+}
+
+/*
+ * A sink restored empty over a source that has rows: its rows were left out of the
+ * dump (pg_dump --exclude-table-data) or lost, and the restored record cannot say
+ * so. Every window of the source's rows is recorded as pending, so the worker fills
+ * the sink (oldest first, with plain INSERTs) instead of leaving it silently empty.
+ */
+static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
+	const char *source = fn_qualified_relname(cfg->source_relid);
+	bool windowed = fq->window.kind != FN_WINDOW_NONE;
+	bool empty, isnull, none;
+	FnTimeRange r = {0, 1}; /* a window-less flow's mark */
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	empty = DatumGetBool(query_value(
+	    psprintf("SELECT NOT EXISTS (SELECT FROM ONLY %s)", fn_qualified_relname(cfg->sink_relid)), 1,
+	    &isnull));
+	if (empty && windowed) {
+		const char *col = quote_identifier(fq->time_column);
+		char *sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM ONLY %s WHERE "
+		                     "pg_catalog.isfinite(%s)",
+		                     col, col, source, col);
+		int64 lo = DatumGetInt64(query_value(sql, 1, &none));
+		int64 hi = DatumGetInt64(query_value(sql, 2, &isnull));
+
+		if (!none) {
+			FnWindow *w = fn_window_create(&cfg->window);
+
+			r.start = fn_window_of(w, lo).start;
+			r.end = fn_window_of(w, hi).end;
+		}
+	} else if (empty)
+		none =
+		    !DatumGetBool(query_value(psprintf("SELECT EXISTS (SELECT FROM ONLY %s)", source), 1, &isnull));
+	SPI_finish();
+	if (empty && !none) {
+		PendingWriter *writer = fn_pending_open();
+
+		fn_pending_write(writer, cfg->flow_id, &r, 1);
+		fn_pending_close(writer);
+		ereport(NOTICE,
+		        (errmsg("the sink of restored flow \"%s\" is empty: it will be filled", cfg->flow_name)));
+	}
+}
+
 /* Everything after the checks: the binding, the triggers, the slot, the worker. */
 static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
 	bool windowed = fq->window.kind != FN_WINDOW_NONE;
 	FlowSlot *slot;
 
+	record_empty_sink(cfg, fq);
 	fn_registry_bind(cfg->flow_id, windowed ? fq->time_attnum : 0, windowed ? fq->time_column : NULL);
 	fn_install_source_triggers(cfg->source_relid, windowed ? fq->time_attnum : 0);
 	CommandCounterIncrement();
@@ -131,11 +189,12 @@ static void try_bind(TaskConfig *cfg) {
 		edata = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		/* a sink restored without its key yet: a later index will bring it */
+		/* a sink that still lacks its key (another unique index was built) waits for
+		 * the next one */
 		ereport(sink_step ? DEBUG1 : WARNING,
 		        (errmsg("restored flow \"%s\" is not bound yet: %s", cfg->flow_name, edata->message),
-		         errhint("Once the problem is fixed, SELECT flownode.refresh_flow('%s') binds it.",
-		                 cfg->flow_name)));
+		         errhint("Once the problem is fixed, SELECT flownode.refresh_flow(%s) binds it.",
+		                 quote_literal_cstr(cfg->flow_name))));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
@@ -143,13 +202,49 @@ static void try_bind(TaskConfig *cfg) {
 	CurrentResourceOwner = owner;
 }
 
-void fn_bind_restored_flows_of(Oid relid) {
+/* Whether the flow's sink fits its query now; any error says no (in a subtransaction). */
+static bool sink_fits(TaskConfig *cfg) {
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool fits = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn_check_sink(cfg->sink_relid, analyse_stored(cfg));
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		fits = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return fits;
+}
+
+List *fn_restored_flows_awaiting_key(Oid relid) {
+	List *waiting = NIL;
 	List *flows;
 	ListCell *lc;
 
 	if (fn_slot_count() == 0 || !OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current())
-		return; /* not preloaded (refresh_flow says so), or no restored flows here */
-	flows = fn_load_unbound_flows_of_relation(relid);
+		return NIL; /* not preloaded (refresh_flow says so), or no restored flows here */
+	flows = fn_load_unbound_flows_of_sink(relid);
+	foreach (lc, flows)
+		if (!sink_fits(lfirst(lc)))
+			waiting = lappend(waiting, lfirst(lc));
+	return waiting;
+}
+
+void fn_bind_restored_flows(List *flows) {
+	ListCell *lc;
+
 	foreach (lc, flows)
 		try_bind(lfirst(lc));
 }
@@ -173,7 +268,7 @@ void fn_start_workers_after_update(void) {
 		running = slot != NULL && slot->worker_pid != 0;
 		LWLockRelease(fn_registry_lock());
 		if (!running)
-			fn_on_commit_start_worker(cfg->flow_id, cfg->owner);
+			fn_on_commit_restart_worker(cfg->flow_id, cfg->owner);
 	}
 }
 

@@ -21,13 +21,17 @@
 extern void fn_bind_flow(TaskConfig *cfg);
 
 /*
- * After DDL that built an index on relid (the post-data of a restore: the sink's
- * unique key comes after every table's rows): binds the unbound flows that read or
- * write it and whose sink fits now. Never fails the command: a sink that does not
- * fit yet is left for a later index, anything else is a WARNING and the flow stays
- * 'restored' until refresh_flow binds it.
+ * The restored flows whose sink is relid and lacks its unique key: called before a
+ * command that builds an index on relid (the post-data section of a restore builds
+ * the sinks' keys after every table's rows). fn_bind_restored_flows, after the
+ * command, binds those that the command made fit. Never fails the command: a sink
+ * that still does not fit is left for a later index, anything else is a WARNING
+ * and the flow stays 'restored' until refresh_flow binds it. A sink that had its
+ * key before (a data-only restore into a schema-only one) is never bound this way:
+ * its source may have been written since, unmarked, and refresh_flow repairs that.
  */
-extern void fn_bind_restored_flows_of(Oid relid);
+extern List *fn_restored_flows_awaiting_key(Oid relid);
+extern void fn_bind_restored_flows(List *flows);
 
 /* After ALTER EXTENSION flownode UPDATE: the bound flows without a worker get one at
  * commit (a library newer than the database's objects started none). */

@@ -14,8 +14,8 @@
  *   another schema, rewrites the stored query of every flow it touches. Each is
  *   analysed before the command (names to OIDs, while the old names still hold) and
  *   deparsed after it (OIDs to the new names), in the command's transaction.
- * - An index built on a table of a restored flow binds the flow (flow_binding.c): a
- *   restore builds indexes after every table's rows.
+ * - The command that builds a restored flow's sink key binds the flow
+ *   (flow_binding.c): a restore builds keys after every table's rows.
  * - ALTER EXTENSION flownode UPDATE starts the workers of its database's flows.
  * - Nothing of this runs inside flownode's own extension scripts: their catalog is
  *   half-built until they end.
@@ -233,14 +233,14 @@ static RangeVar *indexed_relation(Node *stmt) {
 	return NULL;
 }
 
-static void after_index_built(RangeVar *rv) {
+/* Before it: the restored flows whose sink is that table and lacks its key. */
+static List *before_index_built(RangeVar *rv) {
 	Oid relid;
 
 	if (rv == NULL || !OidIsValid(fn_catalog_relid(true)))
-		return;
+		return NIL;
 	relid = RangeVarGetRelid(rv, NoLock, true);
-	if (OidIsValid(relid))
-		fn_bind_restored_flows_of(relid);
+	return OidIsValid(relid) ? fn_restored_flows_awaiting_key(relid) : NIL;
 }
 
 static bool updates_flownode(Node *stmt) {
@@ -258,11 +258,14 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 	Node *stmt = pstmt->utilityStmt;
 	bool ours = IsTransactionState() && !in_own_script();
 	List *renamed = NIL;
+	List *awaiting_key = NIL;
 
 	if (preloaded_hooks && IsA(stmt, DropdbStmt))
 		fn_before_drop_database(((DropdbStmt *)stmt)->dbname);
 	if (renames(stmt) && ours)
 		renamed = before_rename();
+	if (ours)
+		awaiting_key = before_index_built(indexed_relation(stmt));
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	else
@@ -272,7 +275,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 	if (IsA(stmt, AlterTableStmt))
 		after_trigger_commands((AlterTableStmt *)stmt);
 	after_rename(renamed);
-	after_index_built(indexed_relation(stmt));
+	fn_bind_restored_flows(awaiting_key);
 	if (updates_flownode(stmt))
 		fn_start_workers_after_update();
 }

@@ -26,6 +26,7 @@
 
 typedef enum PendingKind {
 	PENDING_START,
+	PENDING_RESTART,
 	PENDING_DROP,
 	PENDING_DROP_ALL,
 	PENDING_TRIGGER_CLEANUP,
@@ -127,7 +128,7 @@ static void run_commit_actions(void) {
 
 		if (a->kind == PENDING_TRIGGER_CLEANUP)
 			continue; /* done at PRE_COMMIT */
-		if (a->kind == PENDING_START)
+		if (a->kind == PENDING_START || a->kind == PENDING_RESTART)
 			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
 			                           a->owner_can_login);
 		else if (a->kind == PENDING_RELOAD_ALL)
@@ -214,6 +215,10 @@ static void add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_
 
 void fn_on_commit_start_worker(int64 flow_id, Oid owner) {
 	add_pending(PENDING_START, flow_id, owner, fn_catalog_relid(false));
+}
+
+void fn_on_commit_restart_worker(int64 flow_id, Oid owner) {
+	add_pending(PENDING_RESTART, flow_id, owner, fn_catalog_relid(false));
 }
 
 void fn_on_commit_drop_flow(int64 flow_id) {

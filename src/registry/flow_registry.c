@@ -229,7 +229,7 @@ typedef enum ConfigQuery {
 	BY_RELATION,
 	ALL_FLOWS,
 	BOUND_FLOWS,
-	UNBOUND_OF_RELATION,
+	UNBOUND_OF_SINK,
 	N_CONFIG_QUERIES
 } ConfigQuery;
 
@@ -249,8 +249,7 @@ static const char *const config_where[N_CONFIG_QUERIES] = {
                     " ORDER BY f.flow_id",
     [ALL_FLOWS] = "ORDER BY f.flow_id",
     [BOUND_FLOWS] = "WHERE %1$s ORDER BY f.flow_id",
-    [UNBOUND_OF_RELATION] = "WHERE (f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table "
-                            "OPERATOR(pg_catalog.=) $1) AND NOT %1$s ORDER BY f.flow_id",
+    [UNBOUND_OF_SINK] = "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %1$s ORDER BY f.flow_id",
 };
 
 static SPIPlanPtr config_plans[N_CONFIG_QUERIES];
@@ -341,10 +340,10 @@ List *fn_load_bound_flows(void) {
 	return query_configs(BOUND_FLOWS, InvalidOid, (Datum)0);
 }
 
-List *fn_load_unbound_flows_of_relation(Oid relid) {
+List *fn_load_unbound_flows_of_sink(Oid relid) {
 	if (!fn_catalog_is_current())
 		return NIL; /* the old layout knows no restored flows */
-	return query_configs(UNBOUND_OF_RELATION, OIDOID, ObjectIdGetDatum(relid));
+	return query_configs(UNBOUND_OF_SINK, OIDOID, ObjectIdGetDatum(relid));
 }
 
 int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const char *timezone, FnWindow *w,

@@ -72,8 +72,8 @@ extern List *fn_load_flows_of_source(Oid source_relid); /* bound flows only: the
 extern List *fn_load_flows_of_relation(Oid relid);      /* flows reading or writing it */
 extern List *fn_load_all_flows(void);                   /* List of TaskConfig * */
 extern List *fn_load_bound_flows(void);                 /* the flows that run */
-/* flows reading or writing relid that a restore brought back and no one bound yet */
-extern List *fn_load_unbound_flows_of_relation(Oid relid);
+/* flows writing into relid that a restore brought back and no one bound yet */
+extern List *fn_load_unbound_flows_of_sink(Oid relid);
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);
