@@ -58,10 +58,12 @@ ALTER TABLE flownode.flow
     ALTER COLUMN sink_table TYPE pg_catalog.regclass USING sink_table::pg_catalog.regclass;
 
 CREATE TABLE flownode.flow_binding (
-    flow_id bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE
+    flow_id bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    system_identifier bigint NOT NULL
 );
 REVOKE ALL ON flownode.flow_binding FROM PUBLIC;
-INSERT INTO flownode.flow_binding (flow_id) SELECT flow_id FROM flownode.flow;
+INSERT INTO flownode.flow_binding (flow_id, system_identifier)
+SELECT f.flow_id, c.system_identifier FROM flownode.flow f, pg_catalog.pg_control_system() c;
 
 SELECT pg_catalog.pg_extension_config_dump('flownode.flow', '');
 SELECT pg_catalog.pg_extension_config_dump('flownode.flow_flow_id_seq', '');

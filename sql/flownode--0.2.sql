@@ -32,11 +32,14 @@ CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
 GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 
--- The flows bound to this database's tables: their marking triggers exist here. Not
--- part of a dump: the flows a restore brings back are unbound ('restored') until an
--- index is built on their sink or source, or refresh_flow binds them.
+-- The flows bound to this database's tables: their marking triggers exist here, in
+-- the cluster of that system identifier. Not part of a dump: the flows a restore
+-- brings back are unbound ('restored') until the restore builds their sink's key, or
+-- refresh_flow binds them. pg_upgrade keeps the rows but not the (internal)
+-- triggers, in a cluster of another system identifier: unbound there too.
 CREATE TABLE flownode.flow_binding (
-    flow_id bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE
+    flow_id bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    system_identifier bigint NOT NULL
 );
 REVOKE ALL ON flownode.flow_binding FROM PUBLIC;
 

@@ -24,6 +24,7 @@
 #include "utils/inval.h"
 #include "catalog/pg_class.h"
 #include "access/genam.h"
+#include "access/xlog.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
@@ -233,30 +234,39 @@ typedef enum ConfigQuery {
 	N_CONFIG_QUERIES
 } ConfigQuery;
 
-/* Whether the flow is bound (f: its flownode.flow row). The old layout has no
- * flownode.flow_binding: each of its flows was created in this database. */
+/* Whether the flow is bound (f: its flownode.flow row), here: in this cluster
+ * (pg_upgrade makes a new one, without the triggers; %s is its system identifier).
+ * The old layout has no flownode.flow_binding: each of its flows was created in
+ * this database. */
 #define BOUND_CURRENT                                                                                        \
 	"EXISTS (SELECT FROM " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " b WHERE b.flow_id OPERATOR(pg_catalog.=) " \
-	"f.flow_id)"
+	"f.flow_id AND b.system_identifier OPERATOR(pg_catalog.=) %s::pg_catalog.int8)"
 #define BOUND_OLD "true"
 
-/* %1$s stands for the bound test */
+/* %s stands for the bound test, in those that test it */
 static const char *const config_where[N_CONFIG_QUERIES] = {
     [BY_ID] = "WHERE f.flow_id OPERATOR(pg_catalog.=) $1",
     [BY_NAME] = "WHERE f.flow_name OPERATOR(pg_catalog.=) $1",
-    [BY_SOURCE] = "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %1$s ORDER BY f.flow_id",
+    [BY_SOURCE] = "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %s ORDER BY f.flow_id",
     [BY_RELATION] = "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1"
                     " ORDER BY f.flow_id",
     [ALL_FLOWS] = "ORDER BY f.flow_id",
-    [BOUND_FLOWS] = "WHERE %1$s ORDER BY f.flow_id",
-    [UNBOUND_OF_SINK] = "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %1$s ORDER BY f.flow_id",
+    [BOUND_FLOWS] = "WHERE %s ORDER BY f.flow_id",
+    [UNBOUND_OF_SINK] = "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %s ORDER BY f.flow_id",
 };
 
 static SPIPlanPtr config_plans[N_CONFIG_QUERIES];
 static CatalogLayout config_plans_layout = LAYOUT_CURRENT;
 
+/* The bound test of the catalog's layout, for this cluster (whose system identifier
+ * is read as a bigint, as pg_control_system() shows it). */
+static char *bound_test(void) {
+	if (catalog_layout != LAYOUT_CURRENT)
+		return BOUND_OLD;
+	return psprintf(BOUND_CURRENT, psprintf(INT64_FORMAT, (int64)GetSystemIdentifier()));
+}
+
 static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
-	const char *bound = catalog_layout == LAYOUT_CURRENT ? BOUND_CURRENT : BOUND_OLD;
 
 	if (config_plans_layout != catalog_layout) {
 		for (int i = 0; i < N_CONFIG_QUERIES; i++)
@@ -267,6 +277,7 @@ static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
 		config_plans_layout = catalog_layout;
 	}
 	if (config_plans[which] == NULL) {
+		char *bound = bound_test();
 		char *where = psprintf(config_where[which], bound);
 		char *sql = psprintf(
 		    "SELECT " CONFIG_COLUMNS ", %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s", bound, where);
@@ -417,13 +428,16 @@ void fn_registry_update_query(int64 flow_id, const char *query, const char *time
 	    4, types, values, nulls);
 }
 
-/* The flow is bound to this database's tables (its triggers are created here). */
+/* The flow is bound to this database's tables (its triggers are created here), in
+ * this cluster; a binding from another cluster (pg_upgrade's) is replaced. */
 static void insert_binding(int64 flow_id) {
-	Oid types[1] = {INT8OID};
-	Datum values[1] = {Int64GetDatum(flow_id)};
+	Oid types[2] = {INT8OID, INT8OID};
+	Datum values[2] = {Int64GetDatum(flow_id), Int64GetDatum((int64)GetSystemIdentifier())};
 
-	catalog_exec("INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " (flow_id) VALUES ($1)", 1, types,
-	             values, NULL);
+	catalog_exec(
+	    "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " (flow_id, system_identifier)"
+	    " VALUES ($1, $2) ON CONFLICT (flow_id) DO UPDATE SET system_identifier = EXCLUDED.system_identifier",
+	    2, types, values, NULL);
 }
 
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
