@@ -78,7 +78,7 @@ static Datum query_value(const char *sql, int col, bool *isnull) {
 static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
 	const char *source = fn_qualified_relname(cfg->source_relid);
 	bool windowed = fq->window.kind != FN_WINDOW_NONE;
-	bool empty, isnull, none;
+	bool empty, isnull, none = true;
 	FnTimeRange r = {0, 1}; /* a window-less flow's mark */
 
 	if (SPI_connect() != SPI_OK_CONNECT)

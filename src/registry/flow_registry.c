@@ -243,17 +243,29 @@ typedef enum ConfigQuery {
 	"f.flow_id AND b.system_identifier OPERATOR(pg_catalog.=) %s::pg_catalog.int8)"
 #define BOUND_OLD "true"
 
-/* %s stands for the bound test, in those that test it */
-static const char *const config_where[N_CONFIG_QUERIES] = {
-    [BY_ID] = "WHERE f.flow_id OPERATOR(pg_catalog.=) $1",
-    [BY_NAME] = "WHERE f.flow_name OPERATOR(pg_catalog.=) $1",
-    [BY_SOURCE] = "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %s ORDER BY f.flow_id",
-    [BY_RELATION] = "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1"
-                    " ORDER BY f.flow_id",
-    [ALL_FLOWS] = "ORDER BY f.flow_id",
-    [BOUND_FLOWS] = "WHERE %s ORDER BY f.flow_id",
-    [UNBOUND_OF_SINK] = "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %s ORDER BY f.flow_id",
-};
+/* The query's WHERE and ORDER BY; %s stands for the bound test, in those that test it. */
+static const char *config_where(ConfigQuery which) {
+	switch (which) {
+	case BY_ID:
+		return "WHERE f.flow_id OPERATOR(pg_catalog.=) $1";
+	case BY_NAME:
+		return "WHERE f.flow_name OPERATOR(pg_catalog.=) $1";
+	case BY_SOURCE:
+		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %s ORDER BY f.flow_id";
+	case BY_RELATION:
+		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1"
+		       " ORDER BY f.flow_id";
+	case ALL_FLOWS:
+		return "ORDER BY f.flow_id";
+	case BOUND_FLOWS:
+		return "WHERE %s ORDER BY f.flow_id";
+	case UNBOUND_OF_SINK:
+		return "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %s ORDER BY f.flow_id";
+	case N_CONFIG_QUERIES:
+		break;
+	}
+	pg_unreachable();
+}
 
 static SPIPlanPtr config_plans[N_CONFIG_QUERIES];
 static CatalogLayout config_plans_layout = LAYOUT_CURRENT;
@@ -278,7 +290,7 @@ static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
 	}
 	if (config_plans[which] == NULL) {
 		char *bound = bound_test();
-		char *where = psprintf(config_where[which], bound);
+		char *where = psprintf(config_where(which), bound);
 		char *sql = psprintf(
 		    "SELECT " CONFIG_COLUMNS ", %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s", bound, where);
 		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
