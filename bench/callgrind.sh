@@ -12,6 +12,12 @@
 # results/callgrind.md: instructions per row (COPY, multi-row) or
 # per transaction, the flow's extra over the baseline, and the functions that make
 # up the extra (inclusive counts, flow minus baseline).
+#
+# Partitioned sources: two tables partitioned by range on ts with a daily partition
+# for every day of 2024 and a default partition (no flow, and the first flow), get
+# the same COPYs through the parent (issue 19: at most 1.05x).
+# CALLGRIND_ONLY=partitioned runs only that case, and prints its table without
+# writing results/callgrind.md.
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +26,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 [[ $(id -u) -eq 0 ]] || fn_die "run as root"
 
 N=${CALLGRIND_ROWS:-50000}      # COPY
+ONLY=${CALLGRIND_ONLY:-}         # "partitioned": that case alone
 M=${CALLGRIND_MULTI_ROWS:-10000} # multi-row INSERT
 TX=${CALLGRIND_TX:-2000}
 # FN_BENCH_NO_BUILD=1 (set by run.sh): measure what run.sh built and installed
@@ -54,6 +61,15 @@ q5="SELECT date_trunc('day', ts) AS day, count(*) AS n, max(v) AS max_v FROM %s 
     echo "CREATE TABLE $t (ts timestamptz NOT NULL, host text NOT NULL, v float8 NOT NULL) WITH (autovacuum_enabled = off);"
     echo "CREATE INDEX ON $t (ts);"
   done
+  # partitioned: a partition per day of 2024 (the data's span) and a default one
+  for t in cg_pbase cg_pf1; do
+    echo "CREATE TABLE $t (ts timestamptz NOT NULL, host text NOT NULL, v float8 NOT NULL) PARTITION BY RANGE (ts);"
+    echo "CREATE INDEX ON $t (ts);"
+    echo "SELECT format('CREATE TABLE %I PARTITION OF $t FOR VALUES FROM (%L) TO (%L) WITH (autovacuum_enabled = off)',
+                 '${t}_' || to_char(d, 'MMDD'), d, d + interval '1 day')
+            FROM generate_series(timestamptz '2024-01-01 00:00+00', '2024-12-31 00:00+00', interval '1 day') d \\gexec"
+    echo "CREATE TABLE ${t}_default PARTITION OF $t DEFAULT WITH (autovacuum_enabled = off);"
+  done
   k=0
   for q in "$q1" "$q2" "$q3" "$q4" "$q5"; do
     k=$((k + 1))
@@ -62,6 +78,8 @@ q5="SELECT date_trunc('day', ts) AS day, count(*) AS n, max(v) AS max_v FROM %s 
   done
   # shellcheck disable=SC2059
   printf "SELECT flownode.create_flow('cg_f1_1', 'cg_f1_s1', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$(printf "$q1" cg_f1)"
+  # shellcheck disable=SC2059
+  printf "SELECT flownode.create_flow('cg_pf1_1', 'cg_pf1_s1', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$(printf "$q1" cg_pf1)"
   for t in cg_base cg_f1 cg_f5; do
     cat <<EOF
 CREATE PROCEDURE loop_$t(n int, same_window bool) LANGUAGE plpgsql AS \$\$
@@ -104,6 +122,14 @@ run_cg() {
 # a statement: parse, analysis, planning, execution and commit (its PRE_COMMIT work)
 STMT=(pg_parse_query pg_analyze_and_rewrite_fixedparams pg_plan_queries PortalRun CommitTransactionCommand)
 for order in inorder scattered; do
+  for t in cg_pbase cg_pf1; do
+    fn_log "callgrind: COPY $N rows ($order) into the partitioned $t"
+    printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
+    echo "COPY $t FROM '$DIR/$order.csv';" | run_cg "copy_${order}_$t" "${STMT[@]}"
+  done
+done
+for order in inorder scattered; do
+  [[ $ONLY == partitioned ]] && break
   for t in cg_base cg_f1 cg_f5; do
     fn_log "callgrind: COPY $N rows ($order) into $t"
     printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
@@ -114,6 +140,7 @@ for order in inorder scattered; do
   done
 done
 for t in cg_base cg_f1 cg_f5; do
+  [[ $ONLY == partitioned ]] && break
   for same in false true; do
     [[ $t == cg_base && $same == true ]] && continue
     fn_log "callgrind: $TX single-row transactions into $t (same window: $same)"
@@ -122,9 +149,9 @@ for t in cg_base cg_f1 cg_f5; do
   done
 done
 
-python3 - "$OUT" "$N" "$TX" "$M" "$BENCH/results" <<'EOF'
+python3 - "$OUT" "$N" "$TX" "$M" "$BENCH/results" "$ONLY" <<'EOF'
 import os, re, subprocess, sys
-out, n, tx, m, results = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+out, n, tx, m, results, only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 raw = []
 # callers every statement goes through: not informative in a difference
 SKIP = re.compile(r"^(0x[0-9a-f]+('\d+)?|.* .*|main|\(below main\)|__libc_start.*|PROGRAM TOTALS|events annotated|Postgres\w*Main|"
@@ -192,6 +219,28 @@ def detail_tables(title, flow, base, rows, unit):
                       f"{('`' + b[1] + '`') if b[1] else ''} | {'' if b[0] is None else f'{b[0]:,.0f}'} |")
 
 
+def partitioned_table():
+    """COPY through a partitioned parent (daily partitions of 2024 and a default one)"""
+    rows = ["", "| COPY through a partitioned parent (366 daily partitions + default) | no flow (instr/row) | 1 flow | "
+            "1 flow ratio |", "|---|---|---|---|"]
+    for order in ("inorder", "scattered"):
+        b = annotate(f"copy_{order}_cg_pbase", False)[0]
+        f1 = annotate(f"copy_{order}_cg_pf1", False)[0]
+        olabel = "in time order" if order == "inorder" else "scattered over a year"
+        raw.append(f"copy_partitioned\t{order}\t{n}\t{b}\t{f1}\t-")
+        rows.append(f"| COPY {n:,} rows, {olabel} | {b / n:,.0f} | {f1 / n:,.0f} (+{(f1 - b) / n:,.0f}) | {f1 / b:.3f}x |")
+    return rows
+
+
+if only == "partitioned":
+    print("\n".join(partitioned_table()))
+    for order in ("inorder", "scattered"):
+        olabel = "in time order" if order == "inorder" else "scattered over a year"
+        detail_tables(f"COPY through a partitioned parent, {olabel}, f1 − no flow (instructions per row)",
+                      f"copy_{order}_cg_pf1", f"copy_{order}_cg_pbase", n, "instr/row")
+    print("\n".join(detail))
+    sys.exit(0)
+
 for kind, rows, label in (("copy", n, "COPY"), ("multirow", m, "multi-row INSERT (1,000/statement)")):
     for order in ("inorder", "scattered"):
         tot = {t: annotate(f"{kind}_{order}_{t}", False)[0] for t in ("cg_base", "cg_f1", "cg_f5")}
@@ -217,6 +266,11 @@ lines += ["", f"| {tx:,} single-row transactions (PL/pgSQL loop with COMMIT) | i
           f"| 5 flows, same window (records skipped) | {sw5 / tx:,.0f} (+{(sw5 - b) / tx:,.0f}) |",
           f"| 5 flows, new window each commit (one record per flow) | {nw5 / tx:,.0f} (+{(nw5 - b) / tx:,.0f}; "
           f"+{(nw5 - sw5) / tx:,.0f} over the same window) |", ""]
+lines += partitioned_table() + [""]
+for order in ("inorder", "scattered"):
+    olabel = "in time order" if order == "inorder" else "scattered over a year"
+    detail_tables(f"COPY through a partitioned parent, {olabel}, f1 − no flow (instructions per row)",
+                  f"copy_{order}_cg_pf1", f"copy_{order}_cg_pbase", n, "instr/row")
 detail_tables("single-row transactions, 1 flow, same window − no flow (instructions per transaction)",
               "tx_true_cg_f1", "tx_false_cg_base", tx, "instr/tx")
 detail_tables("single-row transactions, 1 flow, new window each commit − same window (instructions per transaction)",
@@ -229,4 +283,4 @@ with open(os.path.join(results, "raw", "callgrind.tsv"), "w") as f:
     f.write("\n".join(raw) + "\n")
 print("\n".join(lines))
 EOF
-fn_log "wrote $BENCH/results/callgrind.md"
+[[ $ONLY == partitioned ]] || fn_log "wrote $BENCH/results/callgrind.md"

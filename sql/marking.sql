@@ -129,15 +129,20 @@ SELECT count(*) FROM metrics_5m;
 INSERT INTO metrics VALUES ('2024-03-01 00:00:00', 'h0', 1);
 SELECT flownode.flush_flow('m5'), flow_diff('m5');
 
--- a backlog is split across refreshes: the first takes 20 windows, the next twice as
--- many while refreshes stay fast (never more than flownode.max_windows_per_refresh)
+-- a backlog is split across refreshes by the source rows each reads (never more than
+-- flownode.max_rows_per_refresh), at window boundaries
+ALTER SYSTEM SET flownode.max_rows_per_refresh = 10000;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
 SELECT runs AS runs_before FROM flownode.flows WHERE flow_name = 'm5' \gset
-INSERT INTO metrics SELECT timestamptz '2024-04-01' + i * interval '5 minutes', 'h0', i
-  FROM generate_series(0, 2999) i;
+INSERT INTO metrics SELECT timestamptz '2024-04-01' + i * interval '30 seconds', 'h0', i
+  FROM generate_series(0, 29999) i;
 SELECT dirty();
 SELECT flownode.flush_flow('m5'), flow_diff('m5');
--- 3,000 windows at most 1,000 per refresh: at least three refreshes
+-- 30,000 rows at most 10,000 per refresh: at least three refreshes
 SELECT runs - :runs_before >= 3 AS split FROM flownode.flows WHERE flow_name = 'm5';
+ALTER SYSTEM RESET flownode.max_rows_per_refresh;
+SELECT pg_reload_conf();
 
 SELECT flownode.drop_flow('m5');
 DROP TABLE metrics, metrics_5m, changes;

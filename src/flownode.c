@@ -9,9 +9,9 @@
 #include "utils/guc.h"
 
 int fn_max_flows = 64;
-int fn_dirty_ranges_per_flow = 1024;
-int fn_local_ranges_per_flow = 256;
-int fn_max_windows_per_refresh = 1000;
+int fn_dirty_ranges_per_flow = 4096;
+int fn_local_ranges_per_flow = 4096;
+int fn_max_rows_per_refresh = 1000000;
 int fn_min_refresh_interval_ms = 5000;
 int fn_max_backoff_ms = 300000;
 int fn_statement_timeout_ms = 600000;
@@ -29,7 +29,7 @@ static void define_server_start_settings(void) {
 	DefineCustomIntVariable("flownode.dirty_ranges_per_flow",
 	                        "Dirty time ranges each flow keeps in shared memory; beyond it, nearest ranges "
 	                        "are coalesced (never dropped).",
-	                        NULL, &fn_dirty_ranges_per_flow, 1024, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL,
+	                        NULL, &fn_dirty_ranges_per_flow, 4096, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL,
 	                        NULL);
 	DefineCustomBoolVariable("flownode.launcher", "Starts the workers of every flow when the server starts.",
 	                         NULL, &fn_launcher_enabled, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
@@ -41,14 +41,17 @@ void fn_define_settings(bool preloaded) {
 	DefineCustomIntVariable("flownode.local_ranges_per_flow",
 	                        "Dirty time ranges a transaction collects per flow (per group of flows whose "
 	                        "windows nest) before coalescing them.",
-	                        NULL, &fn_local_ranges_per_flow, 256, 4, 100000, PGC_USERSET, 0, NULL, NULL,
+	                        NULL, &fn_local_ranges_per_flow, 4096, 4, 100000, PGC_USERSET, 0, NULL, NULL,
 	                        NULL);
-	DefineCustomIntVariable("flownode.max_windows_per_refresh",
-	                        "Most time windows one refresh query covers; a larger backlog is split across "
-	                        "cycles, oldest first.",
-	                        "A backlog starts at 20 windows per refresh, doubling while refreshes take under "
-	                        "250 ms, halving when they take over 1 s, never above this.",
-	                        &fn_max_windows_per_refresh, 1000, 1, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+	    "flownode.max_rows_per_refresh",
+	    "Most source rows one refresh statement reads; a larger backlog is split across "
+	    "cycles, oldest first, at window boundaries.",
+	    "A backlog starts at 50,000 rows per refresh, doubling while refreshes take under "
+	    "250 ms, halving when they take over 1 s, never above this. A window holding more "
+	    "rows is refreshed whole. Without an index on the time column a refresh takes every "
+	    "dirty window at once (one scan).",
+	    &fn_max_rows_per_refresh, 1000000, 1000, INT_MAX, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("flownode.min_refresh_interval",
 	                        "Shortest sleep between evaluations of a flow without eval_interval (adaptive).",
 	                        NULL, &fn_min_refresh_interval_ms, 5000, 10, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS,

@@ -24,7 +24,7 @@
 extern int fn_max_flows;
 extern int fn_dirty_ranges_per_flow;
 extern int fn_local_ranges_per_flow;
-extern int fn_max_windows_per_refresh;
+extern int fn_max_rows_per_refresh;
 extern int fn_min_refresh_interval_ms;
 extern int fn_max_backoff_ms;
 extern int fn_statement_timeout_ms;

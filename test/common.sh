@@ -31,13 +31,14 @@ fn_pg_bindir() {
 # modules are part of postgresql-15, so postgresql-contrib is not needed. perl
 # (for prove) normally comes with libipc-run-perl; it is listed to be explicit.
 # postgresql-15-hll and postgresql-15-tdigest: sql/types.sql keeps their aggregate
-# states in sinks.
+# states in sinks. postgresql-15-partman (pg_partman 4.7): sql/partman.sql manages a
+# flow's partitioned source with it.
 fn_install_deps() {
   [[ $(id -u) -eq 0 ]] || fn_die "fn_install_deps must run as root"
   local pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl perl g++ make
               libgtest-dev googletest libbenchmark-dev libpq-dev
               clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
-              postgresql-15-hll postgresql-15-tdigest)
+              postgresql-15-hll postgresql-15-tdigest postgresql-15-partman)
   local missing=() p
   for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

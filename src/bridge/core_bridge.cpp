@@ -346,10 +346,35 @@ extern "C" void fn_durable_remove(FnDirtySet s, FnTimeRange r) {
 		set.drop_overlapping(r);
 }
 
-extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
-                                 FnTimeRange *out, uint64_t *windows, bool *backlog_remains) {
+namespace {
+
+// A RowProbe over the C callbacks: each call into PostgreSQL guarded.
+class CallbackProbe final : public flownode::RowProbe {
+  public:
+	explicit CallbackProbe(FnRowProbe *p) : p_(p) {}
+	uint64_t rows(FnTimeRange r, uint64_t limit) override {
+		return pg_call([&] { return p_->rows(p_->arg, r, limit); });
+	}
+	int64_t time_of_row(FnTimeRange r, uint64_t k) override {
+		return pg_call([&] { return p_->time_of_row(p_->arg, r, k); });
+	}
+
+  private:
+	FnRowProbe *p_;
+};
+
+} // namespace
+
+extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_rows,
+                                 FnRowProbe *probe, FnTimeRange *out, uint64_t *windows,
+                                 bool *backlog_remains) {
 	return invoke_cpp("plan", [&] {
-		flownode::TakePlan plan = flownode::plan_take(ranges, n, max_windows, w->expr);
+		flownode::TakePlan plan;
+		if (probe != nullptr && w != nullptr) {
+			CallbackProbe rows(probe);
+			plan = flownode::plan_take_rows(ranges, n, max_rows, rows, w->expr);
+		} else
+			plan = flownode::plan_take_all(ranges, n, w != nullptr ? &w->expr : nullptr);
 		uint32_t k = 0;
 		for (const FnTimeRange &r : plan.ranges)
 			out[k++] = r;
@@ -359,8 +384,8 @@ extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_
 	});
 }
 
-extern "C" uint64_t fn_next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) {
-	return flownode::next_window_budget(budget, cap, last_run_usec, failed);
+extern "C" uint64_t fn_next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) {
+	return flownode::next_row_budget(budget, cap, last_run_usec, failed);
 }
 
 extern "C" int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,

@@ -81,12 +81,20 @@ extern bool fn_dirty_covers(FnDirtySet s, FnTimeRange r);
 extern void fn_durable_add(FnDirtySet s, FnTimeRange r);
 extern void fn_durable_remove(FnDirtySet s, FnTimeRange r);
 
-/* plan_take: fills out (room for n entries) with the oldest dirty ranges covering at
- * most max_windows windows; returns how many ranges it filled. */
-extern uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_windows,
-                             FnTimeRange *out, uint64_t *windows, bool *backlog_remains);
+/* What the source holds in a time range (task_state.hpp's RowProbe), as C callbacks:
+ * they may ereport (the bridge guards them). */
+typedef struct FnRowProbe {
+	uint64_t (*rows)(void *arg, FnTimeRange r, uint64_t limit);
+	int64_t (*time_of_row)(void *arg, FnTimeRange r, uint64_t k);
+	void *arg;
+} FnRowProbe;
 
-extern uint64_t fn_next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed);
+/* plan_take_rows (probe != NULL) or plan_take_all (probe NULL; w may be NULL): fills
+ * out (room for n entries) with the ranges the next refresh takes; returns how many. */
+extern uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_rows,
+                             FnRowProbe *probe, FnTimeRange *out, uint64_t *windows, bool *backlog_remains);
+
+extern uint64_t fn_next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed);
 
 extern int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
                                   int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,

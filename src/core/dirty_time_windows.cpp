@@ -142,26 +142,30 @@ bool DirtyTimeWindows::add_exact(FnTimeRange r) noexcept {
 }
 
 void DirtyTimeWindows::add_all(const FnTimeRange *rs, uint32_t n) noexcept {
+	if (n > 1 && n < capacity_ && sorted_disjoint(rs, n)) {
+		// Another set's ranges: made room for first (the smallest gaps of this set
+		// close, as add() would close them one window at a time), then merged in one
+		// pass. Adding them one by one shifted the array per range: a transaction of
+		// thousands of scattered windows held the slot's lock for O(n * size()).
+		// While it does not fit, the set holds at least two ranges (n < capacity), so
+		// each pass closes a gap at least.
+		while (*count_ + n > capacity_)
+			coalesce_batch(*count_ + n - capacity_);
+		merge_sorted(rs, n);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		add(rs[i]);
 }
 
-uint64_t DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
-	if (capacity_ == 0)
-		return 0;
-	// rs sorted and normalized in place: non-empty, disjoint, non-adjacent.
-	std::sort(rs, rs + n, [](const FnTimeRange &a, const FnTimeRange &b) { return a.start < b.start; });
-	uint32_t m = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (rs[i].start >= rs[i].end)
-			continue;
-		if (m > 0 && rs[i].start <= rs[m - 1].end)
-			rs[m - 1].end = std::max(rs[m - 1].end, rs[i].end);
-		else
-			rs[m++] = rs[i];
-	}
-	if (m == 0)
-		return 0;
+bool DirtyTimeWindows::sorted_disjoint(const FnTimeRange *rs, uint32_t n) noexcept {
+	for (uint32_t i = 0; i < n; i++)
+		if (rs[i].start >= rs[i].end || (i > 0 && rs[i].start <= rs[i - 1].end))
+			return false;
+	return true;
+}
+
+void DirtyTimeWindows::merge_sorted(const FnTimeRange *rs, uint32_t m) noexcept {
 	// Merge from the back into ranges_[0, count + m), by start: nothing is
 	// overwritten before it is read.
 	uint32_t a = *count_, b = m, out = *count_ + m;
@@ -180,6 +184,25 @@ uint64_t DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
 			ranges_[++k] = ranges_[i];
 	}
 	*count_ = k + 1;
+}
+
+uint64_t DirtyTimeWindows::add_batch(FnTimeRange *rs, uint32_t n) noexcept {
+	if (capacity_ == 0)
+		return 0;
+	// rs sorted and normalized in place: non-empty, disjoint, non-adjacent.
+	std::sort(rs, rs + n, [](const FnTimeRange &a, const FnTimeRange &b) { return a.start < b.start; });
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (rs[i].start >= rs[i].end)
+			continue;
+		if (m > 0 && rs[i].start <= rs[m - 1].end)
+			rs[m - 1].end = std::max(rs[m - 1].end, rs[i].end);
+		else
+			rs[m++] = rs[i];
+	}
+	if (m == 0)
+		return 0;
+	merge_sorted(rs, m);
 	uint64_t threshold = 0;
 	if (*count_ > capacity_) {
 		uint32_t room = capacity_ >= kBatchFrom ? capacity_ / 8 : 0;

@@ -31,6 +31,9 @@ class DirtyTimeWindows {
 
 	// Marks [r.start, r.end). Empty or inverted ranges are ignored.
 	void add(FnTimeRange r) noexcept;
+	// Marks every range of rs. Another set's ranges (sorted, disjoint, non-adjacent)
+	// merge in one pass after the set makes room for them; anything else is added
+	// range by range.
 	void add_all(const FnTimeRange *rs, uint32_t n) noexcept;
 	// Marks every range of rs (any order, overlaps allowed; rs is reordered) in one
 	// pass: sorts rs, merges it into the set from the back, then coalesces the set
@@ -95,6 +98,9 @@ class DirtyTimeWindows {
 
   private:
 	void coalesce_smallest_gap() noexcept;
+	static bool sorted_disjoint(const FnTimeRange *rs, uint32_t n) noexcept;
+	// Merges sorted, disjoint rs into the set; the storage has room for size() + m.
+	void merge_sorted(const FnTimeRange *rs, uint32_t m) noexcept;
 
 	FnTimeRange *ranges_;
 	uint32_t *count_;

@@ -12,26 +12,63 @@ constexpr uint32_t kMaxBackoffShift = 62;
 
 } // namespace
 
-TakePlan plan_take(const FnTimeRange *ranges, uint32_t n, uint64_t max_windows, TimeWindowExpr &windows) {
+namespace {
+
+// The windows of r, counted (every fixed stride; calendar units up to
+// kCountedWindows) or estimated from the unit's usual width past that.
+uint64_t windows_of(FnTimeRange r, TimeWindowExpr &windows) {
+	uint64_t counted = 0;
+	uint64_t cap = windows.is_fixed() ? UINT64_MAX : kCountedWindows;
+	(void)windows.advance(r, cap, &counted);
+	if (counted >= cap && windows.nominal_size() > 0) {
+		uint64_t span = static_cast<uint64_t>(r.end) - static_cast<uint64_t>(r.start);
+		counted = std::max<uint64_t>(counted, span / static_cast<uint64_t>(windows.nominal_size()));
+	}
+	return counted;
+}
+
+} // namespace
+
+TakePlan plan_take_rows(const FnTimeRange *ranges, uint32_t n, uint64_t max_rows, RowProbe &probe,
+                        TimeWindowExpr &windows) {
 	TakePlan plan;
-	uint64_t budget = max_windows;
+	uint64_t budget = std::max<uint64_t>(max_rows, 1);
 	for (uint32_t i = 0; i < n; i++) {
-		const FnTimeRange &r = ranges[i];
+		FnTimeRange r = ranges[i];
 		if (r.start >= r.end)
 			continue;
 		if (budget == 0) {
 			plan.backlog_remains = true;
 			break;
 		}
-		uint64_t counted = 0;
-		int64_t cut = windows.advance(r, budget, &counted);
-		plan.windows += counted;
-		budget -= counted;
-		plan.ranges.push_back(FnTimeRange{r.start, cut});
-		if (cut < r.end) {
-			plan.backlog_remains = true;
+		uint64_t rows = probe.rows(r, budget + 1);
+		if (rows > budget) {
+			// the row past the budget starts the rest; its window goes with the rest
+			// unless it is the range's first, which is taken whole
+			Window w = windows.window_of(probe.time_of_row(r, budget));
+			int64_t cut = w.lower > r.start ? w.lower : w.upper;
+			if (cut < r.end) {
+				r.end = cut;
+				plan.backlog_remains = true;
+			}
+			budget = 0;
+		} else
+			budget -= rows;
+		plan.ranges.push_back(r);
+		plan.windows += windows_of(r, windows);
+		if (plan.backlog_remains)
 			break;
-		}
+	}
+	return plan;
+}
+
+TakePlan plan_take_all(const FnTimeRange *ranges, uint32_t n, TimeWindowExpr *windows) {
+	TakePlan plan;
+	for (uint32_t i = 0; i < n; i++) {
+		if (ranges[i].start >= ranges[i].end)
+			continue;
+		plan.ranges.push_back(ranges[i]);
+		plan.windows += windows ? windows_of(ranges[i], *windows) : 1;
 	}
 	return plan;
 }
@@ -71,16 +108,16 @@ int64_t next_eval_at(const Cadence &c, int64_t started, int64_t finished, bool b
 	return at;
 }
 
-uint64_t next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept {
-	cap = std::max<uint64_t>(cap, 1);
+uint64_t next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept {
+	cap = std::max<uint64_t>(cap, kFloorRows);
 	if (failed)
-		return 1;
+		return kFloorRows;
 	if (budget == 0)
-		budget = std::min(kStartWindows, cap);
+		budget = std::min(kStartRows, cap);
 	else if (last_run_usec < kFastUsec)
 		budget = budget > cap / 2 ? cap : budget * 2;
 	else if (last_run_usec > kSlowUsec)
-		budget = std::max<uint64_t>(budget / 2, 1);
+		budget = std::max<uint64_t>(budget / 2, kFloorRows);
 	return std::min(budget, cap);
 }
 

@@ -1,6 +1,6 @@
 // TaskState decisions of a flow's worker that need no server: what to refresh next
-// (oldest dirty windows first, within a per-cycle window budget) and how long to
-// sleep (the seed's adaptive cadence, and backoff after failures).
+// (oldest dirty windows first, within a per-cycle budget of source rows) and how long
+// to sleep (the seed's adaptive cadence, and backoff after failures).
 #pragma once
 #include "core/cpp_only.hpp"
 
@@ -16,13 +16,37 @@ namespace flownode {
 // of the first range that does not fit, cut at a window boundary.
 struct TakePlan {
 	std::vector<FnTimeRange> ranges; // sorted, as in the dirty set
-	uint64_t windows = 0;            // windows covered
+	uint64_t windows = 0;            // windows covered (counted, or estimated past kCountedWindows)
 	bool backlog_remains = false;    // dirty windows were left for a later cycle
 };
 
-// `ranges` is a sorted, non-overlapping copy of the dirty set. Takes at most
-// `max_windows` (>= 1) windows, oldest first.
-TakePlan plan_take(const FnTimeRange *ranges, uint32_t n, uint64_t max_windows, TimeWindowExpr &windows);
+// What the source holds in a time range, as the refresh will read it (through the
+// time column's index): its rows, counted up to a limit, and the time of the k-th.
+class RowProbe {
+  public:
+	virtual ~RowProbe() = default;
+	// Rows in r, counting at most `limit`.
+	virtual uint64_t rows(FnTimeRange r, uint64_t limit) = 0;
+	// The time of the row at 0-based position k in time order; r holds more than k.
+	virtual int64_t time_of_row(FnTimeRange r, uint64_t k) = 0;
+};
+
+// `ranges` is a sorted, non-overlapping copy of the dirty set. Takes the oldest
+// ranges whose source rows fit `max_rows` (>= 1): whole ranges while they fit, then
+// the first that does not, cut at the start of the window holding its first row past
+// the budget; at least one whole window however many rows it holds. The cost follows
+// the rows, not the windows: a range of a billion empty windows is one probe, and a
+// sparse range of years is taken whole when its rows fit.
+TakePlan plan_take_rows(const FnTimeRange *ranges, uint32_t n, uint64_t max_rows, RowProbe &probe,
+                        TimeWindowExpr &windows);
+// Everything (a window-less flow, or a source without an index on its time column,
+// which one statement reads once rather than once per chunk).
+TakePlan plan_take_all(const FnTimeRange *ranges, uint32_t n, TimeWindowExpr *windows);
+
+// Windows counted one by one for calendar units up to this many per range; past it
+// they are estimated from the unit's usual width (the count only informs: the plan
+// kind and flush_flow's answer).
+constexpr uint64_t kCountedWindows = 10000;
 
 struct Cadence {
 	int64_t eval_interval_usec; // > 0: fixed cadence; 0: adaptive
@@ -50,15 +74,17 @@ int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_re
 int64_t next_eval_at(const Cadence &c, int64_t started, int64_t finished, bool backlog_remains,
                      uint32_t consecutive_failures) noexcept;
 
-// How many windows the next refresh may take. A flow that keeps up refreshes a few
-// windows per cycle; a backlog (late data, a new flow's history) is worked off in
+// How many source rows the next refresh may take. A flow that keeps up refreshes a
+// few windows per cycle; a backlog (late data, a new flow's history) is worked off in
 // refreshes whose size adapts to how long they take: the budget starts at
-// kStartWindows (GreptimeDB's 20), doubles after a refresh faster than kFastUsec,
-// halves after one slower than kSlowUsec, never exceeds `cap` (the GUC bound) and
-// drops to 1 after a failure (then ramps up again).
-constexpr uint64_t kStartWindows = 20;
+// kStartRows, doubles after a refresh faster than kFastUsec, halves after one slower
+// than kSlowUsec, never exceeds `cap` (the GUC bound) nor falls under kFloorRows, and
+// drops to kFloorRows after a failure (a single window then: plan_take_rows takes one
+// at least), then ramps up again.
+constexpr uint64_t kStartRows = 50000;
+constexpr uint64_t kFloorRows = 1000;
 constexpr int64_t kFastUsec = 250 * 1000;
 constexpr int64_t kSlowUsec = 1000 * 1000;
-uint64_t next_window_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept;
+uint64_t next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept;
 
 } // namespace flownode

@@ -29,6 +29,7 @@
 #include "lifecycle/flow_binding.h"
 
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "commands/trigger.h"
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
@@ -62,6 +63,14 @@ static FlowQuery *analyse_stored(TaskConfig *cfg) {
 	return fq;
 }
 
+/* A table as a FROM item reads it: a partitioned table through its partitions, any
+ * other without the tables that inherit from it. */
+static const char *rows_of(Oid relid) {
+	const char *name = fn_qualified_relname(relid);
+
+	return get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? name : psprintf("ONLY %s", name);
+}
+
 /* One value of a one-row query (SPI connected). */
 static Datum query_value(const char *sql, int col, bool *isnull) {
 	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
@@ -76,19 +85,18 @@ static Datum query_value(const char *sql, int col, bool *isnull) {
  * the sink (oldest first, with plain INSERTs) instead of leaving it silently empty.
  */
 static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
-	const char *source = fn_qualified_relname(cfg->source_relid);
+	const char *source = rows_of(cfg->source_relid);
 	bool windowed = fq->window.kind != FN_WINDOW_NONE;
 	bool empty, isnull, none = true;
 	FnTimeRange r = {0, 1}; /* a window-less flow's mark */
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
-	empty = DatumGetBool(query_value(
-	    psprintf("SELECT NOT EXISTS (SELECT FROM ONLY %s)", fn_qualified_relname(cfg->sink_relid)), 1,
-	    &isnull));
+	empty = DatumGetBool(
+	    query_value(psprintf("SELECT NOT EXISTS (SELECT FROM %s)", rows_of(cfg->sink_relid)), 1, &isnull));
 	if (empty && windowed) {
 		const char *col = quote_identifier(fq->time_column);
-		char *sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM ONLY %s WHERE "
+		char *sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM %s WHERE "
 		                     "pg_catalog.isfinite(%s)",
 		                     col, col, source, col);
 		int64 lo = DatumGetInt64(query_value(sql, 1, &none));
@@ -101,8 +109,7 @@ static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
 			r.end = fn_window_of(w, hi).end;
 		}
 	} else if (empty)
-		none =
-		    !DatumGetBool(query_value(psprintf("SELECT EXISTS (SELECT FROM ONLY %s)", source), 1, &isnull));
+		none = !DatumGetBool(query_value(psprintf("SELECT EXISTS (SELECT FROM %s)", source), 1, &isnull));
 	SPI_finish();
 	if (empty && !none) {
 		PendingWriter *writer = fn_pending_open();
@@ -121,8 +128,9 @@ static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
 
 	record_empty_sink(cfg, fq);
 	fn_registry_bind(cfg->flow_id, windowed ? fq->time_attnum : 0, windowed ? fq->time_column : NULL);
-	fn_install_source_triggers(cfg->source_relid, windowed ? fq->time_attnum : 0);
+	/* the triggers, on every partition too: the flow is bound now, so they are needed */
 	CommandCounterIncrement();
+	fn_sync_marking_triggers(cfg->source_relid);
 	/* as create_flow: the slot now, so flownode.max_flows fails here; the worker at commit */
 	slot = fn_acquire_slot(MyDatabaseId, fn_current_catalog_relid(), cfg->flow_id, true);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);

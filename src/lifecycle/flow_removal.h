@@ -16,4 +16,9 @@ extern void fn_flow_removal_init(void);
  * and its source's triggers if no other flow needs them; its worker stops at commit. */
 extern void fn_remove_flow(TaskConfig *cfg);
 
+/* Around a DROP statement: the tables it drops by name and the partitions under them,
+ * whose rows the utility hook has marked if they left a flow's source. */
+extern void fn_dropping_begin(List *relids);
+extern void fn_dropping_end(void);
+
 #endif

@@ -9,6 +9,11 @@
  * - DISABLE TRIGGER [ALL] stops marking: PostgreSQL then bypasses the triggers, and
  *   nothing can mark what is written meanwhile. The writer is told (a WARNING naming
  *   the flows and the repair, refresh_flow), and flows.marking_enabled shows it.
+ * - Partitions of a flow's source (docs/internals.md §3): a partition created or
+ *   attached gets the marking triggers, and the windows of the rows an attached one
+ *   brings are marked; a partition detached or dropped has the windows of its rows
+ *   marked first, and loses the triggers; TRUNCATE tells the partitions' BEFORE
+ *   TRUNCATE triggers which tables it empties.
  * - A flow follows its tables the way a view does: the stored query names them, so a
  *   rename of a table, of one of its columns or of a schema, or a table moved to
  *   another schema, rewrites the stored query of every flow it touches. Each is
@@ -26,9 +31,16 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "commands/extension.h"
 #include "lifecycle/flow_binding.h"
+#include "lifecycle/flow_removal.h"
+#include "marking/mark_triggers.h"
+#include "marking/source_cache.h"
 #include "marking/source_triggers.h"
+#include "storage/lmgr.h"
 #include "nodes/parsenodes.h"
 #include "registry/flow_registry.h"
 #include "tcop/utility.h"
@@ -68,14 +80,15 @@ static void trigger_commands(AlterTableStmt *stmt, bool *enables, bool *disables
 	}
 }
 
-/* The flows of the table the ALTER TABLE names, NIL when none (or no such table). */
+/* The flows that read the rows of the table the ALTER TABLE names (its own, and
+ * those of the tables it is a partition of), NIL when none (or no such table). */
 static List *flows_of_altered_table(AlterTableStmt *stmt, Oid *relid) {
 	if (!OidIsValid(fn_catalog_relid(true)))
 		return NIL;
 	*relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	if (!OidIsValid(*relid))
 		return NIL;
-	return fn_load_flows_of_source(*relid);
+	return fn_load_flows_over(*relid);
 }
 
 static void after_trigger_commands(AlterTableStmt *stmt) {
@@ -252,11 +265,207 @@ static bool in_own_script(void) {
 	return creating_extension && CurrentExtensionObject == get_extension_oid("flownode", true);
 }
 
+/* ---- partitions of a flow's source ---- */
+
+/*
+ * What a statement does to partition trees, as far as flows care: the partitions it
+ * attaches, detaches or creates (their triggers are synced after it), and whether it
+ * truncates or drops tables (the lists the triggers and the object-access hook read
+ * while it runs).
+ */
+typedef struct PartitionDdl {
+	bool truncating;
+	bool dropping;
+	List *attach; /* ATTACH PARTITION: (parent, partition) RangeVar pairs */
+	List *sync;   /* partitions detached or created: relids or RangeVars */
+} PartitionDdl;
+
+/* Whether a flow reads the rows of a table under relid: its own, or one above it. */
+static bool flows_over(Oid relid) {
+	return OidIsValid(relid) && fn_source_entry(relid)->nflows > 0;
+}
+
+/* A table and, when it is partitioned, every partition under it. */
+static List *with_partitions(Oid relid) {
+	return get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? find_all_inheritors(relid, NoLock, NULL)
+	                                                           : list_make1_oid(relid);
+}
+
+/* TRUNCATE: the tables it empties, for the BEFORE TRUNCATE triggers of partitions. */
+static void before_truncate(TruncateStmt *stmt, PartitionDdl *ddl) {
+	List *relids = NIL;
+	ListCell *lc;
+
+	foreach (lc, stmt->relations) {
+		RangeVar *rv = lfirst_node(RangeVar, lc);
+		Oid relid = RangeVarGetRelid(rv, NoLock, true);
+
+		if (OidIsValid(relid))
+			relids = list_concat(relids, rv->inh ? with_partitions(relid) : list_make1_oid(relid));
+	}
+	fn_truncate_begin(relids);
+	ddl->truncating = true;
+}
+
+/*
+ * DROP TABLE of a partition of a flow's source: the windows of its rows are marked
+ * for the flows above it, read before the drop (through its time index, which goes
+ * first in the drop). Locked as the drop locks it (the table above, then the
+ * partition). The dropped tables are listed for the object-access hook, which marks
+ * everything for a partition dropped without being read here.
+ */
+static void before_drop(DropStmt *stmt, PartitionDdl *ddl) {
+	List *dropped = NIL;
+	ListCell *lc;
+
+	foreach (lc, stmt->objects) {
+		Oid relid = RangeVarGetRelid(makeRangeVarFromNameList(lfirst(lc)), NoLock, true);
+		Oid parent;
+
+		if (!OidIsValid(relid))
+			continue;
+		dropped = list_concat(dropped, with_partitions(relid));
+		parent = get_rel_relispartition(relid) ? get_partition_parent(relid, true) : InvalidOid;
+		if (!flows_over(parent))
+			continue;
+		LockRelationOid(parent, AccessExclusiveLock);
+		LockRelationOid(relid, AccessExclusiveLock);
+		if (get_rel_relispartition(relid) && get_partition_parent(relid, true) == parent)
+			fn_mark_rows_of(relid, parent, true);
+	}
+	fn_dropping_begin(dropped);
+	ddl->dropping = true;
+}
+
+/*
+ * ALTER TABLE ... DETACH PARTITION: the windows of the partition's rows are marked
+ * for the flows above it before it goes (in the first transaction of a DETACH
+ * CONCURRENTLY, whose commit takes the partition out of every later snapshot), locked
+ * as the command locks; its triggers follow after. ATTACH PARTITION is dealt with
+ * after the command.
+ */
+static void before_alter_partitions(AlterTableStmt *stmt, PartitionDdl *ddl) {
+	ListCell *lc;
+
+	if (stmt->objtype != OBJECT_TABLE)
+		return;
+	foreach (lc, stmt->cmds) {
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+		PartitionCmd *pc;
+		Oid parent, part;
+		LOCKMODE mode;
+
+		if (cmd->subtype == AT_AttachPartition) {
+			pc = (PartitionCmd *)cmd->def;
+			ddl->attach = lappend(ddl->attach, list_make2(stmt->relation, pc->name));
+			continue;
+		}
+		if (cmd->subtype != AT_DetachPartition && cmd->subtype != AT_DetachPartitionFinalize)
+			continue;
+		pc = (PartitionCmd *)cmd->def;
+		ddl->sync = lappend(ddl->sync, pc->name);
+		parent = RangeVarGetRelid(stmt->relation, NoLock, true);
+		part = RangeVarGetRelid(pc->name, NoLock, true);
+		/* FINALIZE ends a DETACH CONCURRENTLY whose first transaction marked */
+		if (cmd->subtype == AT_DetachPartitionFinalize || !OidIsValid(part) || !flows_over(parent))
+			continue;
+		mode = pc->concurrent ? ShareUpdateExclusiveLock : AccessExclusiveLock;
+		LockRelationOid(parent, mode);
+		LockRelationOid(part, mode);
+		if (get_partition_parent(part, true) == parent)
+			fn_mark_rows_of(part, parent, true);
+	}
+}
+
+static void before_partition_ddl(Node *stmt, PartitionDdl *ddl) {
+	if (!IsTransactionState() || !OidIsValid(fn_catalog_relid(true)))
+		return;
+	if (IsA(stmt, TruncateStmt))
+		before_truncate((TruncateStmt *)stmt, ddl);
+	else if (IsA(stmt, DropStmt) && ((DropStmt *)stmt)->removeType == OBJECT_TABLE)
+		before_drop((DropStmt *)stmt, ddl);
+	else if (IsA(stmt, AlterTableStmt))
+		before_alter_partitions((AlterTableStmt *)stmt, ddl);
+}
+
+static void end_partition_ddl(PartitionDdl *ddl) {
+	if (ddl->truncating)
+		fn_truncate_end();
+	if (ddl->dropping)
+		fn_dropping_end();
+	ddl->truncating = ddl->dropping = false;
+}
+
+/* A partition created, attached or detached gets the triggers the flows over it
+ * need, and loses those of flows it is no longer under. */
+static void sync_partition(Node *name) {
+	Oid relid = IsA(name, RangeVar) ? RangeVarGetRelid((RangeVar *)name, NoLock, true) : InvalidOid;
+
+	if (OidIsValid(relid))
+		fn_sync_marking_triggers(relid);
+}
+
+/*
+ * After the command: a partition created (CREATE TABLE ... PARTITION OF, also of a
+ * foreign table, which the sync refuses under a flow) or detached gets its triggers
+ * synced; an attached one too, and the windows of the rows it brings are marked for
+ * the flows above it.
+ */
+static void after_partition_ddl(Node *stmt, PartitionDdl *ddl) {
+	ListCell *lc;
+
+	if (!IsTransactionState() || !OidIsValid(fn_catalog_relid(true)))
+		return;
+	if (IsA(stmt, CreateStmt) || IsA(stmt, CreateForeignTableStmt)) {
+		CreateStmt *cs = (CreateStmt *)stmt; /* CreateForeignTableStmt begins with one */
+
+		if (cs->partbound != NULL) {
+			Oid relid = RangeVarGetRelid(cs->relation, NoLock, true);
+
+			/* (not through the cache: an entry per new partition would stay) */
+			if (OidIsValid(relid) && fn_load_flows_over(relid) != NIL)
+				fn_sync_marking_triggers(relid);
+		}
+	}
+	foreach (lc, ddl->sync)
+		sync_partition(lfirst(lc));
+	foreach (lc, ddl->attach) {
+		Oid parent = RangeVarGetRelid(linitial(lfirst(lc)), NoLock, true);
+		Oid part = RangeVarGetRelid(lsecond(lfirst(lc)), NoLock, true);
+
+		if (!OidIsValid(part) || !flows_over(parent))
+			continue;
+		fn_sync_marking_triggers(part);
+		fn_mark_rows_of(part, parent, false);
+	}
+}
+
+/* The command itself; the lists the TRUNCATE and DROP set up live only while it runs. */
+static void run_command(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+                        ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
+                        DestReceiver *dest, QueryCompletion *qc, PartitionDdl *ddl) {
+	PG_TRY();
+	{
+		if (prev_process_utility_hook)
+			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		end_partition_ddl(ddl);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	end_partition_ddl(ddl);
+}
+
 static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
                             DestReceiver *dest, QueryCompletion *qc) {
 	Node *stmt = pstmt->utilityStmt;
 	bool ours = IsTransactionState() && !in_own_script();
+	PartitionDdl ddl = {0};
 	List *renamed = NIL;
 	List *awaiting_key = NIL;
 
@@ -264,16 +473,16 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 		fn_before_drop_database(((DropdbStmt *)stmt)->dbname);
 	if (renames(stmt) && ours)
 		renamed = before_rename();
-	if (ours)
+	if (ours) {
 		awaiting_key = before_index_built(indexed_relation(stmt));
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		before_partition_ddl(stmt, &ddl);
+	}
+	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
 	if (!IsTransactionState() || in_own_script())
 		return;
 	if (IsA(stmt, AlterTableStmt))
 		after_trigger_commands((AlterTableStmt *)stmt);
+	after_partition_ddl(stmt, &ddl);
 	after_rename(renamed);
 	fn_bind_restored_flows(awaiting_key);
 	if (updates_flownode(stmt))

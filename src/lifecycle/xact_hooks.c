@@ -20,6 +20,7 @@
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 #include "storage/latch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "worker/launcher.h"
@@ -30,7 +31,8 @@ typedef enum PendingKind {
 	PENDING_DROP,
 	PENDING_DROP_ALL,
 	PENDING_TRIGGER_CLEANUP,
-	PENDING_RELOAD_ALL
+	PENDING_RELOAD_ALL,
+	PENDING_MARK_ALL
 } PendingKind;
 
 typedef struct PendingAction {
@@ -38,7 +40,7 @@ typedef struct PendingAction {
 	int64 flow_id;
 	Oid owner;
 	bool owner_can_login;
-	Oid catalog_relid;      /* the source, for PENDING_TRIGGER_CLEANUP */
+	Oid catalog_relid;      /* the table, for PENDING_TRIGGER_CLEANUP and PENDING_MARK_ALL */
 	SubTransactionId subid; /* undone if this subtransaction aborts */
 } PendingAction;
 
@@ -73,15 +75,19 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 static void pre_commit(void) {
 	ListCell *lc;
 
-	/* a sink dropped with its flows: the source's triggers go with the last flow */
+	/* a sink dropped with its flows: the source's triggers go with the last flow; a
+	 * partition dropped unread: the windows of the flows over its table are marked */
 	foreach (lc, pending_actions) {
 		PendingAction *a = lfirst(lc);
 
-		if (a->kind == PENDING_TRIGGER_CLEANUP) {
-			PushActiveSnapshot(GetTransactionSnapshot());
-			fn_remove_triggers_if_unused(a->catalog_relid);
-			PopActiveSnapshot();
-		}
+		if (a->kind != PENDING_TRIGGER_CLEANUP && a->kind != PENDING_MARK_ALL)
+			continue;
+		PushActiveSnapshot(GetTransactionSnapshot());
+		if (a->kind == PENDING_TRIGGER_CLEANUP)
+			fn_sync_marking_triggers(a->catalog_relid);
+		else if (OidIsValid(get_rel_namespace(a->catalog_relid)))
+			fn_mark_all_windows(a->catalog_relid);
+		PopActiveSnapshot();
 	}
 	fn_marks_pre_commit();
 }
@@ -126,7 +132,7 @@ static void run_commit_actions(void) {
 	foreach (lc, pending_actions) {
 		PendingAction *a = lfirst(lc);
 
-		if (a->kind == PENDING_TRIGGER_CLEANUP)
+		if (a->kind == PENDING_TRIGGER_CLEANUP || a->kind == PENDING_MARK_ALL)
 			continue; /* done at PRE_COMMIT */
 		if (a->kind == PENDING_START || a->kind == PENDING_RESTART)
 			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
@@ -236,6 +242,18 @@ void fn_on_commit_reload_records(Oid catalog_relid) {
 		if (((PendingAction *)lfirst(lc))->kind == PENDING_RELOAD_ALL)
 			return;
 	add_pending(PENDING_RELOAD_ALL, 0, InvalidOid, catalog_relid);
+}
+
+void fn_on_pre_commit_mark_all(Oid relid) {
+	ListCell *lc;
+
+	foreach (lc, pending_actions) {
+		PendingAction *a = lfirst(lc);
+
+		if (a->kind == PENDING_MARK_ALL && a->catalog_relid == relid)
+			return;
+	}
+	add_pending(PENDING_MARK_ALL, 0, InvalidOid, relid);
 }
 
 void fn_on_commit_stop_all(Oid catalog_relid) {

@@ -25,5 +25,8 @@ extern void fn_on_commit_stop_all(Oid catalog_relid);
 extern void fn_on_commit_reload_records(Oid catalog_relid);
 /* At PRE_COMMIT: remove the source's triggers if no flow reads it any more. */
 extern void fn_on_pre_commit_cleanup_triggers(Oid source_relid);
+/* At PRE_COMMIT: mark every window the flows over the table may hold, if it is still
+ * there (a partition of it was dropped without its rows being read). */
+extern void fn_on_pre_commit_mark_all(Oid relid);
 
 #endif

@@ -132,7 +132,7 @@ static void build_flow_commits(void) {
 		LocalMarks *lm = lfirst(lc);
 		SourceEntry *e;
 
-		fn_marks_flush_stage(lm);
+		fn_marks_grow_and_flush(lm); /* PRE_COMMIT: may allocate */
 		if (lm->count == 0)
 			continue;
 		e = fn_source_entry(lm->relid);

@@ -18,7 +18,14 @@
 #include "marking/mark_triggers.h"
 
 #include "catalog/pg_type.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/xlog.h"
+#include "catalog/partition.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -31,7 +38,11 @@
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(flownode_mark_dirty);
@@ -100,10 +111,11 @@ static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	/* only the header is zeroed: the stage past `staged` and the ranges past `count`
 	 * are never read */
-	lm =
-	    palloc(offsetof(LocalMarks, ranges) + sizeof(FnTimeRange) * (fn_local_ranges_per_flow + LOCAL_STAGE));
+	lm = palloc(sizeof(LocalMarks));
 	memset(lm, 0, offsetof(LocalMarks, stage));
-	lm->capacity = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
+	lm->limit = (uint32)fn_local_ranges_per_flow; /* the GUC may change mid-transaction */
+	lm->capacity = Min(lm->limit, LOCAL_FIRST_RANGES);
+	lm->ranges = palloc(sizeof(FnTimeRange) * (lm->capacity + LOCAL_STAGE));
 	lm->relid = e->relid;
 	lm->time_attnum = g->leader->time_attnum;
 	lm->leader_id = g->leader->flow_id;
@@ -146,11 +158,43 @@ void fn_marks_flush_stage(LocalMarks *lm) {
 	lm->staged = 0;
 }
 
+/*
+ * Most transactions touch a few windows, so a set starts small; one that writes rows
+ * scattered over many windows (late data, a backfill) doubles it as it fills, up to
+ * its limit, before anything coalesces: a coalesced set makes the refresh recompute
+ * every window between the ones written (1,000 late rows over 2M rows: 250,000
+ * windows with 256 ranges, 1,000 with 4,096).
+ */
+static void grow_marks(LocalMarks *lm, uint32 need, bool may_fail) {
+	uint32 capacity;
+	FnTimeRange *ranges;
+
+	/* a set that fills up coalesces (fn_dirty_merge_stage makes room at once): grow
+	 * before it would be full */
+	if (need < lm->capacity || lm->capacity >= lm->limit)
+		return;
+	capacity = Min(Max(lm->capacity * 2, need + 1), lm->limit);
+	/* out of memory: where nothing may fail the set stays as it is and coalesces */
+	ranges = MemoryContextAllocExtended(TopTransactionContext, sizeof(FnTimeRange) * (capacity + LOCAL_STAGE),
+	                                    may_fail ? 0 : MCXT_ALLOC_NO_OOM);
+	if (ranges == NULL)
+		return;
+	memcpy(ranges, lm->ranges, sizeof(FnTimeRange) * lm->count);
+	pfree(lm->ranges);
+	lm->ranges = ranges;
+	lm->capacity = capacity;
+}
+
+void fn_marks_grow_and_flush(LocalMarks *lm) {
+	grow_marks(lm, lm->count + lm->staged, true);
+	fn_marks_flush_stage(lm);
+}
+
 static pg_attribute_always_inline void stage_range(LocalMarks *lm, FnTimeRange r) {
 	lm->stage[lm->staged++] = r;
 	lm->last = r;
 	if (lm->staged == LOCAL_STAGE)
-		fn_marks_flush_stage(lm);
+		fn_marks_grow_and_flush(lm);
 }
 
 /* r: a window in no range of the set, in the gap before ranges[pos]. A window next
@@ -215,6 +259,29 @@ static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, 
  * cached as allowed, which never happens during recovery, so the row path pays
  * nothing for it.
  */
+static bool may_write(Oid relid, Oid user) {
+	bool missing = false;
+
+	if (pg_class_aclcheck_ext(relid, user, ACL_INSERT | ACL_UPDATE | ACL_DELETE, &missing) == ACLCHECK_OK)
+		return true;
+	return !missing &&
+	       pg_attribute_aclcheck_all(relid, user, ACL_INSERT | ACL_UPDATE, ACLMASK_ANY) == ACLCHECK_OK;
+}
+
+/* The rows of a partitioned source's partitions are marked through the source's
+ * entry (source_triggers.c), and PostgreSQL lets a role write a partition directly
+ * with rights on that partition alone: such a writer may mark too. */
+static bool may_write_a_partition(Oid relid, Oid user) {
+	ListCell *lc;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return false;
+	foreach (lc, find_all_inheritors(relid, NoLock, NULL))
+		if (lfirst_oid(lc) != relid && may_write(lfirst_oid(lc), user))
+			return true;
+	return false;
+}
+
 static bool may_mark(SourceEntry *e) {
 	Oid user = GetUserId();
 
@@ -222,8 +289,7 @@ static bool may_mark(SourceEntry *e) {
 		return true;
 	if (RecoveryInProgress())
 		return false;
-	if (pg_class_aclcheck(e->relid, user, ACL_INSERT | ACL_UPDATE | ACL_DELETE) != ACLCHECK_OK &&
-	    pg_attribute_aclcheck_all(e->relid, user, ACL_INSERT | ACL_UPDATE, ACLMASK_ANY) != ACLCHECK_OK)
+	if (!may_write(e->relid, user) && !may_write_a_partition(e->relid, user))
 		return false;
 	e->writer_checked = user;
 	return true;
@@ -330,39 +396,346 @@ static void empty_sink(const SinkEmptying *s) {
 	fn_spi_end(&scope);
 }
 
+/* ---- TRUNCATE ---- */
+
+/* The tables each TRUNCATE statement in progress truncates (its named tables and
+ * the partitions under them), innermost statement first; TopMemoryContext. */
+static List *truncating_stack = NIL;
+
+void fn_truncate_begin(List *relids) {
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	truncating_stack = lcons(list_copy(relids), truncating_stack);
+	MemoryContextSwitchTo(old);
+}
+
+void fn_truncate_end(void) {
+	List *top;
+
+	if (truncating_stack == NIL)
+		return;
+	top = linitial(truncating_stack);
+	truncating_stack = list_delete_first(truncating_stack);
+	list_free(top);
+}
+
+/* Whether the TRUNCATE statement running now empties the table too. A truncated
+ * table is locked ACCESS EXCLUSIVE before any trigger fires; the lock is checked as
+ * well, so a stale list can only cost a redundant mark, never a missing one. A
+ * TRUNCATE that bypasses the utility hook (a logical replication apply) leaves the
+ * list empty: its partitions then mark for tables it empties too, which is only
+ * redundant. */
+static bool truncated_too(Oid relid) {
+	LOCKTAG tag;
+
+	if (truncating_stack == NIL || !list_member_oid(linitial(truncating_stack), relid))
+		return false;
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	return LockHeldByMe(&tag, AccessExclusiveLock);
+}
+
+/* TRUNCATE of a flow's source: its flows' sinks are emptied (the windows that are not
+ * frozen), as each flow's owner. Only the table's own flows: a partition's rows are
+ * marked for the flows above it by its BEFORE trigger. */
+static void empty_sinks_of(Oid relid) {
+	TimestampTz now = GetCurrentTimestamp();
+	SourceEntry *e = fn_source_entry(relid);
+	SinkEmptying *todo = palloc(sizeof(SinkEmptying) * Max(e->nflows, 1));
+	int n = 0;
+
+	/* copied out first: emptying a sink can invalidate the cache entry */
+	for (int i = 0; i < e->nflows; i++) {
+		const FlowMarker *m = &e->flows[i];
+
+		if (m->source_relid != relid)
+			continue;
+		todo[n].flow_id = m->flow_id;
+		todo[n].owner = m->owner;
+		todo[n].sink_relid = m->sink_relid;
+		todo[n].coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+		todo[n].frozen_before =
+		    fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		empty_sink(&todo[i]);
+}
+
+/* BEFORE TRUNCATE of a partition under a flow's source: its rows are about to go from
+ * every table above it that this TRUNCATE leaves alone, so their windows are marked
+ * for the flows of those tables. A table above it that is truncated too empties its
+ * own sinks (and every partition under it goes with it), so marking stops below it. */
+static void mark_truncated_rows(Oid relid) {
+	List *above = get_partition_ancestors(relid); /* nearest first */
+	ListCell *lc;
+
+	foreach (lc, above)
+		if (!truncated_too(lfirst_oid(lc))) {
+			fn_mark_rows_of(relid, lfirst_oid(lc), true);
+			return;
+		}
+}
+
 /*
- * TRUNCATE empties the sinks of every flow on the table, in the truncating
- * transaction and as each flow's owner; windows that ended before now -
- * expire_after are frozen and keep their rows. A refresh in flight holds a lock on
- * the source that TRUNCATE waits for, so it cannot write stale rows afterwards.
+ * The TRUNCATE triggers. AFTER, on a flow's source: the sinks of its flows are
+ * emptied in the truncating transaction, as each flow's owner; windows that ended
+ * before now - expire_after are frozen and keep their rows. A refresh in flight
+ * holds a lock on the source that TRUNCATE waits for, so it cannot write stale rows
+ * afterwards. BEFORE, on a partition under a flow's source: the windows of its rows
+ * are marked for the flows above it (mark_truncated_rows).
  */
 Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
 	TriggerData *td = (TriggerData *)fcinfo->context;
-	TimestampTz now = GetCurrentTimestamp();
-	SourceEntry *e;
-	SinkEmptying *todo;
-	int n;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
 		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 		                errmsg("flownode.mark_truncate() must be called as a TRUNCATE trigger")));
-	/* copied out first: emptying a sink can invalidate the cache entry */
-	e = fn_source_entry(RelationGetRelid(td->tg_relation));
-	n = e->nflows;
-	todo = palloc(sizeof(SinkEmptying) * Max(n, 1));
-	for (int i = 0; i < n; i++) {
-		const FlowMarker *m = &e->flows[i];
-
-		todo[i].flow_id = m->flow_id;
-		todo[i].owner = m->owner;
-		todo[i].sink_relid = m->sink_relid;
-		todo[i].coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-		todo[i].frozen_before =
-		    fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
-	}
-	for (int i = 0; i < n; i++)
-		empty_sink(&todo[i]);
+	if (TRIGGER_FIRED_BEFORE(td->tg_event))
+		mark_truncated_rows(RelationGetRelid(td->tg_relation));
+	else
+		empty_sinks_of(RelationGetRelid(td->tg_relation));
 	return PointerGetDatum(NULL);
+}
+
+/* ---- the rows of a table that joins or leaves a flow's source ---- */
+
+/* Distinct windows looked up one by one through a time index, at most this many per
+ * group of flows; the rest of the table's rows are marked as one range. */
+#define MAX_WINDOW_PROBES 10000
+
+/* The first line below which none of the group's flows refreshes anything (every one
+ * of them has expire_after), 0 when one of them never expires: rows below it need
+ * not be read (PRE_COMMIT cuts each flow's marks at its own line anyway). */
+static int64 group_line(SourceEntry *e, const MarkGroup *g, TimestampTz now) {
+	int64 line = PG_INT64_MAX;
+
+	for (int k = 0; k < g->nmembers; k++) {
+		const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
+		int64 l = m == NULL
+		              ? 0
+		              : fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
+
+		if (l == 0)
+			return 0;
+		line = Min(line, l);
+	}
+	return line;
+}
+
+/* A union of whole windows of the group's leader added to its set at once. */
+static void mark_range(SourceEntry *e, MarkGroup *g, FnTimeRange r) {
+	LocalMarks *lm = current_marks(e, g, mark_scope());
+
+	fn_marks_flush_stage(lm);
+	fn_dirty_add(local_set(lm), r);
+	lm->last.start = lm->last.end = 0;
+}
+
+/* One value from a query of one row and column, as int64 (a timestamp); false if NULL. */
+static bool fetch_one(SPIPlanPtr plan, Datum *args, int64 *out) {
+	bool isnull;
+	Datum d;
+
+	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading a table's times failed");
+	if (SPI_processed == 0)
+		return false;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return false;
+	*out = DatumGetInt64(d);
+	return true;
+}
+
+/*
+ * Marks, in the group's windows, the windows of rel's rows at or after `from`: through
+ * a time index, one probe per distinct window (the first row at or after the end of
+ * the window found last), at most MAX_WINDOW_PROBES, then the rest as one range up to
+ * the last row's window; without one, every row is read and marked as a writer's
+ * would be. Rows at +-infinity belong to no window. Returns whether anything was
+ * marked.
+ */
+static bool mark_windows_read(SourceEntry *e, MarkGroup *g, const char *rel, const char *col, Oid coltype,
+                              bool indexed, int64 from) {
+	const FlowMarker *leader = g->leader;
+	Oid types[2] = {coltype, coltype};
+	Datum args[2] = {Int64GetDatum(from), Int64GetDatum(DT_NOEND)};
+	char *where = psprintf("FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
+	                       rel, col, col);
+	bool marked = false;
+
+	if (indexed) {
+		SPIPlanPtr first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", col, where), 2, types);
+		int64 ts;
+		int probes = 0;
+
+		if (first == NULL)
+			elog(ERROR, "flownode: preparing a read of a table's times failed");
+		while (probes++ < MAX_WINDOW_PROBES && fetch_one(first, args, &ts)) {
+			FnTimeRange r = fn_flow_window_at(leader, ts);
+
+			mark_value(e, g, mark_scope(), Int64GetDatum(ts), false);
+			marked = true;
+			if (r.end == FN_TS_NOEND || r.end <= ts)
+				return true;
+			args[0] = Int64GetDatum(r.end);
+		}
+		if (probes > MAX_WINDOW_PROBES) {
+			SPIPlanPtr last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", col, where), 2, types);
+
+			if (last == NULL)
+				elog(ERROR, "flownode: preparing a read of a table's times failed");
+			if (fetch_one(last, args, &ts)) {
+				FnTimeRange r = {DatumGetInt64(args[0]), fn_flow_window_at(leader, ts).end};
+
+				mark_range(e, g, r);
+			}
+		}
+	} else {
+		SPIPlanPtr all = SPI_prepare(psprintf("SELECT %s %s", col, where), 2, types);
+		Portal portal;
+
+		if (all == NULL)
+			elog(ERROR, "flownode: preparing a read of a table's times failed");
+		portal = SPI_cursor_open(NULL, all, args, NULL, true);
+		for (;;) {
+			SPI_cursor_fetch(portal, true, 1000);
+			if (SPI_processed == 0)
+				break;
+			for (uint64 i = 0; i < SPI_processed; i++) {
+				bool isnull;
+				Datum d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+				mark_value(e, g, mark_scope(), d, isnull);
+			}
+			marked = true;
+		}
+		SPI_cursor_close(portal);
+	}
+	return marked;
+}
+
+/* Whether the table holds a row (a window-less group: any row dirties it). */
+static bool has_rows(const char *rel) {
+	if (SPI_execute(psprintf("SELECT 1 FROM %s LIMIT 1", rel), true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading a table failed");
+	return SPI_processed > 0;
+}
+
+/*
+ * Marks, for the flows over flows_relid (its own and those above it:
+ * fn_source_entry), the windows of the rows rows_relid holds (with its partitions):
+ * rows that join those flows' sources (ATTACH PARTITION) or leave them (DETACH,
+ * DROP or TRUNCATE of a partition; `removes`: groups may vanish). Read in a fresh
+ * snapshot, as the catalog's owner (row-level security must not hide rows), in the
+ * caller's transaction: the marks are published when it commits, or dropped with
+ * it. Windows frozen by expire_after are not even read; the rest are cut at
+ * PRE_COMMIT as every mark is.
+ */
+void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes) {
+	/* nothing below reads the cache (a SELECT fires no trigger), so the entry and its
+	 * groups stay in place while the table is read */
+	SourceEntry *e = fn_source_entry(flows_relid);
+	TimestampTz now = GetCurrentTimestamp();
+	char *rel;
+	SpiAs scope;
+
+	if (e->nflows == 0)
+		return;
+	rel = fn_qualified_relname(rows_relid);
+	PushActiveSnapshot(GetLatestSnapshot());
+	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
+	for (int i = 0; i < e->ngroups; i++) {
+		MarkGroup *g = &e->groups[i];
+		const FlowMarker *leader = g->leader;
+		bool marked;
+
+		if (leader->window == NULL) {
+			marked = has_rows(rel);
+			if (marked)
+				mark_value(e, g, mark_scope(), (Datum)0, true);
+		} else {
+			const char *name = get_attname(flows_relid, leader->time_attnum, false);
+			int64 line = group_line(e, g, now);
+
+			marked = mark_windows_read(e, g, rel, quote_identifier(name),
+			                           leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID,
+			                           fn_btree_index_leads_with(rows_relid, get_attnum(rows_relid, name)),
+			                           line != 0 ? line : FN_TS_MIN);
+		}
+		if (marked && removes)
+			current_marks(e, g, mark_scope())->removes = true;
+	}
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+}
+
+/* The first and last finite time of a column (of the table with its partitions);
+ * false when it has none. */
+static bool time_extent(const char *rel, const char *col, Oid coltype, int64 *lo, int64 *hi) {
+	Oid types[2] = {coltype, coltype};
+	Datum args[2] = {Int64GetDatum(DT_NOBEGIN), Int64GetDatum(DT_NOEND)};
+	char *where = psprintf("FROM %s WHERE %s OPERATOR(pg_catalog.>) $1 AND %s OPERATOR(pg_catalog.<) $2", rel,
+	                       col, col);
+	SPIPlanPtr first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", col, where), 2, types);
+	SPIPlanPtr last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", col, where), 2, types);
+
+	if (first == NULL || last == NULL)
+		elog(ERROR, "flownode: preparing a read of a table's times failed");
+	return fetch_one(first, args, lo) && fetch_one(last, args, hi);
+}
+
+/*
+ * A partition dropped without its rows being read first (a drop that cascaded from
+ * another object: DROP SCHEMA ... CASCADE, DROP OWNED BY): the windows its rows were
+ * in are unknown. Marked instead, for the flows over relid (the table it was a
+ * partition of, and those above), every window from the first to the last that the
+ * flows' sinks or the table's remaining rows hold. A window outside both had no
+ * group in the sink and has no row now: its answer is empty either way. Frozen
+ * windows are cut at PRE_COMMIT as every mark is.
+ */
+void fn_mark_all_windows(Oid relid) {
+	SourceEntry *e = fn_source_entry(relid);
+	SpiAs scope;
+
+	if (e->nflows == 0)
+		return;
+	PushActiveSnapshot(GetLatestSnapshot());
+	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
+	for (int i = 0; i < e->ngroups; i++) {
+		MarkGroup *g = &e->groups[i];
+		const FlowMarker *leader = g->leader;
+		Oid coltype = leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+		int64 lo = PG_INT64_MAX, hi = PG_INT64_MIN, a, b;
+
+		if (leader->window == NULL) {
+			mark_value(e, g, mark_scope(), (Datum)0, true);
+			current_marks(e, g, mark_scope())->removes = true;
+			continue;
+		}
+		if (time_extent(fn_qualified_relname(relid),
+		                quote_identifier(get_attname(relid, leader->time_attnum, false)), coltype, &a, &b)) {
+			lo = Min(lo, a);
+			hi = Max(hi, b);
+		}
+		for (int k = 0; k < g->nmembers; k++) {
+			const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
+
+			if (m != NULL && OidIsValid(get_rel_namespace(m->sink_relid)) &&
+			    time_extent(psprintf("ONLY %s", fn_qualified_relname(m->sink_relid)),
+			                sink_window_column(m->flow_id), coltype, &a, &b)) {
+				lo = Min(lo, a);
+				hi = Max(hi, b);
+			}
+		}
+		if (lo > hi)
+			continue;
+		mark_range(e, g,
+		           (FnTimeRange){fn_flow_window_at(leader, lo).start, fn_flow_window_at(leader, hi).end});
+		current_marks(e, g, mark_scope())->removes = true;
+	}
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
 }
 
 /* Whether every flow a's marks are for, b's are for too. */
@@ -390,6 +763,7 @@ void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransacti
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				if (lm->member_ids)
 					pfree(lm->member_ids);
+				pfree(lm->ranges);
 				pfree(lm);
 				marks_epoch++;
 			}
@@ -416,12 +790,16 @@ void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransacti
 			else {
 				fn_marks_flush_stage(child);
 				fn_marks_flush_stage(parent);
+				/* a transaction of many subtransactions (a PL/pgSQL block with an
+				 * EXCEPTION clause per row) grows its set here, as one would */
+				grow_marks(parent, parent->count + child->count, false);
 				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
 				parent->last.start = parent->last.end = 0;
 				parent->removes |= child->removes;
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				if (child->member_ids)
 					pfree(child->member_ids);
+				pfree(child->ranges);
 				pfree(child);
 				marks_epoch++;
 			}

@@ -20,6 +20,9 @@
  * scattered over time cheaper (256: a quarter fewer instructions per row than 64
  * with five flows, by callgrind), at 4 KiB per group of flows per transaction. */
 #define LOCAL_STAGE 256
+/* A transaction's set starts with room for this many ranges and doubles as it fills,
+ * up to flownode.local_ranges_per_flow. */
+#define LOCAL_FIRST_RANGES 256
 
 /*
  * The marks one group of flows (MarkGroup) collected in one (sub)transaction: the
@@ -35,7 +38,8 @@ typedef struct LocalMarks {
 	bool removes;      /* an UPDATE or DELETE marked a window: sink rows may vanish */
 	FnTimeRange last;  /* the range added last: a repeat costs nothing */
 	uint32 count;
-	uint32 capacity;
+	uint32 capacity; /* of `ranges` now: grows by doubling up to `limit` */
+	uint32 limit;    /* flownode.local_ranges_per_flow when the set was made */
 	/* A window whose gap to a neighbouring range is below this joins that range at
 	 * once (fn_ranges_absorb): 1 (touching only) until the set first coalesces, then
 	 * about the gap a merge of a full stage would close (fn_dirty_merge_stage). */
@@ -45,18 +49,39 @@ typedef struct LocalMarks {
 	 * in one pass (fn_dirty_merge_stage). Everything that reads the set flushes it. */
 	uint32 staged;
 	FnTimeRange stage[LOCAL_STAGE];
-	FnTimeRange ranges[FLEXIBLE_ARRAY_MEMBER]; /* capacity + LOCAL_STAGE entries */
+	FnTimeRange *ranges; /* capacity + LOCAL_STAGE entries, TopTransactionContext */
 } LocalMarks;
 
 /* The transaction's sets (LocalMarks *, in TopTransactionContext). */
 extern List *fn_xact_marks(void);
-/* Moves a set's staged windows into its sorted ranges. Cannot fail. */
+/* Moves a set's staged windows into its sorted ranges, coalescing them to its
+ * current capacity. Cannot fail. */
 extern void fn_marks_flush_stage(LocalMarks *lm);
+/* The same, after growing the set (up to its limit) so that nothing need coalesce.
+ * Allocates: not for callbacks that must not fail. */
+extern void fn_marks_grow_and_flush(LocalMarks *lm);
 /* Forgets the transaction's sets (its memory goes with it). */
 extern void fn_marks_forget(void);
 /* A subtransaction's sets: dropped with it, or handed to its parent. */
 extern void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid);
 /* Whether the transaction marked anything (it cannot be PREPAREd then). */
 extern bool fn_marks_pending(void);
+
+/*
+ * Marks, for the flows whose source is flows_relid or a table above it, the windows
+ * of the rows rows_relid (and its partitions) holds: rows that join those sources
+ * (ATTACH PARTITION) or leave them (DETACH, DROP or TRUNCATE of a partition:
+ * `removes`, groups may vanish). Windows frozen by expire_after are left alone.
+ */
+extern void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes);
+
+/* Marks, for the flows over relid, every window from the first to the last that
+ * their sinks or relid's rows hold: after a partition of relid went unread. */
+extern void fn_mark_all_windows(Oid relid);
+
+/* Around a TRUNCATE statement: the tables it truncates (its partitions mark their
+ * rows only for tables above them that it leaves alone). */
+extern void fn_truncate_begin(List *relids);
+extern void fn_truncate_end(void);
 
 #endif

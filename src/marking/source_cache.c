@@ -12,6 +12,7 @@
 #include "registry/flow_registry.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 static HTAB *source_cache = NULL;
@@ -105,6 +106,26 @@ static void build_groups(SourceEntry *e) {
 
 SourceEntry *fn_source_last = NULL;
 
+/*
+ * The flow's time column as the table numbers its columns: a partition of the
+ * flow's source has the same columns by name, not always at the same positions
+ * (columns dropped before it was attached). 0: window-less.
+ */
+AttrNumber fn_time_attnum_in(Oid relid, const TaskConfig *cfg) {
+	char *name;
+	AttrNumber attnum;
+
+	if (cfg->time_attnum == 0 || cfg->source_relid == relid)
+		return cfg->time_attnum;
+	name = get_attname(cfg->source_relid, cfg->time_attnum, false);
+	attnum = get_attnum(relid, name);
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+		                errmsg("table \"%s\" has no column \"%s\", the time column of flow \"%s\"",
+		                       get_rel_name(relid), name, cfg->flow_name)));
+	return attnum;
+}
+
 SourceEntry *fn_source_entry_lookup(Oid relid) {
 	SourceEntry *e;
 	bool found;
@@ -138,18 +159,21 @@ SourceEntry *fn_source_entry_lookup(Oid relid) {
 	e->writer_checked = InvalidOid;
 
 	cached_catalog_relid = fn_catalog_relid(false);
-	configs = fn_load_flows_of_source(relid);
+	/* the table's own flows and, for a partition, those of the tables above it */
+	configs = fn_load_flows_over(relid);
 	e->cxt = AllocSetContextCreate(CacheMemoryContext, "flownode source", ALLOCSET_SMALL_SIZES);
 	e->flows = MemoryContextAllocZero(e->cxt, sizeof(FlowMarker) * Max(1, list_length(configs)));
 	foreach (lc, configs) {
 		TaskConfig *cfg = lfirst(lc);
 		FlowMarker *m = &e->flows[i++];
+		AttrNumber attnum = fn_time_attnum_in(relid, cfg);
 		MemoryContext old = MemoryContextSwitchTo(e->cxt);
 
 		m->flow_id = cfg->flow_id;
 		m->owner = cfg->owner;
+		m->source_relid = cfg->source_relid;
 		m->sink_relid = cfg->sink_relid;
-		m->time_attnum = cfg->time_attnum;
+		m->time_attnum = attnum;
 		m->spec = cfg->window;
 		m->window = (cfg->window.kind == FN_WINDOW_NONE) ? NULL : fn_window_create(&cfg->window);
 		if (cfg->expire_after != NULL) {

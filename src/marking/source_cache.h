@@ -17,13 +17,15 @@
 #include "bridge/core_bridge.h"
 
 struct LocalMarks;
+struct TaskConfig;
 
 /* One flow of a source table, as the trigger needs it. */
 typedef struct FlowMarker {
 	int64 flow_id;
 	Oid owner;
+	Oid source_relid; /* the flow's source: the entry's table, or a table above it */
 	Oid sink_relid;
-	AttrNumber time_attnum;
+	AttrNumber time_attnum; /* as the entry's table numbers its columns */
 	FnWindowSpec spec;
 	FnWindow *window;       /* NULL: window-less flow */
 	Interval *expire_after; /* NULL: never */
@@ -49,6 +51,11 @@ typedef struct MarkGroup {
 	uint64 marks_epoch; /* see marks_epoch */
 } MarkGroup;
 
+/*
+ * A table's flows: its own and, when it is a partition, those of every table above
+ * it, whose rows its rows are too. The marking triggers of a partitioned source's
+ * partitions name the source (source_triggers.c), so its partitions share its entry.
+ */
 typedef struct SourceEntry {
 	Oid relid; /* hash key */
 	bool valid;
@@ -73,6 +80,10 @@ static inline SourceEntry *fn_source_entry(Oid relid) {
 		return fn_source_last;
 	return fn_source_entry_lookup(relid);
 }
+
+/* The flow's time column in the table's numbering (a partition of its source may
+ * number its columns otherwise); 0 for a window-less flow. */
+extern AttrNumber fn_time_attnum_in(Oid relid, const struct TaskConfig *cfg);
 
 /* The flow among the table's, NULL if it is not (dropped). */
 extern FlowMarker *fn_find_flow(SourceEntry *e, int64 flow_id);

@@ -1,26 +1,43 @@
 /*
- * source_triggers.c: the triggers create_flow puts on a source table, and their
- * removal once no flow needs them.
+ * source_triggers.c: the triggers flownode puts on a flow's source table, and on
+ * every partition of a partitioned one, kept to what the flows need.
  *
- * Per time column a flow reads (attnum 0: window-less flows, which any row dirties):
- *   AFTER INSERT ROW  WHEN (flownode.mark_row(source, attnum, NEW.ts))
- *   AFTER UPDATE ROW  WHEN (flownode.mark_row_removed(source, attnum, OLD.ts, NEW.ts))
- *   AFTER DELETE ROW  WHEN (flownode.mark_row_removed(source, attnum, OLD.ts, OLD.ts))
- * and one AFTER TRUNCATE statement trigger per source. The WHEN clause does the
- * marking and is always false, so no after-trigger event is ever queued (see
- * mark_triggers.c). The triggers are internal: hidden from \d and pg_dump, left
- * alone by DISABLE TRIGGER USER. PostgreSQL suffixes internal trigger names, so
- * they are found by function, events and the attnum kept as their argument.
+ * On a table whose rows a flow reads (its source, or a partition under it), per time
+ * column (attnum 0: window-less flows, which any row dirties):
+ *   AFTER INSERT ROW  WHEN (flownode.mark_row(named, attnum, NEW.ts))
+ *   AFTER UPDATE ROW  WHEN (flownode.mark_row_removed(named, attnum, OLD.ts, NEW.ts))
+ *   AFTER DELETE ROW  WHEN (flownode.mark_row_removed(named, attnum, OLD.ts, OLD.ts))
+ * where `named` is the nearest table at or above it that is a flow's source (its
+ * marking source) and attnum numbers the column as `named` does: the rows of every
+ * partition of a source are marked through the source's entry in the per-backend
+ * cache (source_cache.c), which holds the flows of the source and of the tables above
+ * it. Row triggers go on tables that hold rows only (a partitioned table's row
+ * triggers never fire). Statement triggers, per table:
+ *   AFTER TRUNCATE   on a flow's source: its flows' sinks are emptied;
+ *   BEFORE TRUNCATE  on a partition under a flow's source: the windows of its rows
+ *                    are marked for the flows above it before they go.
+ * The WHEN clause does the marking and is always false, so no after-trigger event is
+ * ever queued (see mark_triggers.c). The triggers are internal: hidden from \d and
+ * pg_dump, left alone by DISABLE TRIGGER USER, and not cloned by PostgreSQL to new
+ * partitions (it clones only non-internal row triggers): flownode puts them on
+ * partitions itself, when a flow is created and when a partition is created or
+ * attached (lifecycle/utility_hook.c). PostgreSQL suffixes internal trigger names,
+ * so they are found by function, events and their arguments (the attnum, and the
+ * named table when it is not the trigger's own).
  */
 #include "flownode.h"
 
 #include "marking/source_triggers.h"
 
+#include "marking/source_cache.h"
 #include "registry/flow_registry.h"
 
 #include "catalog/dependency.h"
 #include "catalog/objectaddress.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
@@ -35,29 +52,49 @@
 #include "utils/rel.h"
 
 #define ROW_EVENTS (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE | TRIGGER_TYPE_TRUNCATE)
-#define NO_ATTNUM (-1) /* the TRUNCATE trigger marks no column */
+/* what tells our triggers apart, besides their function and arguments */
+#define KEY_TYPE_BITS (ROW_EVENTS | TRIGGER_TYPE_BEFORE)
+#define NO_ATTNUM (-1) /* a TRUNCATE trigger marks no column */
 
 static Oid marking_function(const char *name) {
 	return LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)name)), 0, NULL, false);
 }
 
-static int trigger_attnum(const Trigger *t) {
-	return t->tgnargs == 1 ? atoi(t->tgargs[0]) : NO_ATTNUM;
+/* The trigger functions, looked up once per call. */
+typedef struct MarkFuncs {
+	Oid insert_fn;
+	Oid dirty_fn;
+	Oid truncate_fn;
+} MarkFuncs;
+
+static MarkFuncs mark_funcs(void) {
+	MarkFuncs f = {marking_function("mark_insert"), marking_function("mark_dirty"),
+	               marking_function("mark_truncate")};
+
+	return f;
 }
 
-static Oid find_trigger(Oid source_relid, const char *func, int16 events, int attnum) {
-	Oid funcoid = marking_function(func);
-	Relation rel = table_open(source_relid, AccessShareLock);
-	Oid found = InvalidOid;
+/* One of our triggers on a table, as it is identified. */
+typedef struct MarkTrigger {
+	Oid funcoid;
+	int16 type;  /* tgtype & KEY_TYPE_BITS */
+	int attnum;  /* row triggers: the time column, numbered as `named` numbers it */
+	Oid named;   /* row triggers: the table their WHEN clause names */
+	bool exists; /* found on the table */
+} MarkTrigger;
 
-	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
-		const Trigger *t = &rel->trigdesc->triggers[i];
+static MarkTrigger trigger_key(const Trigger *t, Oid relid) {
+	MarkTrigger k = {t->tgfoid, (int16)(t->tgtype & KEY_TYPE_BITS), NO_ATTNUM, InvalidOid, true};
 
-		if (t->tgfoid == funcoid && (t->tgtype & ROW_EVENTS) == events && trigger_attnum(t) == attnum)
-			found = t->tgoid;
+	if (t->tgnargs >= 1) {
+		k.attnum = atoi(t->tgargs[0]);
+		k.named = t->tgnargs >= 2 ? (Oid)strtoul(t->tgargs[1], NULL, 10) : relid;
 	}
-	table_close(rel, AccessShareLock);
-	return found;
+	return k;
+}
+
+static bool same_trigger(const MarkTrigger *a, const MarkTrigger *b) {
+	return a->funcoid == b->funcoid && a->type == b->type && a->attnum == b->attnum && a->named == b->named;
 }
 
 /* The WHEN clause's raw parse tree, from its text: the column name is quoted by
@@ -69,24 +106,26 @@ static Node *when_clause(const char *sql) {
 	return ((ResTarget *)linitial(select->targetList))->val;
 }
 
-static void install_trigger(Oid source_relid, const char *name, const char *func, int16 events, bool row,
-                            int attnum, const char *when) {
-	CreateTrigStmt *stmt;
+static void create_trigger(Oid relid, const MarkTrigger *mt, const char *name, const char *func,
+                           const char *when) {
+	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
 	ObjectAddress trig, ext;
 
-	if (OidIsValid(find_trigger(source_relid, func, events, attnum)))
-		return;
-	stmt = makeNode(CreateTrigStmt);
 	stmt->replace = false;
 	stmt->isconstraint = false;
 	stmt->trigname = (char *)name;
-	stmt->relation =
-	    makeRangeVar(get_namespace_name(get_rel_namespace(source_relid)), get_rel_name(source_relid), -1);
+	stmt->relation = makeRangeVar(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid), -1);
 	stmt->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)func));
-	stmt->args = attnum == NO_ATTNUM ? NIL : list_make1(makeString(psprintf("%d", attnum)));
-	stmt->row = row;
-	stmt->timing = TRIGGER_TYPE_AFTER;
-	stmt->events = events;
+	if (mt->attnum == NO_ATTNUM)
+		stmt->args = NIL;
+	else if (mt->named == relid)
+		stmt->args = list_make1(makeString(psprintf("%d", mt->attnum)));
+	else
+		stmt->args =
+		    list_make2(makeString(psprintf("%d", mt->attnum)), makeString(psprintf("%u", mt->named)));
+	stmt->row = (mt->type & TRIGGER_TYPE_TRUNCATE) == 0;
+	stmt->timing = (mt->type & TRIGGER_TYPE_BEFORE) ? TRIGGER_TYPE_BEFORE : TRIGGER_TYPE_AFTER;
+	stmt->events = (int16)(mt->type & ROW_EVENTS);
 	stmt->columns = NIL;
 	stmt->whenClause = when ? when_clause(when) : NULL;
 	stmt->transitionRels = NIL;
@@ -94,12 +133,182 @@ static void install_trigger(Oid source_relid, const char *name, const char *func
 	stmt->initdeferred = false;
 	stmt->constrrel = NULL;
 	/* fired in every replication role from the start (fn_keep_marking_always) */
-	trig = CreateTriggerFiringOn(stmt, NULL, source_relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
+	trig = CreateTriggerFiringOn(stmt, NULL, relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
 	                             InvalidOid, NULL, true, false, TRIGGER_FIRES_ALWAYS);
 	/* DROP EXTENSION takes the triggers with it */
 	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
 	recordDependencyOn(&trig, &ext, DEPENDENCY_AUTO);
 	CommandCounterIncrement();
+}
+
+/* Creates one of the triggers sync_table found missing. */
+static void install(Oid relid, const MarkTrigger *mt, const MarkFuncs *fn) {
+	const char *col_new, *col_old;
+
+	if (mt->funcoid == fn->truncate_fn) {
+		bool before = (mt->type & TRIGGER_TYPE_BEFORE) != 0;
+
+		create_trigger(relid, mt,
+		               before ? FLOWNODE_TRUNCATE_ROWS_TRIGGER_NAME : FLOWNODE_TRUNCATE_TRIGGER_NAME,
+		               "mark_truncate", NULL);
+		return;
+	}
+	if (mt->attnum > 0) {
+		/* the column has the same name in every partition of its table */
+		const char *col = quote_identifier(get_attname(mt->named, (AttrNumber)mt->attnum, false));
+
+		col_new = psprintf("NEW.%s", col);
+		col_old = psprintf("OLD.%s", col);
+	} else /* window-less: the row's values do not matter */
+		col_new = col_old = "NULL::pg_catalog.timestamptz";
+	if (mt->type & TRIGGER_TYPE_INSERT)
+		create_trigger(relid, mt, FLOWNODE_INSERT_TRIGGER_NAME, "mark_insert",
+		               psprintf("flownode.mark_row('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s)",
+		                        mt->named, mt->attnum, col_new));
+	else
+		create_trigger(
+		    relid, mt,
+		    (mt->type & TRIGGER_TYPE_UPDATE) ? FLOWNODE_UPDATE_TRIGGER_NAME : FLOWNODE_DELETE_TRIGGER_NAME,
+		    "mark_dirty",
+		    psprintf("flownode.mark_row_removed('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s, %s)",
+		             mt->named, mt->attnum, col_old, (mt->type & TRIGGER_TYPE_UPDATE) ? col_new : col_old));
+}
+
+static List *need(List *needed, Oid funcoid, int16 type, int attnum, Oid named) {
+	MarkTrigger *mt = palloc(sizeof(MarkTrigger));
+	ListCell *lc;
+
+	mt->funcoid = funcoid;
+	mt->type = type;
+	mt->attnum = attnum;
+	mt->named = named;
+	mt->exists = false;
+	foreach (lc, needed)
+		if (same_trigger(lfirst(lc), mt))
+			return needed;
+	return lappend(needed, mt);
+}
+
+/* The triggers a table needs, given every flow of its tree and the tables above it. */
+static List *needed_triggers(Oid relid, List *flows, const MarkFuncs *fn) {
+	List *chain = lcons_oid(relid, get_partition_ancestors(relid)); /* the table, then upwards */
+	char relkind = get_rel_relkind(relid);
+	List *mine = NIL; /* the flows that read its rows */
+	List *needed = NIL;
+	Oid named = InvalidOid;
+	bool own = false, above = false;
+	ListCell *lc, *lc2;
+
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+
+		if (!list_member_oid(chain, cfg->source_relid))
+			continue;
+		if (cfg->sink_relid == relid)
+			ereport(ERROR,
+			        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			         errmsg("table \"%s\" is the sink of flow \"%s\" and a partition of its source \"%s\"",
+			                get_rel_name(relid), cfg->flow_name, get_rel_name(cfg->source_relid)),
+			         errdetail("The flow's refreshes would write rows into its own source.")));
+		mine = lappend(mine, cfg);
+		own |= cfg->source_relid == relid;
+		above |= cfg->source_relid != relid;
+	}
+	if (mine == NIL)
+		return NIL;
+	if (relkind == RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		         errmsg("partition \"%s\" of flow source \"%s\" is a foreign table", get_rel_name(relid),
+		                get_rel_name(((TaskConfig *)linitial(mine))->source_relid)),
+		         errdetail(
+		             "Writes to a foreign table happen on another server, where flownode cannot mark them."),
+		         errhint("Keep foreign tables out of the partitions of a flow's source.")));
+	/* the nearest table at or above it with a flow: the row triggers name it */
+	foreach (lc, chain) {
+		foreach (lc2, mine)
+			if (((TaskConfig *)lfirst(lc2))->source_relid == lfirst_oid(lc))
+				named = lfirst_oid(lc);
+		if (OidIsValid(named))
+			break;
+	}
+	if (relkind == RELKIND_RELATION)
+		foreach (lc, mine) {
+			int a = fn_time_attnum_in(named, lfirst(lc));
+
+			needed = need(needed, fn->insert_fn, TRIGGER_TYPE_INSERT, a, named);
+			needed = need(needed, fn->dirty_fn, TRIGGER_TYPE_UPDATE, a, named);
+			needed = need(needed, fn->dirty_fn, TRIGGER_TYPE_DELETE, a, named);
+		}
+	if (own)
+		needed = need(needed, fn->truncate_fn, TRIGGER_TYPE_TRUNCATE, NO_ATTNUM, InvalidOid);
+	if (above && relkind == RELKIND_RELATION)
+		needed =
+		    need(needed, fn->truncate_fn, TRIGGER_TYPE_TRUNCATE | TRIGGER_TYPE_BEFORE, NO_ATTNUM, InvalidOid);
+	return needed;
+}
+
+/* Creates the triggers the table lacks and drops those it has and needs no more. */
+static void sync_table(Oid relid, List *flows, const MarkFuncs *fn) {
+	List *needed = needed_triggers(relid, flows, fn);
+	List *doomed = NIL;
+	Relation rel = table_open(relid, AccessShareLock);
+	ListCell *lc;
+
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
+		const Trigger *t = &rel->trigdesc->triggers[i];
+		MarkTrigger have;
+		bool wanted = false;
+
+		if (t->tgfoid != fn->insert_fn && t->tgfoid != fn->dirty_fn && t->tgfoid != fn->truncate_fn)
+			continue;
+		have = trigger_key(t, relid);
+		foreach (lc, needed) {
+			MarkTrigger *mt = lfirst(lc);
+
+			if (same_trigger(mt, &have)) {
+				wanted = !mt->exists; /* a duplicate goes */
+				mt->exists = true;
+			}
+		}
+		if (!wanted)
+			doomed = lappend_oid(doomed, t->tgoid);
+	}
+	table_close(rel, AccessShareLock);
+	foreach (lc, doomed) {
+		ObjectAddress addr;
+
+		ObjectAddressSet(addr, TriggerRelationId, lfirst_oid(lc));
+		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+	if (doomed != NIL)
+		CommandCounterIncrement();
+	foreach (lc, needed)
+		if (!((MarkTrigger *)lfirst(lc))->exists)
+			install(relid, lfirst(lc), fn);
+}
+
+void fn_sync_marking_triggers(Oid relid) {
+	List *tree;
+	List *flows;
+	MarkFuncs fn;
+	ListCell *lc;
+
+	if (!OidIsValid(get_rel_namespace(relid)) || !OidIsValid(fn_catalog_relid(true)))
+		return; /* the table, or the extension, is gone */
+	/* writers to any partition wait from here on (create_flow fills the sink after) */
+	tree = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE
+	           ? find_all_inheritors(relid, ShareRowExclusiveLock, NULL)
+	           : list_make1_oid(relid);
+	flows = fn_load_flows_of_sources(list_concat_copy(tree, get_partition_ancestors(relid)));
+	fn = mark_funcs();
+	foreach (lc, tree)
+		sync_table(lfirst_oid(lc), flows, &fn);
+	/* each table's cached flows include those of the tables above it */
+	foreach (lc, tree)
+		CacheInvalidateRelcacheByRelid(lfirst_oid(lc));
+	CommandCounterIncrement();
+	fn_keep_marking_always(relid);
 }
 
 static bool is_marking_trigger(const Trigger *t) {
@@ -116,14 +325,14 @@ static bool is_marking_trigger(const Trigger *t) {
  * the ENABLE TRIGGER ALL that made it fire on origin only (new triggers are created
  * firing always).
  */
-void fn_keep_marking_always(Oid source_relid) {
+void fn_keep_marking_always(Oid relid) {
 	Relation rel;
 	List *names = NIL;
 	ListCell *lc;
 
 	if (!superuser())
 		return;
-	rel = table_open(source_relid, ShareRowExclusiveLock);
+	rel = table_open(relid, ShareRowExclusiveLock);
 
 	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
 		const Trigger *t = &rel->trigdesc->triggers[i];
@@ -138,8 +347,8 @@ void fn_keep_marking_always(Oid source_relid) {
 		CommandCounterIncrement();
 }
 
-bool fn_marking_enabled(Oid source_relid) {
-	Relation rel = table_open(source_relid, AccessShareLock);
+bool fn_marking_enabled(Oid relid) {
+	Relation rel = table_open(relid, AccessShareLock);
 	bool any = false, all = true;
 
 	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
@@ -152,75 +361,4 @@ bool fn_marking_enabled(Oid source_relid) {
 	}
 	table_close(rel, AccessShareLock);
 	return any && all;
-}
-
-void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum) {
-	Oid relid = source_relid;
-	int a = time_attnum;
-	char *col_new, *col_old;
-
-	if (time_attnum > 0) {
-		const char *col = quote_identifier(get_attname(source_relid, time_attnum, false));
-
-		col_new = psprintf("NEW.%s", col);
-		col_old = psprintf("OLD.%s", col);
-	} else /* window-less: the row's values do not matter */
-		col_new = col_old = "NULL::pg_catalog.timestamptz";
-
-	install_trigger(
-	    source_relid, FLOWNODE_INSERT_TRIGGER_NAME, "mark_insert", TRIGGER_TYPE_INSERT, true, a,
-	    psprintf("flownode.mark_row('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s)", relid, a, col_new));
-	install_trigger(source_relid, FLOWNODE_UPDATE_TRIGGER_NAME, "mark_dirty", TRIGGER_TYPE_UPDATE, true, a,
-	                psprintf("flownode.mark_row_removed('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s, %s)",
-	                         relid, a, col_old, col_new));
-	install_trigger(source_relid, FLOWNODE_DELETE_TRIGGER_NAME, "mark_dirty", TRIGGER_TYPE_DELETE, true, a,
-	                psprintf("flownode.mark_row_removed('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s, %s)",
-	                         relid, a, col_old, col_old));
-	install_trigger(source_relid, FLOWNODE_TRUNCATE_TRIGGER_NAME, "mark_truncate", TRIGGER_TYPE_TRUNCATE,
-	                false, NO_ATTNUM, NULL);
-	fn_keep_marking_always(source_relid);
-	CacheInvalidateRelcacheByRelid(source_relid);
-}
-
-/*
- * Removes the source's triggers that no flow needs any more: the row triggers of a
- * time column no flow reads, and all of them when no flow reads the source.
- */
-void fn_remove_triggers_if_unused(Oid source_relid) {
-	List *flows;
-	List *doomed = NIL;
-	Oid insert_fn, dirty_fn, truncate_fn;
-	Relation rel;
-	ListCell *lc;
-
-	if (!OidIsValid(get_rel_namespace(source_relid)))
-		return; /* the source itself is gone */
-	flows = fn_load_flows_of_source(source_relid);
-	insert_fn = marking_function("mark_insert");
-	dirty_fn = marking_function("mark_dirty");
-	truncate_fn = marking_function("mark_truncate");
-	rel = table_open(source_relid, AccessShareLock);
-	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
-		const Trigger *t = &rel->trigdesc->triggers[i];
-		bool used = false;
-
-		if (t->tgfoid != insert_fn && t->tgfoid != dirty_fn && t->tgfoid != truncate_fn)
-			continue;
-		foreach (lc, flows) {
-			TaskConfig *cfg = lfirst(lc);
-
-			used |= t->tgfoid == truncate_fn || trigger_attnum(t) == cfg->time_attnum;
-		}
-		if (!used)
-			doomed = lappend_oid(doomed, t->tgoid);
-	}
-	table_close(rel, AccessShareLock);
-	foreach (lc, doomed) {
-		ObjectAddress addr;
-
-		ObjectAddressSet(addr, TriggerRelationId, lfirst_oid(lc));
-		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
-	}
-	if (doomed != NIL)
-		CacheInvalidateRelcacheByRelid(source_relid);
 }

@@ -1,6 +1,7 @@
 /*
- * source_triggers.h: the marking triggers create_flow puts on a source table, and
- * their removal once no flow needs them.
+ * source_triggers.h: the marking triggers flownode puts on a flow's source table
+ * (and, for a partitioned source, on each of its partitions), kept to what the
+ * flows need as flows, partitions and tables come and go.
  */
 #ifndef FLOWNODE_SOURCE_TRIGGERS_H
 #define FLOWNODE_SOURCE_TRIGGERS_H
@@ -13,17 +14,22 @@
 #define FLOWNODE_UPDATE_TRIGGER_NAME "flownode_mark_update"
 #define FLOWNODE_DELETE_TRIGGER_NAME "flownode_mark_delete"
 #define FLOWNODE_TRUNCATE_TRIGGER_NAME "flownode_mark_truncate"
+#define FLOWNODE_TRUNCATE_ROWS_TRIGGER_NAME "flownode_mark_truncated_rows"
 
-/* The triggers marking the rows of one time column (0: window-less flows), and the
- * TRUNCATE trigger; those already there are kept. */
-extern void fn_install_source_triggers(Oid source_relid, AttrNumber time_attnum);
+/*
+ * Puts on the table, and on every partition under it, exactly the marking triggers
+ * that the flows of the table, of its partitions and of the tables above it need:
+ * missing ones are created, ones no flow needs any more are dropped, and the
+ * per-backend caches of those tables are invalidated. Locks the partitions (SHARE
+ * ROW EXCLUSIVE). Does nothing when the table is gone. ERROR when a table whose
+ * writes a flow needs marked cannot carry the triggers (a foreign table) or is the
+ * flow's own sink.
+ */
+extern void fn_sync_marking_triggers(Oid relid);
 /* Makes the table's marking triggers fire in every replication role, except those
  * someone disabled. */
-extern void fn_keep_marking_always(Oid source_relid);
+extern void fn_keep_marking_always(Oid relid);
 /* Whether every marking trigger of the table fires always (and there is one). */
-extern bool fn_marking_enabled(Oid source_relid);
-/* Removes the triggers of time columns no flow reads, all of them when no flow reads
- * the source. */
-extern void fn_remove_triggers_if_unused(Oid source_relid);
+extern bool fn_marking_enabled(Oid relid);
 
 #endif

@@ -3,10 +3,17 @@
  */
 #include "pgutil/pg_util.h"
 
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/syscache.h"
 
 void fn_spi_begin_as(SpiAs *scope, Oid role, int sec_flags) {
 	GetUserIdAndSecContext(&scope->save_userid, &scope->save_sec);
@@ -43,4 +50,48 @@ char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname) {
 
 int64 fn_interval_usec(const Interval *iv) {
 	return iv->time + (int64)iv->day * USECS_PER_DAY + (int64)iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
+}
+
+static Oid index_am(Oid indexoid) {
+	HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	Oid am = InvalidOid;
+
+	if (HeapTupleIsValid(tup)) {
+		am = ((Form_pg_class)GETSTRUCT(tup))->relam;
+		ReleaseSysCache(tup);
+	}
+	return am;
+}
+
+bool fn_btree_index_leads_with(Oid relid, AttrNumber attnum) {
+	Relation rel = table_open(relid, AccessShareLock);
+	List *indexes = RelationGetIndexList(rel);
+	ListCell *lc;
+	bool found = false;
+
+	foreach (lc, indexes) {
+		HeapTuple tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		/* a partial index serves only some ranges; an invalid one none */
+		found |= ((Form_pg_index)GETSTRUCT(tup))->indkey.values[0] == attnum &&
+		         ((Form_pg_index)GETSTRUCT(tup))->indisvalid &&
+		         heap_attisnull(tup, Anum_pg_index_indpred, NULL) && index_am(lfirst_oid(lc)) == BTREE_AM_OID;
+		ReleaseSysCache(tup);
+	}
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+TimestampTz fn_scheduled_time(TimestampTz now, const Interval *eval_interval) {
+	const int64 unix_epoch = (int64)(UNIX_EPOCH_JDATE - POSTGRES_EPOCH_JDATE) * USECS_PER_DAY;
+	int64 step = fn_interval_usec(eval_interval);
+	int64 since, k;
+
+	if (step <= 0 || TIMESTAMP_NOT_FINITE(now))
+		return now;
+	since = now - unix_epoch; /* no overflow: both within PostgreSQL's range */
+	k = since / step - (since % step < 0 ? 1 : 0);
+	return unix_epoch + k * step;
 }

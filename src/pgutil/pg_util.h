@@ -7,6 +7,7 @@
 
 #include "postgres.h"
 
+#include "access/attnum.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 
@@ -24,7 +25,13 @@ extern void fn_spi_end(SpiAs *scope);
 extern char *fn_qualified_relname(Oid relid);
 /* A required text argument: NULL or empty is an error naming the argument. */
 extern char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+/* Whether a btree index of the relation leads with the column (a partitioned
+ * table's partitioned index counts). */
+extern bool fn_btree_index_leads_with(Oid relid, AttrNumber attnum);
 /* An interval's length in microseconds (a month counts 30 days). */
 extern int64 fn_interval_usec(const Interval *iv);
+/* The scheduled time of the evaluation running at `now`: the last multiple of the
+ * eval_interval since the Unix epoch (GreptimeDB's schedule) not after `now`. */
+extern TimestampTz fn_scheduled_time(TimestampTz now, const Interval *eval_interval);
 
 #endif

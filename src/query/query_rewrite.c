@@ -7,6 +7,9 @@
 
 #include "query/query_rewrite.h"
 
+#include "query/determinism.h"
+
+#include "access/relation.h"
 #include "access/stratnum.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_opclass.h"
@@ -15,9 +18,16 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/analyze.h"
+#include "parser/parser.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "utils/ruleutils.h"
+#include "utils/timestamp.h"
 
 static const char *const pinned_names[] = {"search_path", "datestyle", "intervalstyle", "extra_float_digits"};
 static const char *const pinned_values[] = {"pg_catalog, pg_temp", "ISO, YMD", "postgres", "3"};
@@ -73,18 +83,6 @@ static Expr *timestamp_const(Oid coltype, int64 value) {
 	                         FLOAT8PASSBYVAL);
 }
 
-static Expr *bound_param(Oid coltype, int paramid) {
-	Param *p = makeNode(Param);
-
-	p->paramkind = PARAM_EXTERN;
-	p->paramid = paramid;
-	p->paramtype = coltype;
-	p->paramtypmod = -1;
-	p->paramcollid = InvalidOid;
-	p->location = -1;
-	return (Expr *)p;
-}
-
 static Expr *compare(Oid coltype, int strategy, Var *var, Expr *bound) {
 	Oid opfamily = get_opclass_family(GetDefaultOpClass(coltype, BTREE_AM_OID));
 	Oid opno = get_opfamily_member(opfamily, coltype, coltype, strategy);
@@ -99,27 +97,211 @@ static Expr *compare(Oid coltype, int strategy, Var *var, Expr *bound) {
 }
 
 /*
- * Adds `col >= $1 AND col < $2 OR ... OR col >= $2n-1 AND col < $2n` to the query's
- * WHERE: the form the planner turns into (bitmap) index range scans on the time
- * column, with the bounds as parameters so that a worker keeps one prepared
- * statement per number of ranges. With nranges = 0 the filter admits every finite
- * timestamp: rows with a NULL or infinite time belong to no window and never reach
- * a sink.
+ * The function RTE of `ROWS FROM (unnest($1), unnest($2)) AS fn_r(lo, hi)` over two
+ * arrays of the column's type, made by PostgreSQL's own analysis of that text (ours,
+ * not the user's): the refresh's windows, one row per range. (`unnest` unqualified:
+ * only that spelling takes two arrays; the settings pin search_path to pg_catalog.)
  */
-void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype, int nranges) {
+static RangeTblEntry *ranges_rte(Oid coltype) {
+	const char *sql = "SELECT FROM unnest($1, $2) AS fn_r(lo, hi)";
+	Oid arraytype = get_array_type(coltype);
+	Oid types[2] = {arraytype, arraytype};
+	RawStmt *raw = linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT));
+	Query *q = parse_analyze_fixedparams(raw, sql, types, 2, NULL);
+
+	return linitial_node(RangeTblEntry, q->rtable);
+}
+
+/*
+ * `col <@ (SELECT range_agg(tstzrange(lo, hi)) FROM unnest($1, $2) AS fn_r(lo, hi))`
+ * (tsrange for timestamp), analysed by PostgreSQL from that text with a third
+ * parameter where the column goes, which is then replaced by the column. The
+ * subquery is uncorrelated: it runs once per statement (an InitPlan), and each row
+ * costs a binary search of the multirange.
+ */
+static Node *contained_in_ranges(Var *var, Oid coltype) {
+	const char *sql = coltype == TIMESTAMPTZOID
+	                      ? "SELECT $3 OPERATOR(pg_catalog.<@) (SELECT pg_catalog.range_agg("
+	                        "pg_catalog.tstzrange(fn_r.lo, fn_r.hi)) FROM unnest($1, $2) AS fn_r(lo, hi))"
+	                      : "SELECT $3 OPERATOR(pg_catalog.<@) (SELECT pg_catalog.range_agg("
+	                        "pg_catalog.tsrange(fn_r.lo, fn_r.hi)) FROM unnest($1, $2) AS fn_r(lo, hi))";
+	Oid arraytype = get_array_type(coltype);
+	Oid types[3] = {arraytype, arraytype, coltype};
+	RawStmt *raw = linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT));
+	Query *q = parse_analyze_fixedparams(raw, sql, types, 3, NULL);
+	OpExpr *op = castNode(OpExpr, linitial_node(TargetEntry, q->targetList)->expr);
+
+	Assert(IsA(linitial(op->args), Param));
+	linitial(op->args) = copyObject(var);
+	return (Node *)op;
+}
+
+typedef struct RangeBounds {
+	int ranges_rtindex; /* fn_r in the outer query */
+} RangeBounds;
+
+/* The subquery's $1 and $2 become fn_r.lo and fn_r.hi of the query one level up. */
+static Node *bounds_to_outer_vars(Node *node, RangeBounds *b) {
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Param) && ((Param *)node)->paramkind == PARAM_EXTERN && ((Param *)node)->paramid <= 2) {
+		Param *p = (Param *)node;
+
+		return (Node *)makeVar(b->ranges_rtindex, p->paramid, p->paramtype, -1, InvalidOid, 1);
+	}
+	return expression_tree_mutator(node, bounds_to_outer_vars, b);
+}
+
+/*
+ * The source's rows of one range, as a LATERAL subquery in place of the source:
+ *   (SELECT c1, c2, ... FROM [ONLY] source WHERE col >= fn_r.lo AND col < fn_r.hi
+ *    OFFSET 0) AS source
+ * its columns in the table's order (a dropped one as a NULL), so every Var of the
+ * query means what it meant. OFFSET 0 keeps the planner from flattening it into
+ * the outer join, where it would weigh `col >= fn_r.lo AND col < fn_r.hi` as a join
+ * on two inequalities (a ninth of the table per range) and could read the whole
+ * table once for every range. Kept apart, each range is a scan of the time index.
+ */
+static void fence_source(Query *query, int rtindex, AttrNumber attnum, Oid coltype, int ranges_rtindex) {
+	RangeTblEntry *rte = rt_fetch(rtindex, query->rtable);
+	Relation rel = relation_open(rte->relid, NoLock); /* locked by the analysis */
+	TupleDesc desc = RelationGetDescr(rel);
+	StringInfoData sql;
+	Oid types[2] = {coltype, coltype};
+	RawStmt *raw;
+	Query *sub;
+	List *names = NIL;
+	RangeBounds b = {ranges_rtindex};
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	for (int i = 0; i < desc->natts; i++) {
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		char *name = att->attisdropped ? psprintf("fn dropped %d", i + 1) : NameStr(att->attname);
+
+		if (att->attisdropped)
+			appendStringInfo(&sql, "%sNULL::pg_catalog.int4 AS %s", i ? ", " : "", quote_identifier(name));
+		else
+			appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(name));
+		names = lappend(names, makeString(pstrdup(name)));
+	}
+	appendStringInfo(&sql, " FROM %s%s WHERE %s >= $1 AND %s < $2 OFFSET 0", rte->inh ? "" : "ONLY ",
+	                 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+	                                            RelationGetRelationName(rel)),
+	                 quote_identifier(NameStr(TupleDescAttr(desc, attnum - 1)->attname)),
+	                 quote_identifier(NameStr(TupleDescAttr(desc, attnum - 1)->attname)));
+	relation_close(rel, NoLock);
+	raw = linitial_node(RawStmt, raw_parser(sql.data, RAW_PARSE_DEFAULT));
+	sub = parse_analyze_fixedparams(raw, sql.data, types, 2, NULL);
+	sub->jointree->quals = bounds_to_outer_vars(sub->jointree->quals, &b);
+
+	if (rte->alias == NULL)
+		rte->alias = makeAlias(rte->eref->aliasname, NIL);
+	rte->eref->colnames = names;
+	rte->rtekind = RTE_SUBQUERY;
+	rte->subquery = sub;
+	rte->lateral = true;
+	rte->relid = InvalidOid;
+	rte->relkind = 0;
+	rte->rellockmode = NoLock;
+	rte->tablesample = NULL;
+	rte->inh = false;
+	rte->requiredPerms = 0;
+	rte->checkAsUser = InvalidOid;
+	rte->selectedCols = rte->insertedCols = rte->updatedCols = rte->extraUpdatedCols = NULL;
+	query->hasSubLinks |= sub->hasSubLinks;
+}
+
+/*
+ * Restricts the query to the refresh's windows.
+ * - FN_FILTER_JOIN reads the source range by range:
+ *     FROM ROWS FROM (unnest($1), unnest($2)) fn_r(lo, hi),
+ *          LATERAL (SELECT ... FROM source WHERE col >= fn_r.lo AND col < fn_r.hi
+ *                   OFFSET 0) source
+ *   a scan of the time column's index per range (fence_source). The ranges are
+ *   disjoint, so no row is read twice and the aggregates see each row once.
+ * - FN_FILTER_CONTAINS, for a source without such an index, where that join would
+ *   compare every row with every range: the table is read once, each row looked up
+ *   in the ranges' multirange.
+ * Either way the statement has one shape however many ranges a refresh covers (one
+ * prepared plan serves them all; neither planning nor JIT grows with a backlog).
+ * - FN_FILTER_ALL_FINITE admits every finite timestamp: rows with a NULL or infinite
+ *   time belong to no window and never reach a sink.
+ */
+void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype, FnRangeFilter how) {
 	Var *var = makeVar(rtindex, attnum, coltype, -1, InvalidOid, 0);
-	List *ors = NIL;
 	Node *filter;
 
-	if (nranges == 0) /* < infinity: every finite time */
-		ors = list_make1(make_andclause(list_make2(
+	if (how == FN_FILTER_ALL_FINITE)
+		filter = (Node *)make_andclause(list_make2(
 		    compare(coltype, BTGreaterEqualStrategyNumber, var, timestamp_const(coltype, MIN_TIMESTAMP)),
-		    compare(coltype, BTLessStrategyNumber, var, timestamp_const(coltype, DT_NOEND)))));
-	for (int i = 0; i < nranges; i++)
-		ors = lappend(
-		    ors, make_andclause(list_make2(
-		             compare(coltype, BTGreaterEqualStrategyNumber, var, bound_param(coltype, 2 * i + 1)),
-		             compare(coltype, BTLessStrategyNumber, var, bound_param(coltype, 2 * i + 2)))));
-	filter = (list_length(ors) == 1) ? linitial(ors) : (Node *)make_orclause(ors);
+		    compare(coltype, BTLessStrategyNumber, var, timestamp_const(coltype, DT_NOEND))));
+	else if (how == FN_FILTER_CONTAINS) {
+		filter = contained_in_ranges(var, coltype);
+		query->hasSubLinks = true;
+	} else {
+		RangeTblRef *ref = makeNode(RangeTblRef);
+
+		/* first in FROM: the LATERAL source refers to it */
+		query->rtable = lappend(query->rtable, ranges_rte(coltype));
+		ref->rtindex = list_length(query->rtable);
+		query->jointree->fromlist = lcons(ref, query->jointree->fromlist);
+		fence_source(query, rtindex, attnum, coltype, ref->rtindex);
+		return;
+	}
 	query->jointree->quals = make_and_qual(query->jointree->quals, filter);
+}
+
+static Expr *bound_param(Oid type, int paramid) {
+	Param *p = makeNode(Param);
+
+	p->paramkind = PARAM_EXTERN;
+	p->paramid = paramid;
+	p->paramtype = type;
+	p->paramtypmod = -1;
+	p->paramcollid = InvalidOid;
+	p->location = -1;
+	return (Expr *)p;
+}
+
+/* What the evaluation's clock is replaced by: a parameter or a constant. */
+typedef struct ClockBinding {
+	int paramid; /* > 0: $paramid */
+	TimestampTz at;
+} ClockBinding;
+
+static Node *bound_clock(Node *clock, const ClockBinding *b) {
+	Expr *value;
+
+	if (b->paramid > 0)
+		value = bound_param(TIMESTAMPTZOID, b->paramid);
+	else
+		value = (Expr *)makeConst(TIMESTAMPTZOID, -1, InvalidOid, sizeof(int64), TimestampTzGetDatum(b->at),
+		                          false, FLOAT8PASSBYVAL);
+	if (IsA(clock, SQLValueFunction) && ((SQLValueFunction *)clock)->op == SVFOP_LOCALTIMESTAMP)
+		return (Node *)makeFuncExpr(F_TIMESTAMPTZ_TIMESTAMP, TIMESTAMPOID, list_make1(value), InvalidOid,
+		                            InvalidOid, COERCE_EXPLICIT_CALL);
+	return (Node *)value;
+}
+
+static Node *bind_clock_mutator(Node *node, ClockBinding *b) {
+	if (node == NULL)
+		return NULL;
+	if (fn_is_clock_now(node))
+		return bound_clock(node, b);
+	if (IsA(node, Query))
+		return (Node *)query_tree_mutator((Query *)node, bind_clock_mutator, (void *)b, 0);
+	return expression_tree_mutator(node, bind_clock_mutator, (void *)b);
+}
+
+Query *fn_bind_clock_param(Query *query, int paramid) {
+	ClockBinding b = {paramid, 0};
+
+	return query_tree_mutator(query, bind_clock_mutator, (void *)&b, 0);
+}
+
+Node *fn_bind_clock_const(Node *expr, TimestampTz at) {
+	ClockBinding b = {0, at};
+
+	return bind_clock_mutator(expr, &b);
 }

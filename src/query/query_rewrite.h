@@ -9,11 +9,28 @@
 
 #include "access/attnum.h"
 
+#include "datatype/timestamp.h"
 #include "nodes/parsenodes.h"
 
-/* Adds `col >= $1 AND col < $2 OR ...` for nranges parameter pairs to the query's
- * WHERE (every finite time when nranges = 0). */
-extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype, int nranges);
+/*
+ * How a statement keeps to the windows of a refresh, ranges passed as the arrays $1
+ * (starts) and $2 (ends) of the time column's type; one shape for any number of them.
+ */
+typedef enum FnRangeFilter {
+	FN_FILTER_ALL_FINITE, /* no ranges: every finite time (a fill, a full refresh) */
+	FN_FILTER_JOIN,       /* joined with unnest($1, $2): one index scan per range */
+	FN_FILTER_CONTAINS,   /* in their multirange: one scan, a binary search per row */
+} FnRangeFilter;
+
+/* Restricts the query to the ranges (see FnRangeFilter) or to every finite time. */
+extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype,
+                                  FnRangeFilter filter);
+/* The evaluation's clock (now(), CURRENT_TIMESTAMP, LOCALTIMESTAMP...) bound to the
+ * timestamptz parameter $paramid: a new query. LOCALTIMESTAMP becomes the parameter
+ * in the (pinned) TimeZone. */
+extern Query *fn_bind_clock_param(Query *query, int paramid);
+/* The same in an expression, bound to the constant `at`. */
+extern Node *fn_bind_clock_const(Node *expr, TimestampTz at);
 /* Deparses a copy with every name schema-qualified (call under pinned settings). */
 extern char *fn_deparse_query(Query *query);
 /* Pins search_path, DateStyle, IntervalStyle, extra_float_digits and (when not NULL)

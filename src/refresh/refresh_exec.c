@@ -8,7 +8,10 @@
 
 #include "refresh/refresh_exec.h"
 
+#include "access/table.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -18,23 +21,26 @@
 #include "registry/sink_table.h"
 #include "storage/lmgr.h"
 #include "pgutil/pg_util.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "access/stratnum.h"
+#include "executor/executor.h"
+#include "optimizer/optimizer.h"
 
 /*
  * A worker refreshes the same flow over and over: it keeps the flow's analysed query
  * and its statements prepared (SPI_keepplan) instead of analysing, parsing and
- * planning them per refresh. The refresh statement takes its window bounds as
- * parameters and is kept per power-of-two number of ranges (unused ranges are
- * empty: lo = hi), so a flow needs at most a handful of plans, PLAN_SLOTS at most.
- * PostgreSQL's plan cache re-validates them after DDL on the source or sink, so an
- * ALTER TABLE that breaks the query still fails the refresh.
+ * planning them per refresh. Every statement takes the windows as two arrays (starts
+ * and ends), so one statement of each kind serves every refresh, of one window or a
+ * thousand. PostgreSQL's plan cache re-validates them after DDL on the source or
+ * sink; after such DDL flownode drops them anyway (analysed_query).
  */
-#define PLAN_SLOTS 32
 
 /*
  * A refresh of a few windows (the steady state: the windows written since the last
@@ -52,12 +58,16 @@ typedef struct RefreshPlans {
 	bool stale;        /* the source or sink changed: analyse again before a new plan */
 	Oid source_relid;
 	Oid sink_relid;
-	/* [generic][log2(k)]; [.][0] also serves window-less flows */
-	SPIPlanPtr refresh[2][PLAN_SLOTS];
-	SPIPlanPtr upsert[2][PLAN_SLOTS]; /* the same without the vanished-groups DELETE */
-	SPIPlanPtr probe[PLAN_SLOTS];     /* does the sink hold rows in these windows? */
-	SPIPlanPtr fill[PLAN_SLOTS];      /* plain INSERT, for windows it holds none of */
-	bool upsert_refused;              /* the query needs the DELETE even after inserts */
+	/* [generic]: a generic plan (few windows) or one planned per refresh */
+	SPIPlanPtr refresh[2];
+	SPIPlanPtr upsert[2]; /* the same without the vanished-groups DELETE */
+	SPIPlanPtr probe;     /* does the sink hold rows in these windows? */
+	SPIPlanPtr fill;      /* plain INSERT, for windows it holds none of */
+	SPIPlanPtr count;     /* the take's probes (fn_refresh_take): rows in a range, */
+	SPIPlanPtr nth;       /* and the time of its k-th row */
+	int time_index;       /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
+	int sink_index;       /* the sink has one led by the window column: likewise */
+	bool upsert_refused;  /* the query needs the DELETE even after inserts */
 } RefreshPlans;
 
 static RefreshPlans plans = {.flow_id = -1};
@@ -84,21 +94,23 @@ static void plans_for(TaskConfig *cfg) {
 	plans.flow_id = cfg->flow_id;
 	plans.source_relid = cfg->source_relid;
 	plans.sink_relid = cfg->sink_relid;
+	plans.time_index = plans.sink_index = -1;
 }
 
 /* Every statement kept for the flow goes: built from an analysis that no longer
  * holds, the plan cache would re-analyse its text, with the types of now. */
 static void free_plans(void) {
-	SPIPlanPtr *all[] = {&plans.refresh[0][0], &plans.upsert[0][0], &plans.probe[0], &plans.fill[0]};
-	int counts[] = {2 * PLAN_SLOTS, 2 * PLAN_SLOTS, PLAN_SLOTS, PLAN_SLOTS};
+	SPIPlanPtr *all[] = {&plans.refresh[0], &plans.refresh[1], &plans.upsert[0], &plans.upsert[1],
+	                     &plans.probe,      &plans.fill,       &plans.count,     &plans.nth};
 
-	for (size_t k = 0; k < lengthof(all); k++)
-		for (int i = 0; i < counts[k]; i++)
-			if (all[k][i] != NULL) {
-				SPI_freeplan(all[k][i]);
-				all[k][i] = NULL;
-			}
+	for (size_t i = 0; i < lengthof(all); i++)
+		if (*all[i] != NULL) {
+			SPI_freeplan(*all[i]);
+			*all[i] = NULL;
+		}
 	plans.upsert_refused = false;
+	plans.time_index = -1;
+	plans.sink_index = -1;
 }
 
 /*
@@ -141,20 +153,29 @@ static FlowQuery *analysed_query(TaskConfig *cfg) {
 
 typedef enum StatementKind { STMT_REFRESH, STMT_UPSERT, STMT_PROBE, STMT_FILL } StatementKind;
 
-/* A statement's text over `nranges` parameter pairs of windows, from the analysed
- * query (analysed first: it may be analysed again, and the sink's name with it). */
-static char *statement_sql(TaskConfig *cfg, StatementKind kind, int nranges) {
-	FlowQuery *fq = analysed_query(cfg);
+static bool has_time_index(TaskConfig *cfg);
+static bool sink_has_window_index(TaskConfig *cfg, FlowQuery *fq);
 
+/* A statement's text over the windows of $1/$2 (ranged) or the whole query, from
+ * the analysed query (analysed first: it may be analysed again, and the sink's name
+ * with it). Each side reads the ranges through its index when it has one. */
+static char *statement_sql(TaskConfig *cfg, StatementKind kind, bool ranged) {
+	FlowQuery *fq = analysed_query(cfg);
+	FnRefreshShape shape = {FN_FILTER_ALL_FINITE, FN_FILTER_ALL_FINITE};
+
+	if (ranged) {
+		shape.source = has_time_index(cfg) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS;
+		shape.sink = sink_has_window_index(cfg, fq) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS;
+	}
 	switch (kind) {
 	case STMT_REFRESH:
-		return fn_refresh_sql(fq, plans.sink, nranges, false);
+		return fn_refresh_sql(fq, plans.sink, shape, false);
 	case STMT_UPSERT:
-		return fn_refresh_sql(fq, plans.sink, nranges, true);
+		return fn_refresh_sql(fq, plans.sink, shape, true);
 	case STMT_PROBE:
-		return fn_sink_probe_sql(fq, plans.sink, nranges);
+		return fn_sink_probe_sql(fq, plans.sink, shape.sink);
 	case STMT_FILL:
-		return fn_plain_insert_sql(fq, plans.sink, nranges);
+		return fn_plain_insert_sql(fq, plans.sink, shape.source);
 	}
 	pg_unreachable();
 }
@@ -182,12 +203,17 @@ static int64 run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect)
 	return (int64)SPI_processed;
 }
 
-static int64 run_sql(const char *sql, Snapshot snap, int expect) {
-	SPIPlanPtr plan = SPI_prepare(sql, 0, NULL);
+/* A statement over the whole query: its one parameter, if any, is the evaluation's
+ * scheduled time (a flow comparing its time column with now()). */
+static int64 run_sql(const char *sql, FlowQuery *fq, TimestampTz clock_at, Snapshot snap, int expect) {
+	Oid type = TIMESTAMPTZOID;
+	Datum value = TimestampTzGetDatum(clock_at);
+	bool clock = fq->now_preds != NIL;
+	SPIPlanPtr plan = SPI_prepare(sql, clock ? 1 : 0, &type);
 
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
-	return run_plan(plan, NULL, snap, expect);
+	return run_plan(plan, clock ? &value : NULL, snap, expect);
 }
 
 static bool row_security_enabled(Oid relid) {
@@ -201,40 +227,46 @@ static bool row_security_enabled(Oid relid) {
 	return on;
 }
 
-/* The refresh statement for `nranges` ranges, as the flow's owner; without the
+/* The ranges as the statements' two arguments: their starts and their ends. */
+static void range_arrays(const FnTimeRange *ranges, int nranges, Oid coltype, Datum *values) {
+	Datum *lo = palloc(sizeof(Datum) * Max(nranges, 1));
+	Datum *hi = palloc(sizeof(Datum) * Max(nranges, 1));
+
+	for (int i = 0; i < nranges; i++) {
+		lo[i] = Int64GetDatum(ranges[i].start);
+		hi[i] = Int64GetDatum(ranges[i].end);
+	}
+	values[0] = PointerGetDatum(
+	    construct_array(lo, nranges, coltype, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[1] = PointerGetDatum(
+	    construct_array(hi, nranges, coltype, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* The refresh statement for the ranges, as the flow's owner; without the
  * vanished-groups DELETE when the windows saw only inserts and the query allows. */
 static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap,
-                                   bool removals, uint64 windows) {
+                                   bool removals, uint64 windows, TimestampTz clock_at) {
 	bool windowed = cfg->window.kind != FN_WINDOW_NONE;
 	int g = windows <= GENERIC_PLAN_MAX_WINDOWS ? 1 : 0;
 	int opts = g ? CURSOR_OPT_GENERIC_PLAN : 0;
-	int slot = 0;
-	int k = 1;
-	Datum *values;
-	Oid *types;
+	int nargs = windowed ? 2 : 0;
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[3] = {get_array_type(coltype), get_array_type(coltype), TIMESTAMPTZOID};
+	Datum values[3] = {0, 0, 0};
 
-	while (windowed && k < nranges) {
-		k *= 2;
-		slot++;
-	}
-	if (slot >= PLAN_SLOTS)
-		elog(ERROR, "flownode: too many ranges in one refresh (%d)", nranges);
 	plans_for(cfg);
 	/* the source or sink changed since the statements were built: drop them, read the
 	 * query again and check it against the sink, before any of them runs */
 	if (plans.stale || plans.fq == NULL)
 		(void)analysed_query(cfg);
-	values = palloc0(sizeof(Datum) * 2 * k);
-	types = palloc(sizeof(Oid) * 2 * k);
-	for (int i = 0; i < 2 * k; i++)
-		types[i] = coltype;
-	for (int i = 0; windowed && i < nranges; i++) {
-		values[2 * i] = Int64GetDatum(ranges[i].start);
-		values[2 * i + 1] = Int64GetDatum(ranges[i].end);
+	if (windowed)
+		range_arrays(ranges, nranges, coltype, values);
+	/* the evaluation's scheduled time, when the query compares its time column with
+	 * now(), follows the ranges (refresh_sql.h) */
+	if (plans.fq->now_preds != NIL) {
+		types[nargs] = TIMESTAMPTZOID;
+		values[nargs++] = TimestampTzGetDatum(clock_at);
 	}
-	for (int i = windowed ? nranges : 0; i < k; i++)
-		values[2 * i] = values[2 * i + 1] = Int64GetDatum(0); /* [0, 0): empty */
 	/* A backlog of windows the sink has never held (a backfill of old data) needs
 	 * neither the upsert nor the DELETE: a plain INSERT, as create_flow fills a new
 	 * sink. Probed for large refreshes only: a small one would pay more for the
@@ -244,32 +276,30 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	if (windowed && !g) {
 		bool held;
 
-		if (plans.probe[slot] == NULL)
-			plans.probe[slot] = prepare_kept(statement_sql(cfg, STMT_PROBE, k), 2 * k, types, 0);
-		held = run_plan(plans.probe[slot], values, snap, SPI_OK_SELECT) != 0;
+		if (plans.probe == NULL)
+			plans.probe = prepare_kept(statement_sql(cfg, STMT_PROBE, true), 2, types, 0);
+		held = run_plan(plans.probe, values, snap, SPI_OK_SELECT) != 0;
 		if (!held) {
-			if (plans.fill[slot] == NULL)
-				plans.fill[slot] = prepare_kept(statement_sql(cfg, STMT_FILL, k), 2 * k, types, 0);
-			return run_plan(plans.fill[slot], values, snap, SPI_OK_INSERT);
+			if (plans.fill == NULL)
+				plans.fill = prepare_kept(statement_sql(cfg, STMT_FILL, true), nargs, types, 0);
+			return run_plan(plans.fill, values, snap, SPI_OK_INSERT);
 		}
 	}
 	/* Row-level security makes groups vanish without a removal: a policy change
 	 * hides rows from the owner. With RLS on, every refresh deletes. */
 	if (!removals && !plans.upsert_refused && !row_security_enabled(cfg->source_relid)) {
-		if (plans.upsert[g][slot] == NULL) {
+		if (plans.upsert[g] == NULL) {
 			if (fn_refresh_can_skip_vanished(analysed_query(cfg)))
-				plans.upsert[g][slot] = prepare_kept(statement_sql(cfg, STMT_UPSERT, windowed ? k : 0),
-				                                     windowed ? 2 * k : 0, types, opts);
+				plans.upsert[g] = prepare_kept(statement_sql(cfg, STMT_UPSERT, windowed), nargs, types, opts);
 			else
 				plans.upsert_refused = true;
 		}
-		if (plans.upsert[g][slot] != NULL)
-			return run_plan(plans.upsert[g][slot], values, snap, SPI_OK_INSERT);
+		if (plans.upsert[g] != NULL)
+			return run_plan(plans.upsert[g], values, snap, SPI_OK_INSERT);
 	}
-	if (plans.refresh[g][slot] == NULL)
-		plans.refresh[g][slot] = prepare_kept(statement_sql(cfg, STMT_REFRESH, windowed ? k : 0),
-		                                      windowed ? 2 * k : 0, types, opts);
-	return run_plan(plans.refresh[g][slot], values, snap, SPI_OK_SELECT);
+	if (plans.refresh[g] == NULL)
+		plans.refresh[g] = prepare_kept(statement_sql(cfg, STMT_REFRESH, windowed), nargs, types, opts);
+	return run_plan(plans.refresh[g], values, snap, SPI_OK_SELECT);
 }
 
 /*
@@ -283,7 +313,7 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
  * is either wholly before the refresh's snapshot or waits for it to commit.
  */
 static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnTimeRange *ranges,
-                     int nranges, int64 expired_before, bool removals, uint64 windows) {
+                     int nranges, int64 expired_before, bool removals, uint64 windows, TimestampTz clock_at) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -293,6 +323,13 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	LockRelationOid(cfg->source_relid, AccessShareLock);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	nest = fn_pin_deparse_settings(cfg->timezone);
+	/* A refresh reads the rows of its windows through the ranges it is given; the
+	 * planner, not knowing them, estimates a ninth of the table per range and would
+	 * have LLVM compile a refresh of a few thousand rows for seconds (undone with the
+	 * other pinned settings). create_flow's fill keeps the session's choice: its
+	 * estimates are the query's own. */
+	if (fill == NULL)
+		(void)set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
 	/* taken after the lock, and after the caller took its dirty ranges */
@@ -303,14 +340,17 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 		if (fill != NULL && sink_is_new)
-			rows = run_sql(fn_plain_insert_sql(fill, fn_qualified_relname(cfg->sink_relid), 0), snap,
-			               SPI_OK_INSERT);
+			rows = run_sql(
+			    fn_plain_insert_sql(fill, fn_qualified_relname(cfg->sink_relid), FN_FILTER_ALL_FINITE), fill,
+			    clock_at, snap, SPI_OK_INSERT);
 		else if (fill != NULL)
-			rows = run_sql(fn_refresh_sql(fill, fn_qualified_relname(cfg->sink_relid), 0, false), snap,
-			               SPI_OK_SELECT);
+			rows =
+			    run_sql(fn_refresh_sql(fill, fn_qualified_relname(cfg->sink_relid),
+			                           (FnRefreshShape){FN_FILTER_ALL_FINITE, FN_FILTER_ALL_FINITE}, false),
+			            fill, clock_at, snap, SPI_OK_SELECT);
 		else {
 			if (nranges > 0) /* no ranges: only expired windows to forget */
-				rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, windows);
+				rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, windows, clock_at);
 			fn_record_trim(cfg->flow_id, ranges, nranges, expired_before, snap);
 		}
 	}
@@ -324,13 +364,77 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	return rows;
 }
 
-int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
-	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0);
+int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
+	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0, clock_at);
 }
 
 int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                     bool removals, uint64 windows) {
-	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows);
+                     bool removals, uint64 windows, TimestampTz clock_at) {
+	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows, clock_at);
+}
+
+/* A threshold's value with now() at `at` (false when it is NULL), in the executor. */
+static bool threshold_at(Expr *threshold, TimestampTz at, int64 *value) {
+	EState *estate = CreateExecutorState();
+	Expr *bound = expression_planner((Expr *)fn_bind_clock_const((Node *)threshold, at));
+	ExprState *state = ExecPrepareExpr(bound, estate);
+	bool isnull;
+	Datum d = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
+
+	*value = isnull ? 0 : DatumGetInt64(d); /* timestamp and timestamptz: int64, by value */
+	FreeExecutorState(estate);
+	return !isnull;
+}
+
+/*
+ * `column OP v` holds for different rows with v = a and v = b exactly where the
+ * column lies between them: in (min, max] for > and <= (a row at the upper value is
+ * in one and not the other), in [min, max) for >= and <. As a half-open range of the
+ * column's values; empty when a = b.
+ */
+static FnTimeRange clock_change(int strategy, bool a_null, int64 a, bool b_null, int64 b) {
+	FnTimeRange r = {0, 0};
+	int64 lo = Min(a, b), hi = Max(a, b);
+
+	if (a_null != b_null) /* NULL keeps every row out: with a value, any row may change */
+		return (FnTimeRange){PG_INT64_MIN, PG_INT64_MAX};
+	if (a_null || a == b)
+		return r;
+	if (strategy == BTGreaterStrategyNumber || strategy == BTLessEqualStrategyNumber) {
+		r.start = lo + 1;
+		r.end = hi == PG_INT64_MAX ? hi : hi + 1;
+	} else {
+		r.start = lo;
+		r.end = hi;
+	}
+	return r;
+}
+
+FnTimeRange *fn_refresh_clock_changes(TaskConfig *cfg, TimestampTz prev, TimestampTz next, int *n) {
+	FnTimeRange *out;
+	FlowQuery *fq;
+	SpiAs scope;
+	int nest;
+	ListCell *lc;
+
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	fq = analysed_query(cfg);
+	*n = 0;
+	out = palloc(sizeof(FnTimeRange) * Max(1, list_length(fq->now_preds)));
+	foreach (lc, fq->now_preds) {
+		NowPredicate *pred = lfirst(lc);
+		int64 a = 0, b = 0;
+		bool a_null = !threshold_at(pred->threshold, prev, &a);
+		bool b_null = !threshold_at(pred->threshold, next, &b);
+		FnTimeRange r = clock_change(pred->strategy, a_null, a, b_null, b);
+
+		if (r.start < r.end)
+			out[(*n)++] = r;
+	}
+	fn_spi_end(&scope);
+	fn_unpin_settings(nest);
+	return out;
 }
 
 /* min and max of one column over [within), or false when no row is there. */
@@ -397,4 +501,99 @@ int64 fn_refresh_window_count(TaskConfig *cfg, FnTimeRange r) {
 	if (n >= cap && !fixed)
 		n = Max(n, (uint64)((r.end - r.start) / fn_window_nominal_usec(w)));
 	return (int64)n;
+}
+
+/* Whether an index of the source leads with its time column: the take's probes and
+ * the refresh read through it. */
+static bool has_time_index(TaskConfig *cfg) {
+	if (plans.time_index < 0)
+		plans.time_index = fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum) ? 1 : 0;
+	return plans.time_index == 1;
+}
+
+/* Whether an index of the sink leads with the window column: the DELETE of vanished
+ * groups reads the refreshed windows through it. */
+static bool sink_has_window_index(TaskConfig *cfg, FlowQuery *fq) {
+	if (plans.sink_index < 0) {
+		AttrNumber attnum = get_attnum(cfg->sink_relid, list_nth(fq->out_names, fq->window_position));
+
+		plans.sink_index =
+		    attnum != InvalidAttrNumber && fn_btree_index_leads_with(cfg->sink_relid, attnum) ? 1 : 0;
+	}
+	return plans.sink_index == 1;
+}
+
+/* The take's probes (prepared once, run as the owner under the pinned settings):
+ * the number of rows in a range, counted up to n, or the time of its row n. */
+static int64 probe_run(SPIPlanPtr plan, FnTimeRange r, uint64 n, bool *found) {
+	Datum args[3] = {Int64GetDatum(r.start), Int64GetDatum(r.end),
+	                 Int64GetDatum((int64)Min(n, (uint64)PG_INT64_MAX))};
+	int rc = SPI_execute_plan(plan, args, NULL, true, 1);
+	bool isnull = true;
+	int64 v = 0;
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "flownode: probing the source failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed == 1)
+		v = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*found = !isnull;
+	return v;
+}
+
+static uint64_t probe_rows(void *arg pg_attribute_unused(), FnTimeRange r, uint64_t limit) {
+	bool found;
+
+	return (uint64_t)probe_run(plans.count, r, limit, &found);
+}
+
+static int64_t probe_time_of_row(void *arg pg_attribute_unused(), FnTimeRange r, uint64_t k) {
+	bool found;
+	int64 t = probe_run(plans.nth, r, k, &found);
+
+	return found ? t : r.end - 1; /* the rows moved on meanwhile: the range's last instant */
+}
+
+static SPIPlanPtr prepare_probe(TaskConfig *cfg, bool nth) {
+	FlowQuery *fq = analysed_query(cfg);
+	const char *src = fn_qualified_relname(cfg->source_relid);
+	const char *c = quote_identifier(fq->time_column);
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[3] = {coltype, coltype, INT8OID};
+	char *sql =
+	    nth ? psprintf("SELECT %s FROM %s WHERE %s >= $1 AND %s < $2 ORDER BY %s OFFSET $3 LIMIT 1", c, src,
+	                   c, c, c)
+	        : psprintf("SELECT count(*) FROM (SELECT FROM %s WHERE %s >= $1 AND %s < $2 LIMIT $3) fn_p", src,
+	                   c, c);
+
+	return prepare_kept(sql, 3, types, 0);
+}
+
+uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n, uint64 max_rows,
+                       FnTimeRange *out, uint64 *windows, bool *backlog_remains) {
+	FnRowProbe probe = {probe_rows, probe_time_of_row, NULL};
+	SpiAs scope;
+	uint32 k;
+	int nest;
+
+	if (w == NULL)
+		return fn_plan_take(NULL, ranges, n, max_rows, NULL, out, windows, backlog_remains);
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	plans_for(cfg);
+	if (plans.stale || plans.fq == NULL)
+		(void)analysed_query(cfg);
+	if (!has_time_index(cfg))
+		k = fn_plan_take(w, ranges, n, max_rows, NULL, out, windows, backlog_remains);
+	else {
+		if (plans.count == NULL)
+			plans.count = prepare_probe(cfg, false);
+		if (plans.nth == NULL)
+			plans.nth = prepare_probe(cfg, true);
+		k = fn_plan_take(w, ranges, n, max_rows, &probe, out, windows, backlog_remains);
+	}
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
+	return k;
 }

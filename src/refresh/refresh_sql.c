@@ -21,14 +21,32 @@ static const char *col(const FlowQuery *fq, int pos) {
 	return quote_identifier((char *)list_nth(fq->out_names, pos));
 }
 
-/* The query restricted to nranges parameter pairs of windows, deparsed. */
-static char *restricted_query(const FlowQuery *fq, int nranges) {
+/* The query restricted to the windows of the ranges $1/$2 (or to every finite
+ * time), deparsed. */
+static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
 	Query *q = copyObject(fq->query);
 
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_time_filter(q, fq->source_rtindex, fq->time_attnum,
-		                      fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, nranges);
+		                      fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, filter);
+	if (fq->now_preds != NIL) /* the evaluation's scheduled time: after the ranges, if any */
+		q = fn_bind_clock_param(q, filter == FN_FILTER_ALL_FINITE ? 1 : 3);
 	return fn_deparse_query(q);
+}
+
+/* `fn_sink.<window> lies in one of the ranges $1/$2`, one shape for any number:
+ * against the ranges joined in the statement's FROM (JOIN: `fn_r`), or in their
+ * multirange, made once per statement (CONTAINS). */
+static void append_in_ranges(StringInfo s, const FlowQuery *fq, FnRangeFilter filter) {
+	const char *w = col(fq, fq->window_position);
+
+	if (filter == FN_FILTER_JOIN)
+		appendStringInfo(s, "fn_sink.%s >= fn_r.lo AND fn_sink.%s < fn_r.hi", w, w);
+	else
+		appendStringInfo(s,
+		                 "fn_sink.%s OPERATOR(pg_catalog.<@) (SELECT pg_catalog.range_agg(pg_catalog.%s("
+		                 "fn_r.lo, fn_r.hi)) FROM unnest($1, $2) AS fn_r(lo, hi))",
+		                 w, fq->window.with_time_zone ? "tstzrange" : "tsrange");
 }
 
 static void append_columns(StringInfo s, const FlowQuery *fq) {
@@ -36,25 +54,33 @@ static void append_columns(StringInfo s, const FlowQuery *fq) {
 		appendStringInfo(s, "%s%s", i ? ", " : "", col(fq, i));
 }
 
-char *fn_plain_insert_sql(const FlowQuery *fq, const char *sink, int nranges) {
+char *fn_plain_insert_sql(const FlowQuery *fq, const char *sink, FnRangeFilter source) {
 	StringInfoData s;
 
 	initStringInfo(&s);
 	appendStringInfo(&s, "INSERT INTO %s (", sink);
 	append_columns(&s, fq);
-	appendStringInfo(&s, ") %s", restricted_query(fq, nranges));
+	appendStringInfo(&s, ") %s", restricted_query(fq, source));
 	return s.data;
 }
 
-char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, int nranges) {
-	const char *w = col(fq, fq->window_position);
+char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, FnRangeFilter filter) {
 	StringInfoData s;
 
 	initStringInfo(&s);
+	if (filter == FN_FILTER_JOIN) {
+		/* range by range through the sink's index (LIMIT 1 keeps each apart) */
+		appendStringInfo(
+		    &s,
+		    "SELECT EXISTS (SELECT 1 FROM unnest($1, $2) AS fn_r(lo, hi), LATERAL (SELECT 1 FROM %s "
+		    "AS fn_sink WHERE ",
+		    sink);
+		append_in_ranges(&s, fq, filter);
+		appendStringInfoString(&s, " LIMIT 1) AS fn_any)");
+		return s.data;
+	}
 	appendStringInfo(&s, "SELECT EXISTS (SELECT 1 FROM %s AS fn_sink WHERE ", sink);
-	for (int i = 0; i < nranges; i++)
-		appendStringInfo(&s, "%s(fn_sink.%s >= $%d AND fn_sink.%s < $%d)", i ? " OR " : "", w, 2 * i + 1, w,
-		                 2 * i + 2);
+	append_in_ranges(&s, fq, filter);
 	appendStringInfoChar(&s, ')');
 	return s.data;
 }
@@ -70,7 +96,7 @@ char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, int nranges) {
 bool fn_refresh_can_skip_vanished(const FlowQuery *fq) {
 	ListCell *lc;
 
-	if (fq->query->havingQual != NULL)
+	if (fq->shape == FLOW_SHAPE_SINGLE || fq->query->havingQual != NULL)
 		return false;
 	foreach (lc, fq->key_notnull)
 		if (lfirst_int(lc) == 0)
@@ -116,6 +142,50 @@ static void append_on_conflict(StringInfo s, const FlowQuery *fq) {
 	append_row_image(s, fq, "EXCLUDED");
 }
 
+/* `NOT EXISTS (a fresh group with the keys of <alias>'s row)` */
+static void append_not_fresh(StringInfo s, const FlowQuery *fq, const char *alias) {
+	ListCell *lc;
+	int i = 0;
+
+	appendStringInfoString(s, "NOT EXISTS (SELECT 1 FROM fn_fresh WHERE ");
+	foreach (lc, fq->key_positions) {
+		int pos = lfirst_int(lc);
+		bool notnull = list_nth_int(fq->key_notnull, i) != 0;
+
+		appendStringInfo(s, "%sfn_fresh.%s %s %s.%s", i ? " AND " : "", col(fq, pos),
+		                 notnull ? "=" : "IS NOT DISTINCT FROM", alias, col(fq, pos));
+		i++;
+	}
+	appendStringInfoChar(s, ')');
+}
+
+/*
+ * With an index on the window column (JOIN), the sink rows of the windows are read
+ * range by range through it, in a LATERAL subquery that OFFSET 0 keeps apart (the
+ * planner, weighing each range as a ninth of the sink, otherwise read the whole sink
+ * once per range or anti-joined all of it with the fresh groups), into a
+ * materialized CTE, so the anti-join with the fresh groups runs once over both (not
+ * once per range), and deleted by their ctids (a TID scan).
+ */
+static void append_delete_by_ranges(StringInfo s, const FlowQuery *fq, const char *sink) {
+	const char *w = col(fq, fq->window_position);
+	ListCell *lc;
+
+	appendStringInfoString(s, "fn_old AS MATERIALIZED (SELECT fn_s.* FROM unnest($1, $2) AS fn_r(lo, hi), "
+	                          "LATERAL (SELECT fn_s.ctid AS \"fn ctid\"");
+	foreach (lc, fq->key_positions)
+		appendStringInfo(s, ", fn_s.%s", col(fq, lfirst_int(lc)));
+	appendStringInfo(s,
+	                 " FROM %s AS fn_s WHERE fn_s.%s >= fn_r.lo AND fn_s.%s < fn_r.hi OFFSET 0) AS fn_s),\n",
+	                 sink, w, w);
+	appendStringInfo(s,
+	                 "fn_delete AS (DELETE FROM %s AS fn_sink WHERE fn_sink.ctid OPERATOR(pg_catalog.=) ANY "
+	                 "(ARRAY(SELECT fn_old.\"fn ctid\" FROM fn_old WHERE ",
+	                 sink);
+	append_not_fresh(s, fq, "fn_old");
+	appendStringInfoString(s, ")) RETURNING 1)\n");
+}
+
 /*
  * DELETE of the windows' sink rows whose group is not among the fresh ones. The keys
  * are compared with "=": a GROUP BY key's type always has an equality (GROUP BY needs
@@ -123,54 +193,78 @@ static void append_on_conflict(StringInfo s, const FlowQuery *fq) {
  * uses, so 1.0 and 1.00 are one group here as in the upsert. Comparing binary images
  * instead would delete a group the upsert has just matched.
  */
-static void append_delete_vanished(StringInfo s, const FlowQuery *fq, const char *sink, int nranges) {
-	ListCell *lc;
-	int i;
-
+static void append_delete_vanished(StringInfo s, const FlowQuery *fq, const char *sink,
+                                   FnRangeFilter filter) {
+	if (fq->window.kind != FN_WINDOW_NONE && filter == FN_FILTER_JOIN) {
+		append_delete_by_ranges(s, fq, sink);
+		return;
+	}
 	appendStringInfo(s, "fn_delete AS (DELETE FROM %s AS fn_sink WHERE ", sink);
-	if (fq->window.kind != FN_WINDOW_NONE && nranges > 0) {
-		const char *w = col(fq, fq->window_position);
-
-		appendStringInfoChar(s, '(');
-		for (i = 0; i < nranges; i++)
-			appendStringInfo(s, "%s(fn_sink.%s >= $%d AND fn_sink.%s < $%d)", i ? " OR " : "", w, 2 * i + 1,
-			                 w, 2 * i + 2);
-		appendStringInfoString(s, ") AND ");
+	if (fq->window.kind != FN_WINDOW_NONE && filter == FN_FILTER_CONTAINS) {
+		append_in_ranges(s, fq, filter);
+		appendStringInfoString(s, " AND ");
 	}
-	appendStringInfoString(s, "NOT EXISTS (SELECT 1 FROM fn_fresh WHERE ");
-	i = 0;
-	foreach (lc, fq->key_positions) {
-		int pos = lfirst_int(lc);
-		bool notnull = list_nth_int(fq->key_notnull, i) != 0;
-
-		appendStringInfo(s, "%sfn_fresh.%s %s fn_sink.%s", i ? " AND " : "", col(fq, pos),
-		                 notnull ? "=" : "IS NOT DISTINCT FROM", col(fq, pos));
-		i++;
-	}
-	appendStringInfoString(s, ") RETURNING 1)\n");
+	append_not_fresh(s, fq, "fn_sink");
+	appendStringInfoString(s, " RETURNING 1)\n");
 }
 
-char *fn_refresh_sql(const FlowQuery *fq, const char *sink, int nranges, bool upsert_only) {
+/*
+ * A flow of one row (aggregates without GROUP BY; HAVING may leave none) has no key
+ * to upsert on: the sink keeps one row whose binary image equals the fresh one, if
+ * any (unchanged, it keeps its row version), and loses every other; the fresh row is
+ * inserted when none was kept. So the sink holds exactly the query's row, whatever
+ * it held before.
+ */
+static char *single_row_sql(const FlowQuery *fq, const char *sink) {
 	StringInfoData s;
 
+	initStringInfo(&s);
+	appendStringInfoString(&s, "WITH fn_fresh (");
+	append_columns(&s, fq);
+	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", restricted_query(fq, FN_FILTER_ALL_FINITE));
+	appendStringInfo(&s, "fn_keep AS (SELECT fn_sink.ctid AS fn_row FROM %s AS fn_sink, fn_fresh WHERE ",
+	                 sink);
+	append_row_image(&s, fq, "fn_sink");
+	appendStringInfoString(&s, " OPERATOR(pg_catalog.*=) ");
+	append_row_image(&s, fq, "fn_fresh");
+	appendStringInfoString(&s, " LIMIT 1),\n");
+	appendStringInfo(
+	    &s,
+	    "fn_delete AS (DELETE FROM %s AS fn_sink WHERE fn_sink.ctid NOT IN (SELECT fn_row FROM fn_keep)"
+	    " RETURNING 1),\n",
+	    sink);
+	appendStringInfo(&s, "fn_insert AS (INSERT INTO %s (", sink);
+	append_columns(&s, fq);
+	appendStringInfoString(
+	    &s, ") SELECT * FROM fn_fresh WHERE NOT EXISTS (SELECT 1 FROM fn_keep) RETURNING 1)\n");
+	appendStringInfoString(&s, "SELECT (SELECT count(*) FROM fn_insert) + (SELECT count(*) FROM fn_delete)");
+	return s.data;
+}
+
+char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only) {
+	StringInfoData s;
+
+	if (fq->shape == FLOW_SHAPE_SINGLE)
+		return single_row_sql(fq, sink);
 	initStringInfo(&s);
 	if (upsert_only) {
 		/* the upsert alone, straight from the query */
 		appendStringInfo(&s, "INSERT INTO %s AS fn_sink (", sink);
 		append_columns(&s, fq);
-		appendStringInfo(&s, ") %s", restricted_query(fq, nranges));
+		appendStringInfo(&s, ") %s", restricted_query(fq, shape.source));
 		append_on_conflict(&s, fq);
 		return s.data;
 	}
 	appendStringInfoString(&s, "WITH fn_fresh (");
 	append_columns(&s, fq);
-	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", restricted_query(fq, nranges));
+	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", restricted_query(fq, shape.source));
 	appendStringInfo(&s, "fn_upsert AS (INSERT INTO %s AS fn_sink (", sink);
 	append_columns(&s, fq);
 	appendStringInfoString(&s, ") SELECT * FROM fn_fresh");
 	append_on_conflict(&s, fq);
 	appendStringInfoString(&s, " RETURNING 1),\n");
-	append_delete_vanished(&s, fq, sink, nranges);
+	append_delete_vanished(&s, fq, sink,
+	                       shape.source == FN_FILTER_ALL_FINITE ? FN_FILTER_ALL_FINITE : shape.sink);
 	appendStringInfoString(&s, "SELECT (SELECT count(*) FROM fn_upsert) + (SELECT count(*) FROM fn_delete)");
 	return s.data;
 }

@@ -1,8 +1,11 @@
 /*
  * refresh_sql.h: the SQL of a refresh, built from the analysed flow query (a copy of
  * its tree restricted to the windows, deparsed by PostgreSQL) and the sink's name.
- * With nranges > 0 the windows are the parameters $1, $2 (first range) ... $2n-1,
- * $2n; with nranges = 0 the statement covers the whole query.
+ * The windows are the ranges [$1[i], $2[i]) of two arrays of the time column's type,
+ * any number of them in one statement of one shape (FnRefreshShape), or the whole
+ * query.
+ * A query that compares its time column with now() takes the evaluation's scheduled
+ * time as one more parameter, a timestamptz: $3 after the ranges, $1 without them.
  */
 #ifndef FLOWNODE_REFRESH_SQL_H
 #define FLOWNODE_REFRESH_SQL_H
@@ -10,15 +13,23 @@
 #include "postgres.h"
 
 #include "query/flow_query.h"
+#include "query/query_rewrite.h"
+
+/* How a refresh statement keeps to its windows on each side (see FnRangeFilter):
+ * JOIN where an index leads with the time column, CONTAINS where none does. */
+typedef struct FnRefreshShape {
+	FnRangeFilter source; /* FN_FILTER_ALL_FINITE: the whole query, no arguments */
+	FnRangeFilter sink;
+} FnRefreshShape;
 
 /* The upsert of every fresh group (a sink row rewritten only when a value differs)
  * and, unless upsert_only, the DELETE of the windows' groups that vanished; it
  * returns one row: the number of sink rows written. */
-extern char *fn_refresh_sql(const FlowQuery *fq, const char *sink, int nranges, bool upsert_only);
+extern char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only);
 /* A plain INSERT of the query into a sink that holds nothing of these windows. */
-extern char *fn_plain_insert_sql(const FlowQuery *fq, const char *sink, int nranges);
+extern char *fn_plain_insert_sql(const FlowQuery *fq, const char *sink, FnRangeFilter source);
 /* Whether the sink holds any row in the windows. */
-extern char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, int nranges);
+extern char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, FnRangeFilter filter);
 /* Whether windows that only gained rows may skip the DELETE (no group can vanish). */
 extern bool fn_refresh_can_skip_vanished(const FlowQuery *fq);
 

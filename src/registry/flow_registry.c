@@ -22,6 +22,7 @@
 #include "utils/syscache.h"
 #include "utils/datum.h"
 #include "utils/inval.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "access/genam.h"
 #include "access/xlog.h"
@@ -32,13 +33,21 @@
 #include "commands/dbcommands.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
+#include "utils/array.h"
 
 /* A flow's row, as row_to_config reads it; `bound` is appended by query_configs */
 #define CONFIG_COLUMNS                                                                                       \
 	"f.flow_id, f.flow_name, f.owner, f.source_table, f.sink_table, f.time_attnum, f.window_kind, "          \
 	"f.window_stride, f.window_origin, f.window_unit, f.window_zone, f.with_time_zone, f.query, "            \
-	"f.timezone, "                                                                                           \
-	"f.eval_interval, f.expire_after, f.xmin::text"
+	"f.timezone, f.eval_interval, f.expire_after, f.xmin::text, f.user_query, %s"
+
+/* Columns 19 to 24, which the old layout lacks (GreptimeDB compatibility): there, every
+ * flow is one of create_flow's, running. */
+#define CONFIG_COLUMNS_CURRENT                                                                               \
+	"f.dialect, f.options::text, f.comment, f.sink_name, f.search_path, f.created_at"
+#define CONFIG_COLUMNS_OLD "'postgres'::text, '{}'::text, f.comment, NULL::text, NULL::text, f.created_at"
+/* whether the flow is bound, after the columns above */
+#define CONFIG_BOUND_COLUMN 25
 
 /* The layout of the catalog the database holds, by its extension version. */
 typedef enum CatalogLayout { LAYOUT_CURRENT, LAYOUT_OLD } CatalogLayout;
@@ -177,8 +186,10 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	cfg->flow_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 	cfg->flow_name = get_text(tup, desc, 2);
 	cfg->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &isnull));
-	cfg->source_relid = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
-	cfg->sink_relid = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
+	d = SPI_getbinval(tup, desc, 4, &isnull);
+	cfg->source_relid = isnull ? InvalidOid : DatumGetObjectId(d);
+	d = SPI_getbinval(tup, desc, 5, &isnull);
+	cfg->sink_relid = isnull ? InvalidOid : DatumGetObjectId(d);
 	d = SPI_getbinval(tup, desc, 6, &isnull);
 	cfg->time_attnum = isnull ? 0 : DatumGetInt16(d);
 	kind = get_text(tup, desc, 7);
@@ -214,7 +225,21 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 
 		cfg->created_here = TransactionIdIsValid(x) && TransactionIdIsCurrentTransactionId(x);
 	}
-	d = SPI_getbinval(tup, desc, 18, &isnull);
+	cfg->waiting = !OidIsValid(cfg->source_relid);
+	cfg->user_query = get_text(tup, desc, 18);
+	{
+		char *dialect = get_text(tup, desc, 19);
+
+		cfg->dialect =
+		    dialect && strcmp(dialect, "greptimedb") == 0 ? FLOW_DIALECT_GREPTIME : FLOW_DIALECT_POSTGRES;
+	}
+	cfg->options = get_text(tup, desc, 20);
+	cfg->comment = get_text(tup, desc, 21);
+	cfg->sink_name = get_text(tup, desc, 22);
+	cfg->search_path = get_text(tup, desc, 23);
+	d = SPI_getbinval(tup, desc, 24, &isnull);
+	cfg->created_at = isnull ? 0 : DatumGetTimestampTz(d);
+	d = SPI_getbinval(tup, desc, CONFIG_BOUND_COLUMN, &isnull);
 	cfg->bound = !isnull && DatumGetBool(d);
 	return cfg;
 }
@@ -227,8 +252,10 @@ typedef enum ConfigQuery {
 	BY_ID,
 	BY_NAME,
 	BY_SOURCE,
+	BY_SOURCES,
 	BY_RELATION,
 	ALL_FLOWS,
+	WAITING_FLOWS,
 	BOUND_FLOWS,
 	UNBOUND_OF_SINK,
 	N_CONFIG_QUERIES
@@ -237,13 +264,14 @@ typedef enum ConfigQuery {
 /* Whether the flow is bound (f: its flownode.flow row), here: in this cluster
  * (pg_upgrade makes a new one, without the triggers; %s is its system identifier).
  * The old layout has no flownode.flow_binding: each of its flows was created in
- * this database. */
+ * this database. A waiting flow (no source yet) is never bound. */
 #define BOUND_CURRENT                                                                                        \
 	"EXISTS (SELECT FROM " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " b WHERE b.flow_id OPERATOR(pg_catalog.=) " \
 	"f.flow_id AND b.system_identifier OPERATOR(pg_catalog.=) %s::pg_catalog.int8)"
 #define BOUND_OLD "true"
 
-/* The query's WHERE and ORDER BY; %s stands for the bound test, in those that test it. */
+/* The query's WHERE and ORDER BY; %s stands for the bound test, in those that test it.
+ * Only bound flows mark (the flows of sources). */
 static const char *config_where(ConfigQuery which) {
 	switch (which) {
 	case BY_ID:
@@ -252,13 +280,17 @@ static const char *config_where(ConfigQuery which) {
 		return "WHERE f.flow_name OPERATOR(pg_catalog.=) $1";
 	case BY_SOURCE:
 		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %s ORDER BY f.flow_id";
+	case BY_SOURCES:
+		return "WHERE f.source_table OPERATOR(pg_catalog.=) ANY ($1) AND %s ORDER BY f.flow_id";
 	case BY_RELATION:
 		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1"
 		       " ORDER BY f.flow_id";
 	case ALL_FLOWS:
-		return "ORDER BY f.flow_id";
+		return "WHERE f.source_table IS NOT NULL ORDER BY f.flow_id";
+	case WAITING_FLOWS:
+		return "WHERE f.source_table IS NULL ORDER BY f.flow_id";
 	case BOUND_FLOWS:
-		return "WHERE %s ORDER BY f.flow_id";
+		return "WHERE f.source_table IS NOT NULL AND %s ORDER BY f.flow_id";
 	case UNBOUND_OF_SINK:
 		return "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %s ORDER BY f.flow_id";
 	case N_CONFIG_QUERIES:
@@ -291,8 +323,11 @@ static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
 	if (config_plans[which] == NULL) {
 		char *bound = bound_test();
 		char *where = psprintf(config_where(which), bound);
-		char *sql = psprintf(
-		    "SELECT " CONFIG_COLUMNS ", %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s", bound, where);
+		const char *layout_columns =
+		    catalog_layout == LAYOUT_CURRENT ? CONFIG_COLUMNS_CURRENT : CONFIG_COLUMNS_OLD;
+		char *sql =
+		    psprintf("SELECT " CONFIG_COLUMNS ", %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s",
+		             layout_columns, bound, where);
 		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
 
 		if (plan == NULL || SPI_keepplan(plan) != 0)
@@ -351,6 +386,26 @@ List *fn_load_flows_of_source(Oid source_relid) {
 	return query_configs(BY_SOURCE, OIDOID, ObjectIdGetDatum(source_relid));
 }
 
+List *fn_load_flows_of_sources(List *relids) {
+	Datum *elems = palloc(sizeof(Datum) * Max(1, list_length(relids)));
+	int n = 0;
+	ListCell *lc;
+
+	if (relids == NIL)
+		return NIL;
+	foreach (lc, relids)
+		elems[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	return query_configs(BY_SOURCES, OIDARRAYOID,
+	                     PointerGetDatum(construct_array(elems, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT)));
+}
+
+/* A partition's rows are its ancestors' rows too: the flows of each of them read it. */
+List *fn_load_flows_over(Oid relid) {
+	List *above = get_rel_relispartition(relid) ? get_partition_ancestors(relid) : NIL;
+
+	return fn_load_flows_of_sources(lcons_oid(relid, above));
+}
+
 List *fn_load_flows_of_relation(Oid relid) {
 	return query_configs(BY_RELATION, OIDOID, ObjectIdGetDatum(relid));
 }
@@ -367,6 +422,10 @@ List *fn_load_unbound_flows_of_sink(Oid relid) {
 	if (!fn_catalog_is_current())
 		return NIL; /* the old layout knows no restored flows */
 	return query_configs(UNBOUND_OF_SINK, OIDOID, ObjectIdGetDatum(relid));
+}
+
+List *fn_load_waiting_flows(void) {
+	return query_configs(WAITING_FLOWS, InvalidOid, (Datum)0);
 }
 
 int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const char *timezone, FnWindow *w,
@@ -415,6 +474,32 @@ bool fn_registry_is_sink(Oid relid) {
 	                    types, values, NULL) > 0;
 }
 
+bool fn_registry_clock_get(int64 flow_id, TimestampTz *at) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+	SpiAs scope;
+	bool found, isnull;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	if (SPI_execute_with_args("SELECT evaluated_at FROM " FLOWNODE_SCHEMA ".flow_clock WHERE flow_id = $1", 1,
+	                          types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading flownode.flow_clock failed");
+	found = SPI_processed == 1;
+	if (found)
+		*at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	fn_spi_end(&scope);
+	return found;
+}
+
+void fn_registry_clock_set(int64 flow_id, TimestampTz at) {
+	Oid types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum values[2] = {Int64GetDatum(flow_id), TimestampTzGetDatum(at)};
+
+	(void)catalog_exec("INSERT INTO " FLOWNODE_SCHEMA ".flow_clock (flow_id, evaluated_at) VALUES ($1, $2)"
+	                   " ON CONFLICT (flow_id) DO UPDATE SET evaluated_at = EXCLUDED.evaluated_at",
+	                   2, types, values, NULL);
+}
+
 void fn_registry_delete_flow(int64 flow_id) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(flow_id)};
@@ -435,8 +520,8 @@ void fn_registry_update_query(int64 flow_id, const char *query, const char *time
 	values[3] = window_text ? CStringGetTextDatum(window_text) : (nulls[3] = 'n', 0);
 	catalog_exec(
 	    "UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
-	    " SET query = $2, time_column = COALESCE($3, time_column), window_expr = COALESCE($4, window_expr)"
-	    " WHERE flow_id = $1",
+	    " SET query = $2, time_column = COALESCE($3, time_column), window_expr = COALESCE($4, window_expr),"
+	    " updated_at = pg_catalog.now() WHERE flow_id = $1",
 	    4, types, values, nulls);
 }
 
@@ -452,20 +537,25 @@ static void insert_binding(int64 flow_id) {
 	    2, types, values, NULL);
 }
 
+static const char *dialect_name(FlowDialect dialect) {
+	return dialect == FLOW_DIALECT_GREPTIME ? "greptimedb" : "postgres";
+}
+
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	FlowQuery *fq = def->fq;
 	int64 flow_id;
-	Oid types[19] = {TEXTOID, REGROLEOID,  REGCLASSOID, REGCLASSOID, NAMEOID, INT2OID, TEXTOID,
-	                 TEXTOID, INTERVALOID, INT8OID,     TEXTOID,     TEXTOID, BOOLOID, TEXTOID,
-	                 TEXTOID, TEXTOID,     INTERVALOID, INTERVALOID, TEXTOID};
-	Datum v[19];
-	char n[20];
+	Oid types[23] = {TEXTOID, REGROLEOID, REGCLASSOID, REGCLASSOID, NAMEOID,       INT2OID,
+	                 TEXTOID, TEXTOID,    INTERVALOID, INT8OID,     TEXTOID,       TEXTOID,
+	                 BOOLOID, TEXTOID,    TEXTOID,     TEXTOID,     INTERVALOID,   INTERVALOID,
+	                 TEXTOID, TEXTOID,    TEXTOID,     INT8OID,     TIMESTAMPTZOID};
+	Datum v[23];
+	char n[24];
 	bool win = fq->window.kind != FN_WINDOW_NONE;
 	bool bin = fq->window.kind == FN_WINDOW_DATE_BIN;
 	Interval *stride = palloc0(sizeof(Interval));
 
 	memset(n, ' ', sizeof(n));
-	n[19] = '\0';
+	n[23] = '\0';
 	stride->time = fq->window.stride_time;
 	stride->day = fq->window.stride_day;
 	v[0] = CStringGetTextDatum(def->flow_name);
@@ -487,14 +577,29 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	v[16] = def->eval_interval ? IntervalPGetDatum(def->eval_interval) : (n[16] = 'n', 0);
 	v[17] = def->expire_after ? IntervalPGetDatum(def->expire_after) : (n[17] = 'n', 0);
 	v[18] = def->comment ? CStringGetTextDatum(def->comment) : (n[18] = 'n', 0);
-	flow_id =
-	    catalog_exec("INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
-	                 " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
-	                 " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
-	                 " query, user_query, timezone, eval_interval, expire_after, comment)"
-	                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	                 " $18, $19) RETURNING flow_id",
-	                 19, types, v, n);
+	v[19] = CStringGetTextDatum(dialect_name(def->dialect));
+	v[20] = CStringGetTextDatum(def->options ? def->options : "{}");
+	v[21] = Int64GetDatum(def->flow_id);
+	v[22] = def->created_at != 0 ? TimestampTzGetDatum(def->created_at) : (n[22] = 'n', 0);
+	/* a waiting flow that starts keeps its id (OVERRIDING SYSTEM VALUE), and a flow that
+	 * replaces or starts another keeps its creation time */
+	flow_id = catalog_exec(
+	    def->flow_id > 0
+	        ? "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	          " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
+	          " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
+	          " query, user_query, timezone, eval_interval, expire_after, comment, dialect, options, flow_id,"
+	          " created_at) OVERRIDING SYSTEM VALUE"
+	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+	          " $18, $19, $20, $21::jsonb, $22, COALESCE($23, pg_catalog.now())) RETURNING flow_id"
+	        : "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	          " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
+	          " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
+	          " query, user_query, timezone, eval_interval, expire_after, comment, dialect, options,"
+	          " created_at)"
+	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+	          " $18, $19, $20, $21::jsonb, COALESCE($23, pg_catalog.now())) RETURNING flow_id",
+	    23, types, v, n);
 	insert_binding(flow_id);
 	return flow_id;
 }
@@ -511,4 +616,32 @@ void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_co
 	             " WHERE flow_id OPERATOR(pg_catalog.=) $1",
 	             3, types, values, nulls);
 	insert_binding(flow_id);
+}
+
+int64 fn_registry_insert_waiting_flow(const WaitingFlowDefinition *def) {
+	Oid types[12] = {TEXTOID,     REGROLEOID,  TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	                 INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID};
+	Datum v[12];
+	char n[13];
+
+	memset(n, ' ', sizeof(n));
+	n[12] = '\0';
+	v[0] = CStringGetTextDatum(def->flow_name);
+	v[1] = ObjectIdGetDatum(def->owner);
+	v[2] = CStringGetTextDatum(def->user_query);
+	v[3] = CStringGetTextDatum(def->sink_name);
+	v[4] = CStringGetTextDatum(def->timezone);
+	v[5] = CStringGetTextDatum(def->search_path);
+	v[6] = def->eval_interval ? IntervalPGetDatum(def->eval_interval) : (n[6] = 'n', 0);
+	v[7] = def->expire_after ? IntervalPGetDatum(def->expire_after) : (n[7] = 'n', 0);
+	v[8] = def->comment ? CStringGetTextDatum(def->comment) : (n[8] = 'n', 0);
+	v[9] = CStringGetTextDatum(dialect_name(def->dialect));
+	v[10] = CStringGetTextDatum(def->options ? def->options : "{}");
+	v[11] = def->created_at != 0 ? TimestampTzGetDatum(def->created_at) : (n[11] = 'n', 0);
+	return catalog_exec("INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                    " (flow_name, owner, user_query, sink_name, timezone, search_path, eval_interval,"
+	                    " expire_after, comment, dialect, options, created_at)"
+	                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb,"
+	                    " COALESCE($12, pg_catalog.now())) RETURNING flow_id",
+	                    12, types, v, n);
 }

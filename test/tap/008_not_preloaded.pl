@@ -25,11 +25,11 @@ unlike($err, qr/FATAL/, 'not a FATAL');
 
 ($rc, $out, $err) = $node->psql('postgres', q{
 SELECT count(*) FROM flownode.flows;
-SELECT current_setting('flownode.max_windows_per_refresh');
+SELECT current_setting('flownode.max_rows_per_refresh');
 INSERT INTO m VALUES (now(), 1);
 SELECT count(*) FROM m;});
 is($rc, 0, 'the flows view, settings and writes work in the same session') or diag($err);
-is($out, "0\n1000\n1", 'with their usual answers');
+is($out, "0\n1000000\n1", 'with their usual answers');
 
 ($rc, $out, $err) = $node->psql('postgres', q{SELECT flownode.flush_flow('f')});
 like($err, qr/ERROR:  (flownode is not loaded through shared_preload_libraries|flow "f" does not exist)/,

@@ -615,6 +615,62 @@ TEST(DirtyTimeWindowsProperty, AddBatchKeepsEveryWindow) {
 		ASSERT_NO_FATAL_FAILURE(run_random_batches(seed));
 }
 
+// A transaction's set published into a flow's set (add_all of sorted, disjoint
+// ranges): merged in one pass, it keeps every window, stays sorted and apart within
+// capacity, and equals range-by-range adds while neither set had to coalesce.
+void run_random_set_merges(uint32_t seed) {
+	std::mt19937_64 rng(seed);
+	auto uniform = [&](int64_t lo, int64_t hi) {
+		return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+	};
+	constexpr int64_t kWidth = 60, kWindows = 5000;
+	for (int round = 0; round < 30; round++) {
+		uint32_t capacity = static_cast<uint32_t>(uniform(2, 300));
+		Storage s(capacity), one(capacity);
+		std::set<int64_t> marked;
+		SCOPED_TRACE(testing::Message() << "seed " << seed << " round " << round << " capacity " << capacity);
+		bool exact = true;
+		for (int step = 0; step < 40; step++) {
+			Storage local(static_cast<uint32_t>(uniform(1, capacity + 20)));
+			for (int64_t i = uniform(0, 400); i > 0; i--) {
+				int64_t a = uniform(0, kWindows - 1);
+				local.set.add(R(a * kWidth, (a + 1) * kWidth));
+			}
+			for (uint32_t i = 0; i < local.set.size(); i++)
+				for (int64_t w = local.set[i].start / kWidth; w < local.set[i].end / kWidth; w++)
+					marked.insert(w);
+			exact = exact && one.set.size() + local.set.size() <= capacity;
+			for (uint32_t i = 0; i < local.set.size(); i++)
+				one.set.add(local.set[i]);
+			s.set.add_all(local.ranges.data(), local.set.size());
+			ASSERT_TRUE(s.guard_intact()) << "step " << step;
+			ASSERT_LE(s.set.size(), capacity);
+			for (uint32_t i = 1; i < s.set.size(); i++)
+				ASSERT_LT(s.set[i - 1].end, s.set[i].start) << "step " << step;
+			for (int64_t w : marked)
+				ASSERT_TRUE(s.set.covers(R(w * kWidth, (w + 1) * kWidth))) << "lost window " << w;
+			if (exact) {
+				ASSERT_EQ(s.contents(), one.contents()) << "step " << step;
+			}
+		}
+	}
+}
+
+TEST(DirtyTimeWindowsProperty, AddAllOfASetKeepsEveryWindow) {
+	for (uint32_t seed : {3u, 11u, 2026u})
+		ASSERT_NO_FATAL_FAILURE(run_random_set_merges(seed));
+}
+
+TEST(DirtyTimeWindows, AddAllOfASetMakesRoomFirst) {
+	Storage s(4);
+	for (FnTimeRange r : {R(0, 1), R(10, 11), R(100, 101), R(1000, 1001)})
+		s.set.add(r);
+	std::vector<FnTimeRange> in{R(2000, 2001), R(3000, 3001)};
+	s.set.add_all(in.data(), 2);
+	// two gaps close (the smallest: 0-10 and 10-100), then both ranges go in
+	EXPECT_EQ(s.contents(), (Pairs{{0, 101}, {1000, 1001}, {2000, 2001}, {3000, 3001}}));
+}
+
 TEST(DirtyTimeWindowsDropOverlapping, RemovesWholeOverlappingRangesOnly) {
 	FnTimeRange storage[8];
 	uint32_t count = 0;

@@ -8,7 +8,7 @@
 using flownode::Cadence;
 using flownode::next_eval_at;
 using flownode::next_sleep_usec;
-using flownode::plan_take;
+using flownode::plan_take_rows;
 using flownode::TakePlan;
 using flownode::TimeWindowExpr;
 using flownode::WindowCalendar;
@@ -54,97 +54,127 @@ class DoublingCalendar : public WindowCalendar {
 	}
 };
 
-class PlanTake : public testing::Test {
+// Rows at the given times (sorted), as the time column's index would show them; counts
+// its probes.
+class FakeRows : public flownode::RowProbe {
+  public:
+	explicit FakeRows(std::vector<int64_t> t) : times(std::move(t)) {}
+	uint64_t rows(FnTimeRange r, uint64_t limit) override {
+		probes++;
+		uint64_t n = 0;
+		for (int64_t t : times)
+			if (t >= r.start && t < r.end && n < limit)
+				n++;
+		return n;
+	}
+	int64_t time_of_row(FnTimeRange r, uint64_t k) override {
+		probes++;
+		for (int64_t t : times)
+			if (t >= r.start && t < r.end && k-- == 0)
+				return t;
+		ADD_FAILURE() << "asked for a row the range does not hold";
+		return r.end - 1;
+	}
+	std::vector<int64_t> times;
+	int probes = 0;
+};
+
+class PlanTakeRows : public testing::Test {
   protected:
 	TensCalendar tens;
 	TimeWindowExpr windows = TimeWindowExpr::fixed(10, &tens);
-	std::vector<FnTimeRange> dirty = {{0, 50}, {100, 120}, {200, 300}}; // 5 + 2 + 10 windows
+	// 5 + 2 + 10 windows; rows: 3 in the first range, 1 in the second, 4 in the third
+	std::vector<FnTimeRange> dirty = {{0, 50}, {100, 120}, {200, 300}};
+	FakeRows rows{{1, 2, 45, 105, 210, 211, 212, 290}};
 
 	TakePlan take(uint64_t budget) {
-		return plan_take(dirty.data(), static_cast<uint32_t>(dirty.size()), budget, windows);
+		return plan_take_rows(dirty.data(), static_cast<uint32_t>(dirty.size()), budget, rows, windows);
 	}
 };
 
-TEST_F(PlanTake, BudgetSmallerThanFirstRange) {
-	TakePlan p = take(3);
-	EXPECT_EQ(pairs_of(p), (Pairs{{0, 30}}));
-	EXPECT_EQ(p.windows, 3u);
+TEST_F(PlanTakeRows, EverythingFitsWhenTheRowsDo) {
+	TakePlan p = take(8);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 300}}));
+	EXPECT_EQ(p.windows, 17u);
+	EXPECT_FALSE(p.backlog_remains);
+}
+
+TEST_F(PlanTakeRows, CutAtTheWindowOfTheFirstRowPastTheBudget) {
+	TakePlan p = take(5); // 3 + 1 + the first row of the third range; the 6th (211) is in [210, 220)
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 210}}));
+	EXPECT_EQ(p.windows, 8u);
 	EXPECT_TRUE(p.backlog_remains);
 }
 
-TEST_F(PlanTake, OneWindow) {
-	TakePlan p = take(1);
+TEST_F(PlanTakeRows, AWindowHoldingMoreRowsThanTheBudgetIsTakenWhole) {
+	TakePlan p = take(1); // rows 1 and 2 share [0, 10): that window, whole
 	EXPECT_EQ(pairs_of(p), (Pairs{{0, 10}}));
 	EXPECT_EQ(p.windows, 1u);
 	EXPECT_TRUE(p.backlog_remains);
 }
 
-TEST_F(PlanTake, FirstRangeFitsExactly) {
-	TakePlan p = take(5);
-	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}}));
-	EXPECT_EQ(p.windows, 5u);
-	EXPECT_TRUE(p.backlog_remains); // the other ranges wait
-}
-
-TEST_F(PlanTake, SeveralRangesThenACut) {
-	TakePlan p = take(10);
-	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 230}}));
-	EXPECT_EQ(p.windows, 10u);
-	EXPECT_TRUE(p.backlog_remains);
-}
-
-TEST_F(PlanTake, BudgetEndsOnARangeBoundary) {
-	TakePlan p = take(7);
+TEST_F(PlanTakeRows, BudgetEndingOnARangeLeavesTheRest) {
+	TakePlan p = take(4);
 	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}}));
-	EXPECT_EQ(p.windows, 7u);
 	EXPECT_TRUE(p.backlog_remains);
 }
 
-TEST_F(PlanTake, EverythingFitsExactly) {
-	TakePlan p = take(17);
-	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 300}}));
-	EXPECT_EQ(p.windows, 17u);
+TEST_F(PlanTakeRows, EmptyWindowsCostNothing) {
+	// a billion empty windows, then a window with a row: one probe each, both whole
+	dirty = {{0, 10000000000}, {20000000000, 20000000010}};
+	rows.times = {20000000005};
+	TakePlan p = take(1);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 10000000000}, {20000000000, 20000000010}}));
+	EXPECT_EQ(p.windows, 1000000001u);
 	EXPECT_FALSE(p.backlog_remains);
+	EXPECT_EQ(rows.probes, 2);
 }
 
-TEST_F(PlanTake, EverythingFitsWithRoomToSpare) {
-	TakePlan p = take(UINT64_MAX);
-	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 300}}));
-	EXPECT_EQ(p.windows, 17u);
-	EXPECT_FALSE(p.backlog_remains);
-}
-
-TEST_F(PlanTake, RaggedRangeEndCountsAsAWindow) {
-	dirty = {{0, 25}}; // after a coalesce or expiry the end may fall inside a window
+TEST_F(PlanTakeRows, SparseRowsOverMillionsOfWindowsInOneTake) {
+	dirty = {{0, 100000000}};
+	rows.times = {5, 50000005, 99999995};
 	TakePlan p = take(3);
-	EXPECT_EQ(pairs_of(p), (Pairs{{0, 25}}));
-	EXPECT_EQ(p.windows, 3u);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 100000000}}));
 	EXPECT_FALSE(p.backlog_remains);
+	p = take(2); // the third row's window starts the rest
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 99999990}}));
+	EXPECT_TRUE(p.backlog_remains);
 }
 
-TEST_F(PlanTake, NothingDirty) {
-	TakePlan p = plan_take(nullptr, 0, 10, windows);
+TEST_F(PlanTakeRows, NothingDirty) {
+	TakePlan p = plan_take_rows(nullptr, 0, 10, rows, windows);
 	EXPECT_TRUE(p.ranges.empty());
 	EXPECT_EQ(p.windows, 0u);
 	EXPECT_FALSE(p.backlog_remains);
 }
 
-TEST(PlanTakeCalendar, CutsAtCalendarBoundaries) {
+TEST(PlanTakeAll, EverythingAtOnce) {
+	TensCalendar tens;
+	TimeWindowExpr windows = TimeWindowExpr::fixed(10, &tens);
+	std::vector<FnTimeRange> dirty = {{0, 50}, {60, 60}, {100, 120}};
+	TakePlan p = flownode::plan_take_all(dirty.data(), 3, &windows);
+	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}}));
+	EXPECT_EQ(p.windows, 7u);
+	EXPECT_FALSE(p.backlog_remains);
+	p = flownode::plan_take_all(dirty.data(), 3, nullptr); // window-less
+	EXPECT_EQ(p.ranges.size(), 2u);
+}
+
+TEST(PlanTakeRowsCalendar, CutsAtCalendarBoundaries) {
 	DoublingCalendar cal;
 	TimeWindowExpr windows = TimeWindowExpr::calendar(8, &cal);
 	std::vector<FnTimeRange> dirty = {{2, 16}, {32, 128}}; // windows 2,4,8 | 32,64
-	auto take = [&](uint64_t budget) { return plan_take(dirty.data(), 2, budget, windows); };
+	FakeRows rows{{3, 5, 9, 40, 70}};
+	auto take = [&](uint64_t budget) { return plan_take_rows(dirty.data(), 2, budget, rows, windows); };
 
-	TakePlan p = take(2);
+	TakePlan p = take(2); // the third row (9) is in [8, 16)
 	EXPECT_EQ(pairs_of(p), (Pairs{{2, 8}}));
 	EXPECT_EQ(p.windows, 2u);
 	EXPECT_TRUE(p.backlog_remains);
-
-	p = take(4);
+	p = take(4); // the fifth (70) is in [64, 128)
 	EXPECT_EQ(pairs_of(p), (Pairs{{2, 16}, {32, 64}}));
 	EXPECT_EQ(p.windows, 4u);
 	EXPECT_TRUE(p.backlog_remains);
-
 	p = take(5);
 	EXPECT_EQ(pairs_of(p), (Pairs{{2, 16}, {32, 128}}));
 	EXPECT_EQ(p.windows, 5u);
@@ -152,48 +182,24 @@ TEST(PlanTakeCalendar, CutsAtCalendarBoundaries) {
 }
 
 // Windows at the ends of the timestamp range: the last ends at infinity, the first
-// starts at the smallest timestamp. Each counts as one window, and the take never
-// leaves a piece of a window behind (a worker would take it forever).
-TEST(PlanTakeEnds, FirstAndLastWindows) {
+// starts at the smallest timestamp; the take never leaves a piece of a window behind.
+TEST(PlanTakeRowsEnds, FirstAndLastWindows) {
 	TensCalendar tens;
 	TimeWindowExpr windows = TimeWindowExpr::fixed(10, &tens);
 	std::vector<FnTimeRange> dirty = {{FN_TS_MIN, FN_TS_MIN + 20}, {FN_TS_END - 30, FN_TS_NOEND}};
-	auto take = [&](uint64_t budget) { return plan_take(dirty.data(), 2, budget, windows); };
+	FakeRows rows{{FN_TS_MIN + 1, FN_TS_MIN + 11, FN_TS_END - 25, FN_TS_END - 1}};
+	auto take = [&](uint64_t budget) { return plan_take_rows(dirty.data(), 2, budget, rows, windows); };
 
 	TakePlan p = take(1);
 	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_MIN, FN_TS_MIN + 10}}));
 	EXPECT_TRUE(p.backlog_remains);
-	p = take(4);
+	p = take(3);
 	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_MIN, FN_TS_MIN + 20}, {FN_TS_END - 30, FN_TS_END - 10}}));
-	EXPECT_EQ(p.windows, 4u);
 	EXPECT_TRUE(p.backlog_remains);
-	p = take(5);
+	p = take(4);
 	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_MIN, FN_TS_MIN + 20}, {FN_TS_END - 30, FN_TS_NOEND}}));
 	EXPECT_EQ(p.windows, 5u);
 	EXPECT_FALSE(p.backlog_remains);
-
-	dirty = {{FN_TS_END - 10, FN_TS_NOEND}, {FN_TS_NOEND - 5, FN_TS_NOEND - 1}};
-	p = take(1); // the last window, whole
-	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_END - 10, FN_TS_NOEND}}));
-	EXPECT_EQ(p.windows, 1u);
-	p = take(2); // a range past every timestamp (no rows) is taken whole too
-	EXPECT_EQ(pairs_of(p), (Pairs{{FN_TS_END - 10, FN_TS_NOEND}, {FN_TS_NOEND - 5, FN_TS_NOEND - 1}}));
-	EXPECT_EQ(p.windows, 2u);
-	EXPECT_FALSE(p.backlog_remains);
-}
-
-TEST(PlanTakeEnds, CalendarLastWindow) {
-	DoublingCalendar cal; // [2^k, 2^(k+1)): past 2^62 the next bound is past the largest timestamp
-	TimeWindowExpr windows = TimeWindowExpr::calendar(8, &cal);
-	const int64_t last = int64_t(1) << 62;
-	std::vector<FnTimeRange> dirty = {{last / 2, FN_TS_NOEND}};
-	TakePlan p = plan_take(dirty.data(), 1, 100, windows);
-	EXPECT_EQ(pairs_of(p), (Pairs{{last / 2, FN_TS_NOEND}}));
-	EXPECT_EQ(p.windows, 2u);
-	EXPECT_FALSE(p.backlog_remains);
-	p = plan_take(dirty.data(), 1, 1, windows);
-	EXPECT_EQ(pairs_of(p), (Pairs{{last / 2, last}}));
-	EXPECT_TRUE(p.backlog_remains);
 }
 
 // --- next_sleep_usec ----------------------------------------------------------------
@@ -278,37 +284,37 @@ TEST(NextSleep, BackoffSaturates) {
 
 } // namespace
 
-TEST(NextWindowBudget, StartsAtTwentyWithinTheCap) {
-	EXPECT_EQ(flownode::next_window_budget(0, 1000, 0, false), 20u);
-	EXPECT_EQ(flownode::next_window_budget(0, 5, 0, false), 5u);
-	EXPECT_EQ(flownode::next_window_budget(0, 0, 0, false), 1u);
+TEST(NextRowBudget, StartsWithinTheCap) {
+	EXPECT_EQ(flownode::next_row_budget(0, 1000000, 0, false), flownode::kStartRows);
+	EXPECT_EQ(flownode::next_row_budget(0, 20000, 0, false), 20000u);
+	EXPECT_EQ(flownode::next_row_budget(0, 0, 0, false), flownode::kFloorRows);
 }
 
-TEST(NextWindowBudget, DoublesWhileFastUpToTheCap) {
-	uint64_t b = 20;
-	b = flownode::next_window_budget(b, 100, 1000, false);
-	EXPECT_EQ(b, 40u);
-	b = flownode::next_window_budget(b, 100, 1000, false);
-	EXPECT_EQ(b, 80u);
-	b = flownode::next_window_budget(b, 100, 1000, false);
-	EXPECT_EQ(b, 100u);
-	b = flownode::next_window_budget(b, 100, 1000, false);
-	EXPECT_EQ(b, 100u);
+TEST(NextRowBudget, DoublesWhileFastUpToTheCap) {
+	uint64_t b = 50000;
+	b = flownode::next_row_budget(b, 300000, 1000, false);
+	EXPECT_EQ(b, 100000u);
+	b = flownode::next_row_budget(b, 300000, 1000, false);
+	EXPECT_EQ(b, 200000u);
+	b = flownode::next_row_budget(b, 300000, 1000, false);
+	EXPECT_EQ(b, 300000u);
+	b = flownode::next_row_budget(b, 300000, 1000, false);
+	EXPECT_EQ(b, 300000u);
 	// never overflows
-	EXPECT_EQ(flownode::next_window_budget(UINT64_MAX / 2 + 1, UINT64_MAX, 0, false), UINT64_MAX);
+	EXPECT_EQ(flownode::next_row_budget(UINT64_MAX / 2 + 1, UINT64_MAX, 0, false), UINT64_MAX);
 }
 
-TEST(NextWindowBudget, KeepsBetweenFastAndSlowHalvesWhenSlow) {
-	EXPECT_EQ(flownode::next_window_budget(40, 100, flownode::kFastUsec, false), 40u);
-	EXPECT_EQ(flownode::next_window_budget(40, 100, flownode::kSlowUsec, false), 40u);
-	EXPECT_EQ(flownode::next_window_budget(40, 100, flownode::kSlowUsec + 1, false), 20u);
-	EXPECT_EQ(flownode::next_window_budget(1, 100, flownode::kSlowUsec + 1, false), 1u);
+TEST(NextRowBudget, KeepsBetweenFastAndSlowHalvesWhenSlow) {
+	EXPECT_EQ(flownode::next_row_budget(40000, 100000, flownode::kFastUsec, false), 40000u);
+	EXPECT_EQ(flownode::next_row_budget(40000, 100000, flownode::kSlowUsec, false), 40000u);
+	EXPECT_EQ(flownode::next_row_budget(40000, 100000, flownode::kSlowUsec + 1, false), 20000u);
+	EXPECT_EQ(flownode::next_row_budget(1000, 100000, flownode::kSlowUsec + 1, false), flownode::kFloorRows);
 	// a lowered cap applies at once
-	EXPECT_EQ(flownode::next_window_budget(80, 10, flownode::kFastUsec, false), 10u);
+	EXPECT_EQ(flownode::next_row_budget(80000, 10000, flownode::kFastUsec, false), 10000u);
 }
 
-TEST(NextWindowBudget, OneWindowAfterAFailureThenRampsUp) {
-	uint64_t b = flownode::next_window_budget(80, 100, 0, true);
-	EXPECT_EQ(b, 1u);
-	EXPECT_EQ(flownode::next_window_budget(b, 100, 1000, false), 2u);
+TEST(NextRowBudget, FloorAfterAFailureThenRampsUp) {
+	uint64_t b = flownode::next_row_budget(80000, 100000, 0, true);
+	EXPECT_EQ(b, flownode::kFloorRows);
+	EXPECT_EQ(flownode::next_row_budget(b, 100000, 1000, false), 2 * flownode::kFloorRows);
 }
