@@ -114,7 +114,8 @@ static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
 	if (empty && !none) {
 		PendingWriter *writer = fn_pending_open();
 
-		fn_pending_write(writer, cfg->flow_id, &r, 1);
+		fn_pending_write(writer, cfg->flow_id, &r, 1,
+		                 GetCurrentTimestamp()); /* the lag counts from the binding */
 		fn_pending_close(writer);
 		ereport(NOTICE,
 		        (errmsg("the sink of restored flow \"%s\" is empty: it will be filled", cfg->flow_name)));

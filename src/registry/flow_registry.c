@@ -41,13 +41,18 @@
 	"f.window_stride, f.window_origin, f.window_unit, f.window_zone, f.with_time_zone, f.query, "            \
 	"f.timezone, f.eval_interval, f.expire_after, f.xmin::text, f.user_query, %s"
 
-/* Columns 19 to 24, which the old layout lacks (GreptimeDB compatibility): there, every
- * flow is one of create_flow's, running. */
+/* Columns 19 to 28, which the old layout (a catalog still at 0.1: ALTER EXTENSION
+ * flownode UPDATE not run yet) lacks: GreptimeDB compatibility, then pause_flow and
+ * background backfills. There every flow is one of create_flow's, running, never
+ * paused, with nothing to fill. */
 #define CONFIG_COLUMNS_CURRENT                                                                               \
-	"f.dialect, f.options::text, f.comment, f.sink_name, f.search_path, f.created_at"
-#define CONFIG_COLUMNS_OLD "'postgres'::text, '{}'::text, f.comment, NULL::text, NULL::text, f.created_at"
+	"f.dialect, f.options::text, f.comment, f.sink_name, f.search_path, f.created_at, f.paused, "            \
+	"f.backfill_from, f.backfill_next, f.backfill_to"
+#define CONFIG_COLUMNS_OLD                                                                                   \
+	"'postgres'::text, '{}'::text, f.comment, NULL::text, NULL::text, f.created_at, false, NULL::bigint, "   \
+	"NULL::bigint, NULL::bigint"
 /* whether the flow is bound, after the columns above */
-#define CONFIG_BOUND_COLUMN 25
+#define CONFIG_BOUND_COLUMN 29
 
 /* The layout of the catalog the database holds, by its extension version. */
 typedef enum CatalogLayout { LAYOUT_CURRENT, LAYOUT_OLD } CatalogLayout;
@@ -60,10 +65,13 @@ typedef enum CatalogLayout { LAYOUT_CURRENT, LAYOUT_OLD } CatalogLayout;
  */
 static Oid catalog_relid_cache = InvalidOid;
 static CatalogLayout catalog_layout = LAYOUT_CURRENT;
+static bool config_plans_stale = false; /* the catalog changed: prepare the queries again */
 
 static void forget_catalog_relid(Datum arg pg_attribute_unused(), Oid relid) {
-	if (!OidIsValid(relid) || relid == catalog_relid_cache)
+	if (!OidIsValid(relid) || relid == catalog_relid_cache) {
 		catalog_relid_cache = InvalidOid;
+		config_plans_stale = true;
+	}
 }
 
 void fn_registry_init(void) {
@@ -239,6 +247,15 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	cfg->search_path = get_text(tup, desc, 23);
 	d = SPI_getbinval(tup, desc, 24, &isnull);
 	cfg->created_at = isnull ? 0 : DatumGetTimestampTz(d);
+	d = SPI_getbinval(tup, desc, 25, &isnull);
+	cfg->paused = !isnull && DatumGetBool(d);
+	d = SPI_getbinval(tup, desc, 28, &isnull);
+	cfg->backfilling = !isnull;
+	if (cfg->backfilling) {
+		cfg->backfill_to = DatumGetInt64(d);
+		cfg->backfill_from = DatumGetInt64(SPI_getbinval(tup, desc, 26, &isnull));
+		cfg->backfill_next = DatumGetInt64(SPI_getbinval(tup, desc, 27, &isnull));
+	}
 	d = SPI_getbinval(tup, desc, CONFIG_BOUND_COLUMN, &isnull);
 	cfg->bound = !isnull && DatumGetBool(d);
 	return cfg;
@@ -312,13 +329,15 @@ static char *bound_test(void) {
 
 static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
 
-	if (config_plans_layout != catalog_layout) {
+	/* after ALTER EXTENSION UPDATE (another layout) or any change to the catalog */
+	if (config_plans_layout != catalog_layout || config_plans_stale) {
 		for (int i = 0; i < N_CONFIG_QUERIES; i++)
 			if (config_plans[i] != NULL) {
 				SPI_freeplan(config_plans[i]);
 				config_plans[i] = NULL;
 			}
 		config_plans_layout = catalog_layout;
+		config_plans_stale = false;
 	}
 	if (config_plans[which] == NULL) {
 		char *bound = bound_test();
@@ -441,6 +460,28 @@ int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const c
 	return fn_window_of(w, cutoff).start;
 }
 
+/* Calendar windows are walked one by one: past this many in one range the count is
+ * estimated from the unit's usual width (documented for the flows view). */
+#define WALK_CAP 100000
+
+int64 fn_flow_windows(const TaskConfig *cfg, FnWindow *w, FnTimeRange r) {
+	/* the timestamps r spans: the last window ends at infinity, and the part of it
+	 * past the largest timestamp holds no window (nor fits an int64 difference) */
+	int64 lo = Max(r.start, FN_TS_MIN), hi = Min(r.end, FN_TS_END);
+	uint64 span = hi > lo ? (uint64)hi - (uint64)lo : 0;
+	bool fixed = cfg->window.kind == FN_WINDOW_DATE_BIN;
+	uint64 c;
+
+	if (r.start >= r.end)
+		return 0;
+	if (w == NULL)
+		return 1;
+	c = fn_window_count(w, r, fixed ? PG_UINT64_MAX : WALK_CAP);
+	if (c >= WALK_CAP && !fixed)
+		c = Max(c, span / (uint64)fn_window_nominal_usec(w));
+	return (int64)c;
+}
+
 void fn_lock_flow(int64 flow_id, LOCKMODE mode) {
 	LockDatabaseObject(fn_catalog_relid(false), (Oid)(flow_id & 0xFFFFFFFF), (uint16)((uint64)flow_id >> 32),
 	                   mode);
@@ -539,6 +580,51 @@ static void insert_binding(int64 flow_id) {
 
 static const char *dialect_name(FlowDialect dialect) {
 	return dialect == FLOW_DIALECT_GREPTIME ? "greptimedb" : "postgres";
+}
+
+void fn_registry_alter_flow(int64 flow_id, const FlowChanges *ch) {
+	Oid types[8] = {INT8OID, TEXTOID, BOOLOID, INTERVALOID, BOOLOID, INTERVALOID, BOOLOID, TEXTOID};
+	Datum v[8];
+	char n[9] = "        ";
+
+	v[0] = Int64GetDatum(flow_id);
+	v[1] = ch->new_name ? CStringGetTextDatum(ch->new_name) : (n[1] = 'n', 0);
+	v[2] = BoolGetDatum(ch->set_eval_interval);
+	v[3] = ch->eval_interval ? IntervalPGetDatum(ch->eval_interval) : (n[3] = 'n', 0);
+	v[4] = BoolGetDatum(ch->set_expire_after);
+	v[5] = ch->expire_after ? IntervalPGetDatum(ch->expire_after) : (n[5] = 'n', 0);
+	v[6] = BoolGetDatum(ch->set_comment);
+	v[7] = ch->comment ? CStringGetTextDatum(ch->comment) : (n[7] = 'n', 0);
+	catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET flow_name = COALESCE($2, flow_name),"
+	             " eval_interval = CASE WHEN $3 THEN $4 ELSE eval_interval END,"
+	             " expire_after = CASE WHEN $5 THEN $6 ELSE expire_after END,"
+	             " comment = CASE WHEN $7 THEN $8 ELSE comment END"
+	             " WHERE flow_id = $1",
+	             8, types, v, n);
+}
+
+void fn_registry_set_paused(int64 flow_id, bool paused) {
+	Oid types[2] = {INT8OID, BOOLOID};
+	Datum v[2] = {Int64GetDatum(flow_id), BoolGetDatum(paused)};
+
+	catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET paused = $2 WHERE flow_id = $1", 2,
+	             types, v, NULL);
+}
+
+bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to) {
+	Oid types[4] = {INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum v[4] = {Int64GetDatum(flow_id), Int64GetDatum(from), Int64GetDatum(next), Int64GetDatum(to)};
+	char n[5] = "    ";
+
+	if (next >= to)
+		n[1] = n[2] = n[3] = 'n'; /* done */
+	/* never waits for a transaction that holds the row (an alter_flow not committed
+	 * yet): the caller tries again with its next chunk */
+	return catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                    " SET backfill_from = $2, backfill_next = $3, backfill_to = $4"
+	                    " WHERE flow_id = (SELECT flow_id FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                    " WHERE flow_id = $1 FOR NO KEY UPDATE SKIP LOCKED)",
+	                    4, types, v, n) == 1;
 }
 
 int64 fn_registry_insert_flow(const FlowDefinition *def) {

@@ -9,13 +9,23 @@
 #   - a flow waiting for its source (defer_on_missing_source): it comes back waiting,
 #     and starts when its source is created in the restored database;
 #   - a partitioned source: the restored flow's triggers are on every partition, a
-#     write straight into a partition and a partition created later are marked.
+#     write straight into a partition and a partition created later are marked;
+#   - a paused flow comes back paused, with its pending windows, and catches up when
+#     resumed.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use FlownodeTAP;
+
+# fn_sink_diff's query, for polling
+sub fn_sink_diff_sql
+{
+	my ($sink, $query) = @_;
+	return "SELECT (SELECT count(*) FROM (TABLE $sink EXCEPT ALL ($query)) a)"
+	  . " + (SELECT count(*) FROM (($query) EXCEPT ALL TABLE $sink) b)";
+}
 
 my $node = fn_node('dump_shapes', 'max_worker_processes = 32');
 my $dir = PostgreSQL::Test::Utils::tempdir;
@@ -66,8 +76,11 @@ INSERT INTO m SELECT timestamptz '2024-01-01' + i * interval '7 minutes', i FROM
 SELECT flownode.create_flow('m_hourly', 'm_hourly',
   $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n, sum(v) AS s
        FROM m GROUP BY 1$q$, eval_interval => '1 hour');
+SELECT flownode.create_flow('m_daily', 'm_daily',
+  $q$SELECT date_trunc('day', ts, 'UTC') AS d, count(*) AS n FROM m GROUP BY 1$q$, eval_interval => '1 second');
+SELECT flownode.pause_flow('m_daily');
 });
-ok(fn_wait_worker($node, 'src', $_), "worker of $_ runs") for qw(recent temp_monitoring m_hourly);
+ok(fn_wait_worker($node, 'src', $_), "worker of $_ runs") for qw(recent temp_monitoring m_hourly m_daily);
 # pending at dump time
 $node->safe_psql('src', q{
 INSERT INTO temp_sensor_data VALUES (3, 'room3', 150, '2022-01-01 00:00:14');
@@ -89,6 +102,7 @@ COMMIT;
 my $temp_query = q{SELECT sensor_id, loc, max(temperature) AS max_temp,
   date_bin('10 seconds'::interval, ts, timestamp '1970-01-01') AS time_window
   FROM temp_sensor_data GROUP BY 1, 2, 4 HAVING max(temperature) > 100};
+my $daily_query = q{SELECT date_trunc('day', ts, 'UTC') AS d, count(*) AS n FROM m GROUP BY 1};
 my $m_query = q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n, sum(v) AS s
   FROM m GROUP BY 1};
 
@@ -97,6 +111,7 @@ my $catalog_sql = q{SELECT flow_id, flow_name, source_table, sink_table, dialect
 my $catalog = $node->safe_psql('src', $catalog_sql);
 my $show = $node->safe_psql('src', q{SELECT flownode.execute('SHOW CREATE FLOW temp_monitoring')});
 cmp_ok(fn_sink_diff($node, 'src', 'm_hourly', $m_query), '>', 0, 'src: m_hourly has windows pending at dump time');
+cmp_ok(fn_sink_diff($node, 'src', 'm_daily', $daily_query), '>', 0, 'src: m_daily, paused, has windows pending at dump time');
 
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/shapes.fc", '-d', $node->connstr('src') ], 'pg_dump -Fc');
 $node->safe_psql('postgres', 'CREATE DATABASE r');
@@ -110,8 +125,9 @@ is($node->safe_psql('r', q{SELECT flownode.execute('SHOW CREATE FLOW temp_monito
 is( $node->safe_psql('r',
 		q{SELECT string_agg(format('%s:%s:%s', flow_name, state, marking_enabled), ',' ORDER BY flow_name)
             FROM flownode.flows WHERE state NOT IN ('active', 'waiting_for_worker')}),
-	'later_flow:waiting_for_source:f', 'only the waiting flow is not running: it waits for its source');
-ok(fn_wait_worker($node, 'r', $_), "r: worker of $_ runs") for qw(recent temp_monitoring m_hourly);
+	'later_flow:waiting_for_source:f,m_daily:paused:t',
+	'the waiting flow waits for its source, the paused one is paused, the others run');
+ok(fn_wait_worker($node, 'r', $_), "r: worker of $_ runs") for qw(recent temp_monitoring m_hourly m_daily);
 
 # the clock: rows leave the filter while time passes; the restored worker marks from
 # the clock it was dumped with
@@ -142,6 +158,13 @@ INSERT INTO m VALUES ('2024-01-05 10:00', 3);
 $node->safe_psql('r', "SELECT flownode.flush_flow('m_hourly')");
 is(fn_sink_diff($node, 'r', 'm_hourly', $m_query), '0',
 	'm_hourly: writes into partitions, a new one included, are marked');
+
+# the paused flow: still behind while paused, caught up (without a flush) once resumed
+sleep 2;
+cmp_ok(fn_sink_diff($node, 'r', 'm_daily', $daily_query), '>', 0, 'm_daily stays behind while paused');
+$node->safe_psql('r', "SELECT flownode.resume_flow('m_daily')");
+ok(fn_poll($node, 'r', "SELECT (" . fn_sink_diff_sql('m_daily', $daily_query) . ") = 0", 't', 30),
+	'm_daily catches up once resumed');
 
 # the waiting flow starts when its source is created
 $node->safe_psql('r', q{
