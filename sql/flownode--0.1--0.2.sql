@@ -2,6 +2,20 @@
 -- to what flownode--0.2.sql creates, keeping its flows, their ids and pending work.
 \echo Use "ALTER EXTENSION flownode UPDATE" to load this file. \quit
 
+-- The update needs the 0.2 library: a server that still runs 0.1's (the package was
+-- installed but the server, which preloads it, was not restarted) stops here, before
+-- anything changes, instead of failing on the first new function further down.
+DO $$
+BEGIN
+    CREATE FUNCTION flownode.pending_restored()
+    RETURNS trigger
+    AS 'MODULE_PATHNAME', 'flownode_pending_restored'
+    LANGUAGE C;
+EXCEPTION WHEN undefined_function THEN
+    RAISE EXCEPTION 'the flownode library loaded by this server is older than version 0.2'
+        USING HINT = 'Restart the server so that it loads the flownode library just installed, then run ALTER EXTENSION flownode UPDATE again.';
+END $$;
+
 -- GreptimeDB compatibility (flownode.execute): flows that wait for their source (no
 -- source, sink or stored query yet), the dialect of the user's text, the WITH
 -- options, when the definition last changed, and a waiting flow's sink and
@@ -119,6 +133,31 @@ END $$;
 -- columns, so it and the view over it are dropped and created again.
 DROP VIEW flownode.flows;
 DROP FUNCTION flownode.flow_status();
+
+-- pg_dump and restore (docs/internals.md §9): tables and the owner as regclass and
+-- regrole, which a dump writes as names; the flows bound to this database's tables
+-- (every flow of 0.1 is: its triggers exist); the flows, their ids' sequence and
+-- their pending windows and clocks dumped as the extension's configuration.
+ALTER TABLE flownode.flow
+    ALTER COLUMN owner TYPE pg_catalog.regrole USING owner::pg_catalog.regrole,
+    ALTER COLUMN source_table TYPE pg_catalog.regclass USING source_table::pg_catalog.regclass,
+    ALTER COLUMN sink_table TYPE pg_catalog.regclass USING sink_table::pg_catalog.regclass;
+
+CREATE TABLE flownode.flow_binding (
+    flow_id bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    system_identifier bigint NOT NULL
+);
+REVOKE ALL ON flownode.flow_binding FROM PUBLIC;
+INSERT INTO flownode.flow_binding (flow_id, system_identifier)
+SELECT f.flow_id, c.system_identifier FROM flownode.flow f, pg_catalog.pg_control_system() c;
+
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow_flow_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.pending', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow_clock', '');
+
+CREATE TRIGGER pending_restored AFTER INSERT ON flownode.pending
+    FOR EACH STATEMENT EXECUTE FUNCTION flownode.pending_restored();
 CREATE FUNCTION flownode.flow_status(
     OUT flow_id bigint,
     OUT state text,
@@ -219,7 +258,7 @@ SELECT f.flow_name,
        f.comment,
        f.expire_after,
        f.eval_interval,
-       CASE WHEN f.source_table IS NULL THEN '{}'::oid[] ELSE ARRAY[f.source_table] END AS source_table_ids,
+       CASE WHEN f.source_table IS NULL THEN '{}'::oid[] ELSE ARRAY[f.source_table::pg_catalog.oid] END AS source_table_ids,
        (SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)
                pg_catalog.quote_ident(c.relname)
           FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace

@@ -2,15 +2,17 @@
 \echo Use "CREATE EXTENSION flownode" to load this file. \quit
 
 -- The registry of flows (the seed's BatchingEngine map). Written only by
--- create_flow/drop_flow; users read it through the flows view.
+-- create_flow/drop_flow; users read it through the flows view. Tables and the owner
+-- are regclass and regrole: pg_dump writes them as names, which a restore reads back
+-- as the new database's OIDs (docs/internals.md §9).
 CREATE TABLE flownode.flow (
     flow_id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     flow_name      text NOT NULL UNIQUE,
-    owner          oid NOT NULL,
-    source_table   oid,             -- NULL while the flow waits for its source
-    sink_table     oid,             -- (defer_on_missing_source, flownode.execute)
+    owner          pg_catalog.regrole NOT NULL,
+    source_table   pg_catalog.regclass, -- NULL while the flow waits for its source
+    sink_table     pg_catalog.regclass, -- (defer_on_missing_source, flownode.execute)
     time_column    name,
-    time_attnum    smallint,
+    time_attnum    smallint,        -- this database's attnum of time_column: found again by binding
     window_expr    text,
     window_kind    text CHECK (window_kind IN ('date_bin', 'date_trunc')),
     window_stride  interval,
@@ -50,6 +52,17 @@ CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
 GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 
+-- The flows bound to this database's tables: their marking triggers exist here, in
+-- the cluster of that system identifier. Not part of a dump: the flows a restore
+-- brings back are unbound ('restored') until the restore builds their sink's key, or
+-- refresh_flow binds them. pg_upgrade keeps the rows but not the (internal)
+-- triggers, in a cluster of another system identifier: unbound there too.
+CREATE TABLE flownode.flow_binding (
+    flow_id bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    system_identifier bigint NOT NULL
+);
+REVOKE ALL ON flownode.flow_binding FROM PUBLIC;
+
 -- The durable record of pending work (docs/internals.md §4, invariant 4): each committing writer adds one
 -- row per flow it dirtied, in its own transaction, holding its merged windows;
 -- a refresh removes the windows it covered in its own transaction. Shared memory is
@@ -87,6 +100,24 @@ CREATE TABLE flownode.flow_clock (
     evaluated_at timestamptz NOT NULL
 );
 REVOKE ALL ON flownode.flow_clock FROM PUBLIC;
+
+-- pg_dump writes the flows, their ids' sequence, their pending windows and their
+-- clocks (the record, the clocks and the sinks come from one snapshot: every window
+-- not in the record was exact there, at its flow's clock), so that a restore brings
+-- them back without refilling the sinks.
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow_flow_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.pending', '');
+SELECT pg_catalog.pg_extension_config_dump('flownode.flow_clock', '');
+
+-- Writers record with heap inserts, which fire no trigger: an INSERT or COPY into
+-- flownode.pending is a restore's, whose rows the bound flows' workers read again.
+CREATE FUNCTION flownode.pending_restored()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flownode_pending_restored'
+LANGUAGE C;
+CREATE TRIGGER pending_restored AFTER INSERT ON flownode.pending
+    FOR EACH STATEMENT EXECUTE FUNCTION flownode.pending_restored();
 
 CREATE FUNCTION flownode.create_flow(
     flow_name text,
@@ -297,7 +328,7 @@ SELECT f.flow_name,
        f.comment,
        f.expire_after,
        f.eval_interval,
-       CASE WHEN f.source_table IS NULL THEN '{}'::oid[] ELSE ARRAY[f.source_table] END AS source_table_ids,
+       CASE WHEN f.source_table IS NULL THEN '{}'::oid[] ELSE ARRAY[f.source_table::pg_catalog.oid] END AS source_table_ids,
        (SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)
                pg_catalog.quote_ident(c.relname)
           FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace

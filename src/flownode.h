@@ -10,6 +10,15 @@
 
 #define FLOWNODE_SCHEMA "flownode"
 #define FLOWNODE_CATALOG "flow"
+/* the flows bound to this database's tables (their triggers exist here); not dumped */
+#define FLOWNODE_BINDING "flow_binding"
+
+/* The version of the extension's SQL objects this library is built for (the control
+ * file's default_version): the library checks it against the database's
+ * (registry/flow_registry.c, fn_catalog_relid). */
+#define FLOWNODE_VERSION "0.2"
+/* The one older version whose catalog the library still reads (docs/user-guide.md §11) */
+#define FLOWNODE_OLD_VERSION "0.1"
 
 /* ---- GUCs (flownode.c) ---- */
 extern int fn_max_flows;

@@ -139,7 +139,11 @@ run_regress_and_isolation() {
 
 # d. TAP tests (test/tap/*.pl) with prove and PostgreSQL's Perl test modules, as
 # postgres, from the root of the repository copy. Every node they create gets
-# test/flownode.conf through TEMP_CONFIG (so flownode is preloaded).
+# test/flownode.conf through TEMP_CONFIG (so flownode is preloaded), and the upgrade
+# test the source of the 0.1 release in FLOWNODE_V01_SRC, from the git history: the
+# last commit of 0.1 (flownode--0.1.sql as released; the next one made 0.2).
+FN_V01_COMMIT=afe1a13ef19604bb23b4c16683edab6690ee7db2
+
 run_tap() {
   local src="$WORK/src" tests=() t
   for t in test/tap/*.pl; do [[ -e "$t" ]] && tests+=("$t"); done
@@ -149,14 +153,21 @@ run_tap() {
     return 0
   fi
   fn_log "suite tap: prove ${tests[*]}"
-  local bin pgxs log="$WORK/tap.log" rc=0 pass fail
+  local bin pgxs log="$WORK/tap.log" rc=0 pass fail v01="$WORK/v0.1"
+  # the 0.1 release's source, which test/tap/012_upgrade.pl builds and upgrades from
+  if git -C "$FN_ROOT" archive "$FN_V01_COMMIT" >"$WORK/v0.1.tar" 2>/dev/null; then
+    mkdir -p "$v01" && tar -C "$v01" -xf "$WORK/v0.1.tar" && chown -R postgres: "$v01"
+  else
+    fn_log "no git history here: the upgrade test is skipped"
+    v01=""
+  fi
   bin="$(fn_pg_bindir)"
   pgxs="$(cd "$(dirname "$("$bin/pg_config" --pgxs)")/.." && pwd)"   # .../lib/pgxs/src
   (cd "$src" && fn_as_postgres env \
       PATH="$bin:$PATH" \
       PG_REGRESS="$pgxs/test/regress/pg_regress" \
       TESTDIR="$src/test/tap" TESTDATADIR="$src/test/tap/tmp_check" \
-      TEMP_CONFIG="$src/test/flownode.conf" \
+      TEMP_CONFIG="$src/test/flownode.conf" FLOWNODE_V01_SRC="$v01" \
       prove -v -I "$pgxs/test/perl" -I test/tap "${tests[@]}") 2>&1 | tee "$log" || rc=$?
   # Top-level TAP results of each test file ("ok 3 - ..." / "not ok 4 - ...").
   pass=$(grep -cE '^ok [0-9]+' "$log" || true)

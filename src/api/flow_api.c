@@ -13,6 +13,7 @@
 #include "flownode.h"
 
 #include "api/flow_api.h"
+#include "lifecycle/flow_binding.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
@@ -324,6 +325,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 
 	*waiting = false;
 	PreventCommandDuringRecovery("create_flow()");
+	(void)fn_current_catalog_relid();
 	if (a->if_not_exists && a->or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
@@ -500,7 +502,7 @@ void fn_drop_flow(const char *flow_name, bool if_exists) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery("drop_flow()");
-	(void)fn_catalog_relid(false);
+	(void)fn_current_catalog_relid();
 	cfg = fn_load_task_config_by_name(flow_name, true);
 	if (cfg == NULL) {
 		if (!if_exists)
@@ -669,7 +671,7 @@ static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const cha
 
 	PreventCommandDuringRecovery(psprintf("%s_flow()", call));
 
-	*catalog = fn_catalog_relid(false);
+	*catalog = fn_current_catalog_relid();
 	fn_check_preloaded();
 	cfg = fn_load_task_config_by_name(flow_name, false);
 	check_owner(cfg);
@@ -710,6 +712,13 @@ int64 fn_flush_flow(const char *flow_name) {
 	FlowSlot *slot;
 	FnTimeRange none = {0, 0};
 
+	if (!cfg->bound)
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("flow \"%s\" was restored and is not bound to its tables yet", cfg->flow_name),
+		         errdetail("Until it is bound, writes to its source are not marked and it has no worker."),
+		         errhint("SELECT flownode.refresh_flow(%s) binds it and recomputes its windows.",
+		                 quote_literal_cstr(cfg->flow_name))));
 	if (fn_flow_created_here(cfg->flow_id))
 		return created_here_flush(cfg, "flush");
 	/* writers that committed before this call but have not yet published */
@@ -738,6 +747,40 @@ static int64 bound_arg(FunctionCallInfo fcinfo, int argno, TaskConfig *cfg, bool
 }
 
 /*
+ * A restored flow not bound yet (lifecycle/flow_binding.c): bound in this
+ * transaction, with its source locked against writes, then the range recomputed
+ * here, since its worker starts only at commit. A fresh snapshot taken after the
+ * lock sees every write committed before (writes made while it was unbound were
+ * not marked: this is their repair); the triggers mark every later one; the
+ * record's windows outside the range wait for the worker. Returns what the
+ * worker's refresh_flow returns.
+ */
+static int64 bind_and_refresh(TaskConfig *cfg, FnTimeRange want) {
+	int64 windows;
+	TimestampTz clock_at;
+
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+		        (errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+		         errmsg("refresh_flow must run in a READ COMMITTED transaction to bind restored flow \"%s\"",
+		                cfg->flow_name),
+		         errdetail("It recomputes the windows from a snapshot taken after it locked the source, so "
+		                   "that no write is missed.")));
+	fn_bind_flow(cfg);
+	cfg = fn_load_task_config(cfg->flow_id, false);
+	windows = fn_refresh_window_count(cfg, fn_refresh_extent(cfg, want));
+	/* a flow with a clock: at this moment's scheduled time, without moving the clock,
+	 * as the worker's refresh_flow (its first evaluation marks from the clock) */
+	if (cfg->eval_interval != NULL && cfg->window.kind != FN_WINDOW_NONE &&
+	    fn_registry_clock_get(cfg->flow_id, &clock_at))
+		clock_at = fn_scheduled_time(GetCurrentTimestamp(), cfg->eval_interval);
+	else
+		clock_at = 0;
+	(void)fn_refresh_run(cfg, &want, 1, 0, true, PG_UINT64_MAX, clock_at);
+	return windows;
+}
+
+/*
  * refresh_flow(flow_name, from, to): recomputes every window of the flow that
  * overlaps [from, to) (NULL: unbounded), windows past expire_after included: the
  * repair after triggers were disabled, after a restore, or after any doubt. Served
@@ -763,6 +806,8 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 			want.end = fn_window_of(w, want.end - 1).end;
 	} else
 		want = (FnTimeRange){MIN_TIMESTAMP, DT_NOEND};
+	if (!cfg->bound)
+		PG_RETURN_INT64(bind_and_refresh(cfg, want));
 	if (fn_flow_created_here(cfg->flow_id))
 		PG_RETURN_INT64(created_here_flush(cfg, "refresh"));
 	fn_inflight_wait_all();

@@ -172,10 +172,16 @@ static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, 
 	FlowView v;
 	TimestampTz since;
 
-	if (standby || fn_slot_count() == 0 || !slot_view(cfg, catalog, values, nulls, &v))
+	if (!cfg->bound) {
+		/* a restore brought it back and nothing bound it yet (lifecycle/flow_binding.c):
+		 * no trigger marks for it and no worker runs it until refresh_flow binds it */
+		no_slot_view(cfg, false, values, nulls, &v);
+		v.state = "restored";
+	} else if (standby || fn_slot_count() == 0 || !slot_view(cfg, catalog, values, nulls, &v))
 		no_slot_view(cfg, standby, values, nulls, &v);
-	/* a pause is the user's: shown over everything but the standby */
-	if (!standby && cfg->paused)
+	/* a pause is the user's: shown over everything but the standby and a flow not
+	 * bound yet (which needs refresh_flow first) */
+	if (!standby && cfg->bound && cfg->paused)
 		v.state = "paused";
 	else if (strcmp(v.state, "active") == 0 && cfg->backfilling)
 		v.state = "backfilling";
@@ -205,9 +211,11 @@ static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, 
 	}
 }
 
+/* The OUT columns are this library's version's: objects of another version (another
+ * tuple descriptor) are refused before any row is built. */
 Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
-	Oid catalog = fn_catalog_relid(false);
+	Oid catalog = fn_current_catalog_relid();
 	bool standby = RecoveryInProgress();
 	List *flows;
 	ListCell *lc;

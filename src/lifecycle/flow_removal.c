@@ -117,7 +117,8 @@ static void object_access(ObjectAccessType access, Oid classId, Oid objectId, in
 		prev_object_access_hook(access, classId, objectId, subId, arg);
 	if (access != OAT_DROP || classId != RelationRelationId || subId != 0 || !IsTransactionState())
 		return;
-	if (objectId == fn_catalog_relid(true))
+	/* whatever the version of the objects: DROP EXTENSION always works */
+	if (objectId == fn_catalog_relid_unchecked())
 		fn_on_commit_stop_all(objectId);
 	else if ((get_rel_relkind(objectId) == RELKIND_RELATION ||
 	          get_rel_relkind(objectId) == RELKIND_PARTITIONED_TABLE) &&

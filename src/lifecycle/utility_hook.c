@@ -19,6 +19,11 @@
  *   another schema, rewrites the stored query of every flow it touches. Each is
  *   analysed before the command (names to OIDs, while the old names still hold) and
  *   deparsed after it (OIDs to the new names), in the command's transaction.
+ * - The command that builds a restored flow's sink key binds the flow
+ *   (flow_binding.c): a restore builds keys after every table's rows.
+ * - ALTER EXTENSION flownode UPDATE starts the workers of its database's flows.
+ * - Nothing of this runs inside flownode's own extension scripts: their catalog is
+ *   half-built until they end.
  */
 #include "flownode.h"
 
@@ -29,6 +34,8 @@
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "commands/extension.h"
+#include "lifecycle/flow_binding.h"
 #include "lifecycle/flow_removal.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_cache.h"
@@ -217,6 +224,45 @@ static void after_rename(List *renamed) {
 		}
 		CacheInvalidateRelcacheByRelid(r->cfg->source_relid); /* workers and writers read it again */
 	}
+}
+
+/* Whether the command builds an index on a table (CREATE INDEX, ALTER TABLE ... ADD
+ * PRIMARY KEY / UNIQUE / USING INDEX, as pg_dump's post-data section does); its
+ * RangeVar then. */
+static RangeVar *indexed_relation(Node *stmt) {
+	ListCell *lc;
+
+	if (IsA(stmt, IndexStmt))
+		return ((IndexStmt *)stmt)->relation;
+	if (!IsA(stmt, AlterTableStmt))
+		return NULL;
+	foreach (lc, ((AlterTableStmt *)stmt)->cmds) {
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AddConstraint || cmd->subtype == AT_AddIndex ||
+		    cmd->subtype == AT_AddIndexConstraint)
+			return ((AlterTableStmt *)stmt)->relation;
+	}
+	return NULL;
+}
+
+/* Before it: the restored flows whose sink is that table and lacks its key. */
+static List *before_index_built(RangeVar *rv) {
+	Oid relid;
+
+	if (rv == NULL || !OidIsValid(fn_catalog_relid(true)))
+		return NIL;
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	return OidIsValid(relid) ? fn_restored_flows_awaiting_key(relid) : NIL;
+}
+
+static bool updates_flownode(Node *stmt) {
+	return IsA(stmt, AlterExtensionStmt) && strcmp(((AlterExtensionStmt *)stmt)->extname, "flownode") == 0;
+}
+
+/* Inside CREATE or ALTER EXTENSION flownode's script. */
+static bool in_own_script(void) {
+	return creating_extension && CurrentExtensionObject == get_extension_oid("flownode", true);
 }
 
 /* ---- partitions of a flow's source ---- */
@@ -418,19 +464,29 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
                             DestReceiver *dest, QueryCompletion *qc) {
 	Node *stmt = pstmt->utilityStmt;
+	bool ours = IsTransactionState() && !in_own_script();
 	PartitionDdl ddl = {0};
 	List *renamed = NIL;
+	List *awaiting_key = NIL;
 
 	if (preloaded_hooks && IsA(stmt, DropdbStmt))
 		fn_before_drop_database(((DropdbStmt *)stmt)->dbname);
-	if (renames(stmt) && IsTransactionState())
+	if (renames(stmt) && ours)
 		renamed = before_rename();
-	before_partition_ddl(stmt, &ddl);
+	if (ours) {
+		awaiting_key = before_index_built(indexed_relation(stmt));
+		before_partition_ddl(stmt, &ddl);
+	}
 	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
-	if (IsA(stmt, AlterTableStmt) && IsTransactionState())
+	if (!IsTransactionState() || in_own_script())
+		return;
+	if (IsA(stmt, AlterTableStmt))
 		after_trigger_commands((AlterTableStmt *)stmt);
 	after_partition_ddl(stmt, &ddl);
 	after_rename(renamed);
+	fn_bind_restored_flows(awaiting_key);
+	if (updates_flownode(stmt))
+		fn_start_workers_after_update();
 }
 
 /* Stopping workers before DROP DATABASE needs shared memory (preloaded). */

@@ -28,9 +28,11 @@
 
 typedef enum PendingKind {
 	PENDING_START,
+	PENDING_RESTART,
 	PENDING_DROP,
 	PENDING_DROP_ALL,
 	PENDING_TRIGGER_CLEANUP,
+	PENDING_RELOAD_ALL,
 	PENDING_MARK_ALL,
 	PENDING_CONFIG
 } PendingKind;
@@ -108,6 +110,25 @@ static void stop_flow_slot(FlowSlot *slot) {
 		fn_free_slot(slot);
 }
 
+/* Asks every worker of the catalog to reload its record (flag and latch: cannot fail). */
+static void request_reloads(Oid catalog_relid) {
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++) {
+		FlowSlot *slot = fn_slot_at(i);
+		Latch *latch = NULL;
+
+		if (!slot->in_use || slot->dboid != MyDatabaseId || slot->catalog_relid != catalog_relid)
+			continue;
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->reload_requested = true;
+		latch = slot->worker_latch;
+		LWLockRelease(fn_slot_lock(slot));
+		if (latch)
+			SetLatch(latch);
+	}
+	LWLockRelease(fn_registry_lock());
+}
+
 /* The flow's settings changed: its worker reads them again (latch), and a flush
  * waiting on the slot sees a pause at once. Cannot fail. */
 static void config_changed(PendingAction *a) {
@@ -144,9 +165,11 @@ static void run_commit_actions(void) {
 			config_changed(a);
 			continue;
 		}
-		if (a->kind == PENDING_START)
+		if (a->kind == PENDING_START || a->kind == PENDING_RESTART)
 			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
 			                           a->owner_can_login);
+		else if (a->kind == PENDING_RELOAD_ALL)
+			request_reloads(a->catalog_relid);
 		else {
 			LWLockAcquire(fn_registry_lock(), LW_SHARED);
 			for (int i = 0; i < fn_slot_count(); i++) {
@@ -231,6 +254,10 @@ void fn_on_commit_start_worker(int64 flow_id, Oid owner) {
 	add_pending(PENDING_START, flow_id, owner, fn_catalog_relid(false));
 }
 
+void fn_on_commit_restart_worker(int64 flow_id, Oid owner) {
+	add_pending(PENDING_RESTART, flow_id, owner, fn_catalog_relid(false));
+}
+
 void fn_on_commit_drop_flow(int64 flow_id) {
 	add_pending(PENDING_DROP, flow_id, InvalidOid, fn_catalog_relid(false));
 }
@@ -262,6 +289,15 @@ bool fn_flow_changed_here(int64 flow_id) {
 
 void fn_on_pre_commit_cleanup_triggers(Oid source_relid) {
 	add_pending(PENDING_TRIGGER_CLEANUP, 0, InvalidOid, source_relid);
+}
+
+void fn_on_commit_reload_records(Oid catalog_relid) {
+	ListCell *lc;
+
+	foreach (lc, pending_actions) /* once per transaction is enough */
+		if (((PendingAction *)lfirst(lc))->kind == PENDING_RELOAD_ALL)
+			return;
+	add_pending(PENDING_RELOAD_ALL, 0, InvalidOid, catalog_relid);
 }
 
 void fn_on_pre_commit_mark_all(Oid relid) {

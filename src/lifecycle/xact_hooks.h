@@ -10,12 +10,19 @@
 
 extern void fn_xact_hooks_init(void);
 
-/* At commit: start the flow's worker (create_flow). */
+/* At commit: start the flow's worker (create_flow); an abort frees the slot the
+ * flow reserved. */
 extern void fn_on_commit_start_worker(int64 flow_id, Oid owner);
+/* At commit: start the worker of a flow that had one before (its slot, which may
+ * hold marks, stays on abort). */
+extern void fn_on_commit_restart_worker(int64 flow_id, Oid owner);
 /* At commit: stop the flow's worker and free its slot (drop_flow). */
 extern void fn_on_commit_drop_flow(int64 flow_id);
 /* At commit: stop every flow of the database's catalog (DROP EXTENSION). */
 extern void fn_on_commit_stop_all(Oid catalog_relid);
+/* At commit: every flow of the catalog with a slot reloads its durable record (rows
+ * a restore put there after its worker started). */
+extern void fn_on_commit_reload_records(Oid catalog_relid);
 /* At commit: the flow's settings changed (alter_flow, pause_flow, resume_flow), and
  * `paused` is its pause state now: its worker reads them again. */
 extern void fn_on_commit_config_changed(int64 flow_id, bool paused);

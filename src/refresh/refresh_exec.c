@@ -536,6 +536,21 @@ FnTimeRange fn_fill_extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink) {
 	return extent(cfg, fq, with_sink, all);
 }
 
+int64 fn_refresh_window_count(TaskConfig *cfg, FnTimeRange r) {
+	const uint64 cap = 1000000;
+	bool fixed = cfg->window.kind == FN_WINDOW_DATE_BIN;
+	FnWindow *w;
+	uint64 n;
+
+	if (r.start >= r.end || cfg->window.kind == FN_WINDOW_NONE)
+		return r.start < r.end ? 1 : 0;
+	w = fn_window_create(&cfg->window);
+	n = fn_window_count(w, r, fixed ? PG_UINT64_MAX : cap);
+	if (n >= cap && !fixed)
+		n = Max(n, (uint64)((r.end - r.start) / fn_window_nominal_usec(w)));
+	return (int64)n;
+}
+
 /* Whether an index of the source leads with its time column: the take's probes and
  * the refresh read through it. */
 static bool has_time_index(TaskConfig *cfg) {

@@ -56,6 +56,11 @@ extern int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, 
  * window: an existing sink loses those first (the whole fill's DELETE would). */
 extern void fn_fill_forget_unwindowed(TaskConfig *cfg, FlowQuery *fq);
 
+/* The flow's windows in r (a window-less flow: 1 when r is not empty), counted from
+ * the unit's usual width past a million calendar windows: what refresh_flow returns
+ * for the extent above. */
+extern int64 fn_refresh_window_count(TaskConfig *cfg, FnTimeRange r);
+
 /* Which dirty ranges (sorted, oldest first) the next refresh takes: those whose
  * source rows fit max_rows, probed through the time column's index (the cost of a
  * range follows its rows, not its windows); everything when the source has no such

@@ -24,26 +24,47 @@
 #include "utils/inval.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "access/genam.h"
+#include "access/xlog.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/dbcommands.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "utils/array.h"
 
+/* A flow's row, as row_to_config reads it; `bound` is appended by query_configs */
 #define CONFIG_COLUMNS                                                                                       \
-	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
-	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
-	"expire_after, xmin::text, user_query, dialect, options::text, comment, sink_name, search_path, "        \
-	"created_at, "
-/* the columns pause_flow and background backfills added in 0.2; a catalog still at
- * 0.1 (ALTER EXTENSION flownode UPDATE not run yet) reads as never paused, nothing
- * to fill */
-#define STEERING_COLUMNS "paused, backfill_from, backfill_next, backfill_to"
-#define STEERING_COLUMNS_01 "false, NULL::bigint, NULL::bigint, NULL::bigint"
+	"f.flow_id, f.flow_name, f.owner, f.source_table, f.sink_table, f.time_attnum, f.window_kind, "          \
+	"f.window_stride, f.window_origin, f.window_unit, f.window_zone, f.with_time_zone, f.query, "            \
+	"f.timezone, f.eval_interval, f.expire_after, f.xmin::text, f.user_query, %s"
+
+/* Columns 19 to 28, which the old layout (a catalog still at 0.1: ALTER EXTENSION
+ * flownode UPDATE not run yet) lacks: GreptimeDB compatibility, then pause_flow and
+ * background backfills. There every flow is one of create_flow's, running, never
+ * paused, with nothing to fill. */
+#define CONFIG_COLUMNS_CURRENT                                                                               \
+	"f.dialect, f.options::text, f.comment, f.sink_name, f.search_path, f.created_at, f.paused, "            \
+	"f.backfill_from, f.backfill_next, f.backfill_to"
+#define CONFIG_COLUMNS_OLD                                                                                   \
+	"'postgres'::text, '{}'::text, f.comment, NULL::text, NULL::text, f.created_at, false, NULL::bigint, "   \
+	"NULL::bigint, NULL::bigint"
+/* whether the flow is bound, after the columns above */
+#define CONFIG_BOUND_COLUMN 29
+
+/* The layout of the catalog the database holds, by its extension version. */
+typedef enum CatalogLayout { LAYOUT_CURRENT, LAYOUT_OLD } CatalogLayout;
 
 /*
  * The catalog's OID, looked up by name once per backend rather than at every
- * commit of a writer: a relcache invalidation of it (DROP EXTENSION drops it) or a
- * cache reset forgets it. Only a found OID is kept, so CREATE EXTENSION is seen at
- * once.
+ * commit of a writer: a relcache invalidation of it (DROP EXTENSION drops it, an
+ * update script alters it) or a cache reset forgets it. Only a found OID is kept,
+ * so CREATE EXTENSION is seen at once; so is its layout, checked when it is kept.
  */
 static Oid catalog_relid_cache = InvalidOid;
+static CatalogLayout catalog_layout = LAYOUT_CURRENT;
 static bool config_plans_stale = false; /* the catalog changed: prepare the queries again */
 
 static void forget_catalog_relid(Datum arg pg_attribute_unused(), Oid relid) {
@@ -57,19 +78,92 @@ void fn_registry_init(void) {
 	CacheRegisterRelcacheCallback(forget_catalog_relid, (Datum)0);
 }
 
+/* pg_extension.extversion of flownode in this database, NULL without it. */
+static char *installed_version(void) {
+	Relation rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple tup;
+	char *version = NULL;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+	            CStringGetDatum(FLOWNODE_SCHEMA));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup)) {
+		bool isnull;
+		Datum d = heap_getattr(tup, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = text_to_cstring(DatumGetTextPP(d));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
+Oid fn_catalog_relid_unchecked(void) {
+	Oid nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
+
+	return OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+}
+
+/*
+ * A library of another version than the database's objects must not read them as
+ * its own (the flows view's function got new OUT columns, the catalog new columns
+ * and a new table). The old version's catalog differs only where query_configs
+ * and the binding know it, so marking and DDL go on while the database waits for
+ * ALTER EXTENSION flownode UPDATE: no write is refused or lost meanwhile.
+ */
 Oid fn_catalog_relid(bool missing_ok) {
-	Oid nsp;
 	Oid relid;
+	char *version;
 
 	if (OidIsValid(catalog_relid_cache))
 		return catalog_relid_cache;
-	nsp = get_namespace_oid(FLOWNODE_SCHEMA, true);
-	relid = OidIsValid(nsp) ? get_relname_relid(FLOWNODE_CATALOG, nsp) : InvalidOid;
+	relid = fn_catalog_relid_unchecked();
+	if (!OidIsValid(relid)) {
+		if (!missing_ok)
+			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			                errmsg("extension \"flownode\" is not installed in this database"),
+			                errhint("Run CREATE EXTENSION flownode.")));
+		return InvalidOid;
+	}
+	version = installed_version();
+	if (version != NULL && strcmp(version, FLOWNODE_VERSION) == 0)
+		catalog_layout = LAYOUT_CURRENT;
+	else if (version != NULL && strcmp(version, FLOWNODE_OLD_VERSION) == 0)
+		catalog_layout = LAYOUT_OLD;
+	else
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("the flownode library loaded (version %s) cannot use the flownode objects of "
+		                "database \"%s\" (version %s)",
+		                FLOWNODE_VERSION, get_database_name(MyDatabaseId), version ? version : "unknown"),
+		         errhint("Install the flownode library of version %s and restart the server, or update the "
+		                 "extension to version %s.",
+		                 version ? version : "unknown", FLOWNODE_VERSION)));
 	catalog_relid_cache = relid;
-	if (!OidIsValid(relid) && !missing_ok)
-		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("extension \"flownode\" is not installed in this database"),
-		                errhint("Run CREATE EXTENSION flownode.")));
+	return relid;
+}
+
+bool fn_catalog_is_current(void) {
+	(void)fn_catalog_relid(false);
+	return catalog_layout == LAYOUT_CURRENT;
+}
+
+Oid fn_current_catalog_relid(void) {
+	Oid relid = fn_catalog_relid(false);
+
+	if (catalog_layout != LAYOUT_CURRENT)
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("the flownode objects of database \"%s\" are version %s, but the library loaded is "
+		                "version %s",
+		                get_database_name(MyDatabaseId), FLOWNODE_OLD_VERSION, FLOWNODE_VERSION),
+		         errdetail("Writes to the sources of flows are still marked, but flows are not refreshed, "
+		                   "created, dropped or shown until the update."),
+		         errhint("Run ALTER EXTENSION flownode UPDATE in this database.")));
 	return relid;
 }
 
@@ -162,12 +256,15 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 		cfg->backfill_from = DatumGetInt64(SPI_getbinval(tup, desc, 26, &isnull));
 		cfg->backfill_next = DatumGetInt64(SPI_getbinval(tup, desc, 27, &isnull));
 	}
+	d = SPI_getbinval(tup, desc, CONFIG_BOUND_COLUMN, &isnull);
+	cfg->bound = !isnull && DatumGetBool(d);
 	return cfg;
 }
 
 /* The catalog queries, each prepared once per backend (flush_flow looks its flow up
  * on every call; parsing and planning it each time cost more than the lookup). The
- * plan cache re-plans them after DDL on the catalog, DROP/CREATE EXTENSION included. */
+ * plan cache re-plans them after DDL on the catalog, DROP/CREATE EXTENSION included;
+ * an update to another layout prepares them again (query_configs). */
 typedef enum ConfigQuery {
 	BY_ID,
 	BY_NAME,
@@ -176,20 +273,88 @@ typedef enum ConfigQuery {
 	BY_RELATION,
 	ALL_FLOWS,
 	WAITING_FLOWS,
+	BOUND_FLOWS,
+	UNBOUND_OF_SINK,
 	N_CONFIG_QUERIES
 } ConfigQuery;
 
-static const char *const config_where[N_CONFIG_QUERIES] = {
-    [BY_ID] = "WHERE flow_id = $1",
-    [BY_NAME] = "WHERE flow_name = $1",
-    [BY_SOURCE] = "WHERE source_table = $1 ORDER BY flow_id",
-    [BY_SOURCES] = "WHERE source_table OPERATOR(pg_catalog.=) ANY ($1) ORDER BY flow_id",
-    [BY_RELATION] = "WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id",
-    [ALL_FLOWS] = "WHERE source_table IS NOT NULL ORDER BY flow_id",
-    [WAITING_FLOWS] = "WHERE source_table IS NULL ORDER BY flow_id",
-};
+/* Whether the flow is bound (f: its flownode.flow row), here: in this cluster
+ * (pg_upgrade makes a new one, without the triggers; %s is its system identifier).
+ * The old layout has no flownode.flow_binding: each of its flows was created in
+ * this database. A waiting flow (no source yet) is never bound. */
+#define BOUND_CURRENT                                                                                        \
+	"EXISTS (SELECT FROM " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " b WHERE b.flow_id OPERATOR(pg_catalog.=) " \
+	"f.flow_id AND b.system_identifier OPERATOR(pg_catalog.=) %s::pg_catalog.int8)"
+#define BOUND_OLD "true"
+
+/* The query's WHERE and ORDER BY; %s stands for the bound test, in those that test it.
+ * Only bound flows mark (the flows of sources). */
+static const char *config_where(ConfigQuery which) {
+	switch (which) {
+	case BY_ID:
+		return "WHERE f.flow_id OPERATOR(pg_catalog.=) $1";
+	case BY_NAME:
+		return "WHERE f.flow_name OPERATOR(pg_catalog.=) $1";
+	case BY_SOURCE:
+		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %s ORDER BY f.flow_id";
+	case BY_SOURCES:
+		return "WHERE f.source_table OPERATOR(pg_catalog.=) ANY ($1) AND %s ORDER BY f.flow_id";
+	case BY_RELATION:
+		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1"
+		       " ORDER BY f.flow_id";
+	case ALL_FLOWS:
+		return "WHERE f.source_table IS NOT NULL ORDER BY f.flow_id";
+	case WAITING_FLOWS:
+		return "WHERE f.source_table IS NULL ORDER BY f.flow_id";
+	case BOUND_FLOWS:
+		return "WHERE f.source_table IS NOT NULL AND %s ORDER BY f.flow_id";
+	case UNBOUND_OF_SINK:
+		return "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %s ORDER BY f.flow_id";
+	case N_CONFIG_QUERIES:
+		break;
+	}
+	pg_unreachable();
+}
 
 static SPIPlanPtr config_plans[N_CONFIG_QUERIES];
+static CatalogLayout config_plans_layout = LAYOUT_CURRENT;
+
+/* The bound test of the catalog's layout, for this cluster (whose system identifier
+ * is read as a bigint, as pg_control_system() shows it). */
+static char *bound_test(void) {
+	if (catalog_layout != LAYOUT_CURRENT)
+		return BOUND_OLD;
+	return psprintf(BOUND_CURRENT, psprintf(INT64_FORMAT, (int64)GetSystemIdentifier()));
+}
+
+static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
+
+	/* after ALTER EXTENSION UPDATE (another layout) or any change to the catalog */
+	if (config_plans_layout != catalog_layout || config_plans_stale) {
+		for (int i = 0; i < N_CONFIG_QUERIES; i++)
+			if (config_plans[i] != NULL) {
+				SPI_freeplan(config_plans[i]);
+				config_plans[i] = NULL;
+			}
+		config_plans_layout = catalog_layout;
+		config_plans_stale = false;
+	}
+	if (config_plans[which] == NULL) {
+		char *bound = bound_test();
+		char *where = psprintf(config_where(which), bound);
+		const char *layout_columns =
+		    catalog_layout == LAYOUT_CURRENT ? CONFIG_COLUMNS_CURRENT : CONFIG_COLUMNS_OLD;
+		char *sql =
+		    psprintf("SELECT " CONFIG_COLUMNS ", %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s",
+		             layout_columns, bound, where);
+		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "flownode: preparing a catalog query failed: %s", SPI_result_code_string(SPI_result));
+		config_plans[which] = plan;
+	}
+	return config_plans[which];
+}
 
 /* Runs a catalog query as the catalog's owner and returns its rows as TaskConfigs
  * allocated in the caller's memory context. */
@@ -199,32 +364,14 @@ static List *query_configs(ConfigQuery which, Oid argtype, Datum arg) {
 	SpiAs scope;
 	int rc;
 
+	(void)fn_catalog_relid(false); /* the layout */
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	if (config_plans_stale) {
-		/* after ALTER EXTENSION UPDATE the steering columns exist: read them */
-		for (int i = 0; i < N_CONFIG_QUERIES; i++)
-			if (config_plans[i] != NULL) {
-				SPI_freeplan(config_plans[i]);
-				config_plans[i] = NULL;
-			}
-		config_plans_stale = false;
-	}
-	if (config_plans[which] == NULL) {
-		bool steering = get_attnum(fn_catalog_relid(false), "paused") != InvalidAttrNumber;
-		char *sql = psprintf("SELECT " CONFIG_COLUMNS "%s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
-		                     steering ? STEERING_COLUMNS : STEERING_COLUMNS_01, config_where[which]);
-		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "flownode: preparing a catalog query failed: %s", SPI_result_code_string(SPI_result));
-		config_plans[which] = plan;
-	}
 	/* The catalog as it is now, not as the caller's snapshot saw it: a writer in a
 	 * REPEATABLE READ or SERIALIZABLE transaction that began before a flow was
 	 * created must still find that flow when its rows fire the new triggers, or
 	 * its rows would be marked for no one. */
-	rc = SPI_execute_snapshot(config_plans[which], &arg, NULL, GetLatestSnapshot(), InvalidSnapshot, true,
-	                          false, 0);
+	rc = SPI_execute_snapshot(config_plan(which, argtype), &arg, NULL, GetLatestSnapshot(), InvalidSnapshot,
+	                          true, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "flownode: reading the flow catalog failed: %s", SPI_result_code_string(rc));
 	for (uint64 i = 0; i < SPI_processed; i++) {
@@ -284,6 +431,16 @@ List *fn_load_flows_of_relation(Oid relid) {
 
 List *fn_load_all_flows(void) {
 	return query_configs(ALL_FLOWS, InvalidOid, (Datum)0);
+}
+
+List *fn_load_bound_flows(void) {
+	return query_configs(BOUND_FLOWS, InvalidOid, (Datum)0);
+}
+
+List *fn_load_unbound_flows_of_sink(Oid relid) {
+	if (!fn_catalog_is_current())
+		return NIL; /* the old layout knows no restored flows */
+	return query_configs(UNBOUND_OF_SINK, OIDOID, ObjectIdGetDatum(relid));
 }
 
 List *fn_load_waiting_flows(void) {
@@ -409,6 +566,18 @@ void fn_registry_update_query(int64 flow_id, const char *query, const char *time
 	    4, types, values, nulls);
 }
 
+/* The flow is bound to this database's tables (its triggers are created here), in
+ * this cluster; a binding from another cluster (pg_upgrade's) is replaced. */
+static void insert_binding(int64 flow_id) {
+	Oid types[2] = {INT8OID, INT8OID};
+	Datum values[2] = {Int64GetDatum(flow_id), Int64GetDatum((int64)GetSystemIdentifier())};
+
+	catalog_exec(
+	    "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " (flow_id, system_identifier)"
+	    " VALUES ($1, $2) ON CONFLICT (flow_id) DO UPDATE SET system_identifier = EXCLUDED.system_identifier",
+	    2, types, values, NULL);
+}
+
 static const char *dialect_name(FlowDialect dialect) {
 	return dialect == FLOW_DIALECT_GREPTIME ? "greptimedb" : "postgres";
 }
@@ -460,9 +629,11 @@ bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to) {
 
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	FlowQuery *fq = def->fq;
-	Oid types[23] = {TEXTOID,     OIDOID,      OIDOID,  OIDOID,  NAMEOID, INT2OID, TEXTOID,       TEXTOID,
-	                 INTERVALOID, INT8OID,     TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID,       TEXTOID,
-	                 INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID};
+	int64 flow_id;
+	Oid types[23] = {TEXTOID, REGROLEOID, REGCLASSOID, REGCLASSOID, NAMEOID,       INT2OID,
+	                 TEXTOID, TEXTOID,    INTERVALOID, INT8OID,     TEXTOID,       TEXTOID,
+	                 BOOLOID, TEXTOID,    TEXTOID,     TEXTOID,     INTERVALOID,   INTERVALOID,
+	                 TEXTOID, TEXTOID,    TEXTOID,     INT8OID,     TIMESTAMPTZOID};
 	Datum v[23];
 	char n[24];
 	bool win = fq->window.kind != FN_WINDOW_NONE;
@@ -498,7 +669,7 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	v[22] = def->created_at != 0 ? TimestampTzGetDatum(def->created_at) : (n[22] = 'n', 0);
 	/* a waiting flow that starts keeps its id (OVERRIDING SYSTEM VALUE), and a flow that
 	 * replaces or starts another keeps its creation time */
-	return catalog_exec(
+	flow_id = catalog_exec(
 	    def->flow_id > 0
 	        ? "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
 	          " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
@@ -515,10 +686,26 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
 	          " $18, $19, $20, $21::jsonb, COALESCE($23, pg_catalog.now())) RETURNING flow_id",
 	    23, types, v, n);
+	insert_binding(flow_id);
+	return flow_id;
+}
+
+void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_column) {
+	Oid types[3] = {INT8OID, INT2OID, NAMEOID};
+	Datum values[3];
+	char nulls[4] = "   ";
+
+	values[0] = Int64GetDatum(flow_id);
+	values[1] = time_attnum > 0 ? Int16GetDatum(time_attnum) : (nulls[1] = 'n', 0);
+	values[2] = time_column ? DirectFunctionCall1(namein, CStringGetDatum(time_column)) : (nulls[2] = 'n', 0);
+	catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET time_attnum = $2, time_column = $3"
+	             " WHERE flow_id OPERATOR(pg_catalog.=) $1",
+	             3, types, values, nulls);
+	insert_binding(flow_id);
 }
 
 int64 fn_registry_insert_waiting_flow(const WaitingFlowDefinition *def) {
-	Oid types[12] = {TEXTOID,     OIDOID,      TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	Oid types[12] = {TEXTOID,     REGROLEOID,  TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 	                 INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID};
 	Datum v[12];
 	char n[13];

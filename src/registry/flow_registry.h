@@ -3,6 +3,11 @@
  * each flow's configuration (TaskConfig), read and written as the catalog's owner,
  * so that any caller (a writer's trigger, a worker, flush_flow) can resolve the
  * flows it touches while users cannot write the catalog directly.
+ *
+ * The catalog names its tables and owner by regclass and regrole, which pg_dump
+ * writes as names and a restore reads back as the new database's OIDs; whether a
+ * flow is bound to this database's tables (its triggers exist here) is kept apart,
+ * in flownode.flow_binding, which is not dumped (docs/internals.md §9).
  */
 #ifndef FLOWNODE_FLOW_REGISTRY_H
 #define FLOWNODE_FLOW_REGISTRY_H
@@ -50,6 +55,8 @@ typedef struct TaskConfig {
 	int64 backfill_from;
 	int64 backfill_next;
 	int64 backfill_to;
+	bool bound; /* bound to this database's tables: false for a flow a restore
+	             * brought back that was not bound yet (lifecycle/flow_binding.c) */
 } TaskConfig;
 
 /* What alter_flow changes: each set_* names an attribute, whose new value may be
@@ -116,15 +123,18 @@ extern int64 fn_flow_windows(const TaskConfig *cfg, FnWindow *w, FnTimeRange r);
 
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
 extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
-extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
-/* The flows whose source is one of relids. */
+extern List *fn_load_flows_of_source(Oid source_relid); /* bound flows only: they mark */
+/* The bound flows whose source is one of relids. */
 extern List *fn_load_flows_of_sources(List *relids);
-/* The flows that read the table's rows: its own and those of its partition ancestors
- * (a partition's rows are rows of every table above it). */
+/* The bound flows that read the table's rows: its own and those of its partition
+ * ancestors (a partition's rows are rows of every table above it). */
 extern List *fn_load_flows_over(Oid relid);
 extern List *fn_load_flows_of_relation(Oid relid); /* flows reading or writing it */
 extern List *fn_load_all_flows(void);              /* List of TaskConfig *, waiting ones aside */
 extern List *fn_load_waiting_flows(void);          /* List of TaskConfig *, the waiting ones */
+extern List *fn_load_bound_flows(void);            /* the flows that run */
+/* flows writing into relid that a restore brought back and no one bound yet */
+extern List *fn_load_unbound_flows_of_sink(Oid relid);
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);
@@ -135,6 +145,9 @@ extern void fn_registry_delete_flow(int64 flow_id);
 extern void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,
                                      const char *window_text);
 extern bool fn_registry_is_sink(Oid relid);
+/* A restored flow bound to this database: its time column's attnum here (a restore
+ * may have renumbered the source's columns), and its flow_binding row. */
+extern void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_column);
 /* alter_flow, pause_flow/resume_flow: the named attributes of the flow's row. */
 extern void fn_registry_alter_flow(int64 flow_id, const FlowChanges *changes);
 extern void fn_registry_set_paused(int64 flow_id, bool paused);
@@ -159,8 +172,22 @@ extern void fn_registry_clock_set(int64 flow_id, TimestampTz at);
  */
 extern void fn_lock_flow(int64 flow_id, LOCKMODE mode);
 
-/* flownode.flow's OID (cached per backend until a relcache invalidation of it). */
+/*
+ * flownode.flow's OID (cached per backend until a relcache invalidation of it, which
+ * every update script causes). Checks once, when it fills the cache, that the
+ * extension's objects in this database are a version this library can read: this
+ * library's (FLOWNODE_VERSION), or FLOWNODE_OLD_VERSION, whose catalog it reads for
+ * marking and for the DDL that flows follow; any other version is an ERROR.
+ */
 extern Oid fn_catalog_relid(bool missing_ok);
+/* The same, but ERROR (asking for ALTER EXTENSION flownode UPDATE) unless the
+ * objects are this library's version: every entry point but marking and DDL. */
+extern Oid fn_current_catalog_relid(void);
+/* Whether the objects are this library's version (after fn_catalog_relid). */
+extern bool fn_catalog_is_current(void);
+/* flownode.flow's OID without any check, InvalidOid when absent: DROP EXTENSION
+ * must work whatever the version. */
+extern Oid fn_catalog_relid_unchecked(void);
 extern Oid fn_catalog_owner(void);
 
 #endif

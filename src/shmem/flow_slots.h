@@ -45,6 +45,9 @@ typedef struct FlowSlot {
 	 * came back from the durable record): the next refresh that takes the rest of
 	 * the set must also delete the sink groups that vanished */
 	bool removals;
+	/* rows were added to the flow's durable record by SQL (a restore): the worker
+	 * reads it again (a worker reads it only when it starts otherwise) */
+	bool reload_requested;
 
 	/* alter_flow, pause_flow, resume_flow: bumped when one commits, so the worker reads
 	 * its configuration again; `paused` is set at that commit too, so a flush that

@@ -666,8 +666,12 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	old = MemoryContextSwitchTo(task.cfg_cxt);
 	if (fn_catalog_relid(true) != catalog_relid)
 		task.cfg = NULL;
-	else
+	else {
+		(void)fn_current_catalog_relid(); /* objects of another version: ERROR, the worker exits */
 		task.cfg = fn_load_task_config(flow_id, true);
+		if (task.cfg != NULL && !task.cfg->bound)
+			task.cfg = NULL; /* restored, not bound yet: no triggers mark for it */
+	}
 	MemoryContextSwitchTo(task.cxt);
 	/* the window never changes (alter_flow does not touch the query) */
 	if (task.cfg != NULL && task.cfg->window.kind != FN_WINDOW_NONE)
@@ -802,10 +806,33 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	exists = fn_catalog_relid(true) == catalog_relid && fn_load_task_config(flow_id, true) != NULL;
+	if (fn_catalog_relid(true) == catalog_relid) {
+		TaskConfig *cfg = fn_load_task_config(flow_id, true);
+
+		exists = cfg != NULL && cfg->bound;
+	} else
+		exists = false;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	return exists;
+}
+
+/* The flow's durable record into its slot: at start (with its clock), and when a
+ * restore added rows to it later (reload_requested). Adding what the slot holds
+ * already is harmless. */
+static void reload_record(bool at_start) {
+	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+	task.slot->reload_requested = false; /* rows committed after this are read by the next one */
+	LWLockRelease(fn_slot_lock(task.slot));
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_reload_pending(task.cfg->flow_id, task.slot);
+	if (at_start)
+		task.clock = fn_registry_clock_get(task.cfg->flow_id, &task.clock_at) &&
+		             task.cfg->eval_interval != NULL && task.window != NULL;
+	PopActiveSnapshot();
+	CommitTransactionCommand();
 }
 
 /* The next evaluation after one that started and finished then (backoff included). */
@@ -851,14 +878,7 @@ void flownode_flow_main(Datum arg) {
 	}
 
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	fn_reload_pending(flow_id, task.slot);
-	task.clock = fn_registry_clock_get(flow_id, &task.clock_at) && task.cfg->eval_interval != NULL &&
-	             task.window != NULL;
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	reload_record(true);
 	/* the settings as of now: a change may have committed since load_task */
 	reload_config();
 	task.budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
@@ -875,7 +895,7 @@ void flownode_flow_main(Datum arg) {
 	 * just filled the sink, and flush_flow wakes the worker when asked to */
 	next_eval = GetCurrentTimestamp() + first_sleep_usec();
 	for (;;) {
-		bool dropped, flush, repair, changed;
+		bool dropped, flush, repair, reload, changed;
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
@@ -888,10 +908,15 @@ void flownode_flow_main(Datum arg) {
 		dropped = task.slot->dropped;
 		flush = task.slot->flush_requested > task.slot->flush_completed;
 		repair = task.slot->repair_requested > task.slot->repair_completed;
+		reload = task.slot->reload_requested;
 		changed = task.slot->config_seq != task.config_seq;
 		LWLockRelease(fn_slot_lock(task.slot));
 		if (dropped)
 			break;
+		if (reload) {
+			reload_record(false);
+			continue;
+		}
 		if (changed) {
 			bool was_paused = task.cfg->paused;
 			int64 was_every = first_sleep_usec();

@@ -40,6 +40,8 @@
 #include "shmem/flow_slots.h"
 
 #define WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
+/* a database waiting for ALTER EXTENSION flownode UPDATE is looked at once a minute */
+#define OLD_VERSION_HOLD_USEC (60 * USECS_PER_SEC)
 
 static void fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type) {
 	memset(w, 0, sizeof(*w));
@@ -272,6 +274,23 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 	}
 }
 
+/* The launcher asks for this database's starter again only after `usec`. */
+static void hold_database(Oid dboid, int64 usec) {
+	TimestampTz until = GetCurrentTimestamp() + usec;
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++) {
+		FlowSlot *slot = fn_slot_at(i);
+
+		if (!slot->in_use || slot->dboid != dboid)
+			continue;
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->hold_until = Max(slot->hold_until, until);
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
+}
+
 void flownode_db_starter_main(Datum arg) {
 	Oid dboid = DatumGetObjectId(arg);
 	Oid catalog;
@@ -286,8 +305,22 @@ void flownode_db_starter_main(Datum arg) {
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	catalog = OidIsValid(get_extension_oid("flownode", true)) ? fn_catalog_relid(true) : InvalidOid;
+	if (OidIsValid(catalog) && !fn_catalog_is_current()) {
+		/* objects of the older version: writers still mark, nothing runs until the
+		 * update, whose command starts the workers (lifecycle/flow_binding.c) */
+		ereport(WARNING,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("flownode: the flows of database \"%s\" wait for ALTER EXTENSION flownode UPDATE",
+		                get_database_name(dboid)),
+		         errdetail("Its flownode objects are version %s, the library loaded is version %s.",
+		                   FLOWNODE_OLD_VERSION, FLOWNODE_VERSION)));
+		hold_database(dboid, OLD_VERSION_HOLD_USEC);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		proc_exit(0);
+	}
 	if (OidIsValid(catalog))
-		flows = fn_load_all_flows();
+		flows = fn_load_bound_flows();
 
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);

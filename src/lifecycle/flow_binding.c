@@ -1,0 +1,296 @@
+/*
+ * flow_binding.c: flows that a restore brought back (docs/internals.md §9).
+ *
+ * pg_dump writes the extension's configuration: flownode.flow, flownode.pending
+ * and the flow ids' sequence (pg_extension_config_dump), with tables and roles
+ * named by name (regclass, regrole), which the restore reads back as its own OIDs.
+ * It writes neither the marking triggers (internal) nor flownode.flow_binding. So a
+ * restore brings each flow back unbound: its row, its pending windows and its
+ * sink's rows as they were in the dump's one snapshot, in which every window not in
+ * the record was exact, but no triggers, no slot and no worker. Nothing marks the
+ * restore's own rows, and no refresh can run before the sink's rows and key are
+ * there.
+ *
+ * Binding finds the time column again (a restore renumbers the columns after a
+ * dropped one), creates the triggers and starts the worker at commit, which reloads
+ * the pending windows. It happens:
+ * - when the command that builds the sink's unique key runs (the post-data section
+ *   of a pg_restore or a plain dump comes after every table's rows): automatic for a
+ *   whole restore;
+ * - by refresh_flow (api/flow_api.c), after a data-only restore, whose sinks had
+ *   their keys before their rows came, or whenever a flow still says 'restored'.
+ *   Only refresh_flow binds then: writes may have reached the source unmarked
+ *   since the restore, and it recomputes what they touched.
+ * A COPY into flownode.pending after a flow was bound (pg_restore -j may restore the
+ * record after the sink's index) makes the bound flows reload their record.
+ */
+#include "flownode.h"
+
+#include "lifecycle/flow_binding.h"
+
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "commands/trigger.h"
+#include "lifecycle/xact_hooks.h"
+#include "marking/source_triggers.h"
+#include "miscadmin.h"
+#include "pgutil/pg_util.h"
+#include "record/durable_record.h"
+#include "executor/spi.h"
+#include "query/flow_query.h"
+#include "query/query_rewrite.h"
+#include "registry/sink_table.h"
+#include "shmem/flow_slots.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+PG_FUNCTION_INFO_V1(flownode_pending_restored);
+
+/* The flow's stored query, analysed as a refresh would (pinned settings). */
+static FlowQuery *analyse_stored(TaskConfig *cfg) {
+	int nest = fn_pin_deparse_settings(cfg->timezone);
+	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+
+	fn_unpin_settings(nest);
+	if (fq->source_relid != cfg->source_relid)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+		         errmsg("the query of flow \"%s\" reads %s, but its source is %s", cfg->flow_name,
+		                fn_qualified_relname(fq->source_relid), fn_qualified_relname(cfg->source_relid))));
+	return fq;
+}
+
+/* A table as a FROM item reads it: a partitioned table through its partitions, any
+ * other without the tables that inherit from it. */
+static const char *rows_of(Oid relid) {
+	const char *name = fn_qualified_relname(relid);
+
+	return get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? name : psprintf("ONLY %s", name);
+}
+
+/* One value of a one-row query (SPI connected). */
+static Datum query_value(const char *sql, int col, bool *isnull) {
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "flownode: reading a restored table failed: %s", sql);
+	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
+}
+
+/*
+ * A sink restored empty over a source that has rows: its rows were left out of the
+ * dump (pg_dump --exclude-table-data) or lost, and the restored record cannot say
+ * so. Every window of the source's rows is recorded as pending, so the worker fills
+ * the sink (oldest first, with plain INSERTs) instead of leaving it silently empty.
+ */
+static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
+	const char *source = rows_of(cfg->source_relid);
+	bool windowed = fq->window.kind != FN_WINDOW_NONE;
+	bool empty, isnull, none = true;
+	FnTimeRange r = {0, 1}; /* a window-less flow's mark */
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	empty = DatumGetBool(
+	    query_value(psprintf("SELECT NOT EXISTS (SELECT FROM %s)", rows_of(cfg->sink_relid)), 1, &isnull));
+	if (empty && windowed) {
+		const char *col = quote_identifier(fq->time_column);
+		char *sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM %s WHERE "
+		                     "pg_catalog.isfinite(%s)",
+		                     col, col, source, col);
+		int64 lo = DatumGetInt64(query_value(sql, 1, &none));
+		int64 hi = DatumGetInt64(query_value(sql, 2, &isnull));
+
+		if (!none) {
+			FnWindow *w = fn_window_create(&cfg->window);
+
+			r.start = fn_window_of(w, lo).start;
+			r.end = fn_window_of(w, hi).end;
+		}
+	} else if (empty)
+		none = !DatumGetBool(query_value(psprintf("SELECT EXISTS (SELECT FROM %s)", source), 1, &isnull));
+	SPI_finish();
+	if (empty && !none) {
+		PendingWriter *writer = fn_pending_open();
+
+		fn_pending_write(writer, cfg->flow_id, &r, 1,
+		                 GetCurrentTimestamp()); /* the lag counts from the binding */
+		fn_pending_close(writer);
+		ereport(NOTICE,
+		        (errmsg("the sink of restored flow \"%s\" is empty: it will be filled", cfg->flow_name)));
+	}
+}
+
+/* Everything after the checks: the binding, the triggers, the slot, the worker. */
+static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
+	bool windowed = fq->window.kind != FN_WINDOW_NONE;
+	FlowSlot *slot;
+
+	record_empty_sink(cfg, fq);
+	fn_registry_bind(cfg->flow_id, windowed ? fq->time_attnum : 0, windowed ? fq->time_column : NULL);
+	/* the triggers, on every partition too: the flow is bound now, so they are needed */
+	CommandCounterIncrement();
+	fn_sync_marking_triggers(cfg->source_relid);
+	/* as create_flow: the slot now, so flownode.max_flows fails here; the worker at commit */
+	slot = fn_acquire_slot(MyDatabaseId, fn_current_catalog_relid(), cfg->flow_id, true);
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->reserved_by = MyProcPid; /* until this transaction ends */
+	LWLockRelease(fn_slot_lock(slot));
+	fn_on_commit_start_worker(cfg->flow_id, cfg->owner);
+}
+
+/* The flow, locked against another binding or a drop, read again: NULL once it is
+ * bound (or gone). Writers to the source wait from here to the end of the
+ * transaction, and see the triggers once it commits. */
+static TaskConfig *lock_unbound(TaskConfig *cfg) {
+	fn_check_preloaded();
+	fn_lock_flow(cfg->flow_id, AccessExclusiveLock);
+	cfg = fn_load_task_config(cfg->flow_id, true);
+	if (cfg == NULL || cfg->bound)
+		return NULL;
+	LockRelationOid(cfg->source_relid, ShareRowExclusiveLock);
+	return cfg;
+}
+
+void fn_bind_flow(TaskConfig *cfg) {
+	FlowQuery *fq;
+
+	(void)fn_current_catalog_relid();
+	cfg = lock_unbound(cfg);
+	if (cfg == NULL)
+		return;
+	fq = analyse_stored(cfg);
+	fn_check_sink(cfg->sink_relid, fq);
+	bind_checked(cfg, fq);
+	ereport(NOTICE,
+	        (errmsg("flow \"%s\" is bound to %s", cfg->flow_name, fn_qualified_relname(cfg->source_relid)),
+	         errdetail("Its triggers mark writes from now on; its worker starts at commit.")));
+}
+
+/* Binds one flow inside a subtransaction: never fails the caller's command. */
+static void try_bind(TaskConfig *cfg) {
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool sink_step = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		TaskConfig *locked = lock_unbound(cfg);
+
+		if (locked != NULL) {
+			FlowQuery *fq = analyse_stored(locked);
+
+			sink_step = true; /* the step a sink restored without its key yet fails */
+			fn_check_sink(locked->sink_relid, fq);
+			sink_step = false;
+			bind_checked(locked, fq);
+		}
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		/* a sink that still lacks its key (another unique index was built) waits for
+		 * the next one */
+		ereport(sink_step ? DEBUG1 : WARNING,
+		        (errmsg("restored flow \"%s\" is not bound yet: %s", cfg->flow_name, edata->message),
+		         errhint("Once the problem is fixed, SELECT flownode.refresh_flow(%s) binds it.",
+		                 quote_literal_cstr(cfg->flow_name))));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+}
+
+/* Whether the flow's sink fits its query now; any error says no (in a subtransaction). */
+static bool sink_fits(TaskConfig *cfg) {
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool fits = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn_check_sink(cfg->sink_relid, analyse_stored(cfg));
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		fits = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return fits;
+}
+
+List *fn_restored_flows_awaiting_key(Oid relid) {
+	List *waiting = NIL;
+	List *flows;
+	ListCell *lc;
+
+	if (fn_slot_count() == 0 || !OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current())
+		return NIL; /* not preloaded (refresh_flow says so), or no restored flows here */
+	flows = fn_load_unbound_flows_of_sink(relid);
+	foreach (lc, flows)
+		if (!sink_fits(lfirst(lc)))
+			waiting = lappend(waiting, lfirst(lc));
+	return waiting;
+}
+
+void fn_bind_restored_flows(List *flows) {
+	ListCell *lc;
+
+	foreach (lc, flows)
+		try_bind(lfirst(lc));
+}
+
+void fn_start_workers_after_update(void) {
+	List *flows;
+	Oid catalog;
+	ListCell *lc;
+
+	if (fn_slot_count() == 0 || !OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current())
+		return;
+	catalog = fn_catalog_relid(false);
+	flows = fn_load_bound_flows();
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+		FlowSlot *slot;
+		bool running;
+
+		LWLockAcquire(fn_registry_lock(), LW_SHARED);
+		slot = fn_find_slot(MyDatabaseId, catalog, cfg->flow_id);
+		running = slot != NULL && slot->worker_pid != 0;
+		LWLockRelease(fn_registry_lock());
+		if (!running)
+			fn_on_commit_restart_worker(cfg->flow_id, cfg->owner);
+	}
+}
+
+/*
+ * AFTER INSERT statement trigger on flownode.pending. Writers record into it with
+ * heap inserts, which fire no trigger: an INSERT or COPY is a restore's (or a
+ * superuser's). Its rows reach the bound flows' workers at commit.
+ */
+Datum flownode_pending_restored(PG_FUNCTION_ARGS) {
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+		                errmsg("flownode.pending_restored() must be called as a trigger")));
+	if (fn_slot_count() > 0 && fn_catalog_is_current())
+		fn_on_commit_reload_records(fn_catalog_relid(false));
+	return PointerGetDatum(NULL);
+}

@@ -1,0 +1,40 @@
+/*
+ * flow_binding.h: flows a restore brought back, bound to this database's tables
+ * (docs/internals.md §9): their time column found again, their triggers created,
+ * their worker started at commit.
+ */
+#ifndef FLOWNODE_FLOW_BINDING_H
+#define FLOWNODE_FLOW_BINDING_H
+
+#include "postgres.h"
+
+#include "registry/flow_registry.h"
+
+/*
+ * Binds a restored flow in the current transaction: ERROR, naming the problem,
+ * when its query no longer reads its source or its sink does not fit it (checked
+ * with the current user's privileges). The source is locked against writes to the
+ * end of the transaction; the worker starts at commit and reloads the flow's
+ * pending windows. Nothing is recomputed: a restore's sink and record are those of
+ * one snapshot, in which every window not in the record was exact.
+ */
+extern void fn_bind_flow(TaskConfig *cfg);
+
+/*
+ * The restored flows whose sink is relid and lacks its unique key: called before a
+ * command that builds an index on relid (the post-data section of a restore builds
+ * the sinks' keys after every table's rows). fn_bind_restored_flows, after the
+ * command, binds those that the command made fit. Never fails the command: a sink
+ * that still does not fit is left for a later index, anything else is a WARNING
+ * and the flow stays 'restored' until refresh_flow binds it. A sink that had its
+ * key before (a data-only restore into a schema-only one) is never bound this way:
+ * its source may have been written since, unmarked, and refresh_flow repairs that.
+ */
+extern List *fn_restored_flows_awaiting_key(Oid relid);
+extern void fn_bind_restored_flows(List *flows);
+
+/* After ALTER EXTENSION flownode UPDATE: the bound flows without a worker get one at
+ * commit (a library newer than the database's objects started none). */
+extern void fn_start_workers_after_update(void);
+
+#endif

@@ -1,0 +1,242 @@
+# ALTER EXTENSION flownode UPDATE from 0.1 (docs/user-guide.md §11 "Upgrades").
+#
+# The 0.1 release runs for real: its library is built from the git history (the
+# last commit of 0.1, prepared by test/run_all.sh in FLOWNODE_V01_SRC) and
+# installed, with its SQL script, into a copy of the PostgreSQL installation. It
+# runs flows with data and windows pending. Then, as a DBA upgrades:
+#   1. the 0.2 scripts are installed but the server still runs the 0.1 library:
+#      ALTER EXTENSION flownode UPDATE refuses, saying to restart, and changes
+#      nothing;
+#   2. the server restarts on the 0.2 library, the database still has 0.1's
+#      objects: the flows view, flush_flow and create_flow refuse with a message
+#      asking for ALTER EXTENSION flownode UPDATE, no worker runs (a WARNING says
+#      why), the server does not crash, and writes to the sources (INSERT, UPDATE,
+#      DELETE, TRUNCATE) still work and are marked;
+#   3. ALTER EXTENSION flownode UPDATE: the workers start, the catalog is the same
+#      as a fresh 0.2 install (members, functions, the view, columns, constraints,
+#      indexes, triggers, configuration tables, privileges), and after a flush every
+#      sink equals its query: nothing written under 0.1 or in between was lost;
+#      later writes are marked, a new flow works, and the updated database survives
+#      pg_dump and pg_restore.
+use strict;
+use warnings;
+use File::Basename qw(dirname basename);
+use File::Copy qw(copy);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FlownodeTAP;
+
+my $v01 = $ENV{FLOWNODE_V01_SRC};
+plan skip_all => 'FLOWNODE_V01_SRC (the 0.1 release\'s source, set by test/run_all.sh) is not set'
+  unless $v01 && -f "$v01/sql/flownode--0.1.sql";
+
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+
+# The 0.1 library, built against the installation under test.
+system_or_bail('cp', '-a', $v01, "$tmp/src01");
+system_or_bail('make', '-s', '-C', "$tmp/src01", '-j4', 'with_llvm=no');
+
+# A copy of the installation with 0.1 in place of 0.2. PostgreSQL finds its lib and
+# share directories relative to its binaries, so the copy runs where it lands.
+my $bindir = `pg_config --bindir`;
+my $sharedir = `pg_config --sharedir`;
+chomp($bindir, $sharedir);
+my $old = "$tmp/old/usr/lib/postgresql/" . basename(dirname($bindir));
+my $oldshare = "$tmp/old/usr/share/postgresql/" . basename($sharedir);
+system_or_bail('mkdir', '-p', dirname($old), dirname($oldshare));
+system_or_bail('cp', '-a', dirname($bindir), $old);
+system_or_bail('cp', '-a', $sharedir, $oldshare);
+my $old_ext = `$old/bin/pg_config --sharedir`;
+chomp $old_ext;
+BAIL_OUT("the installation is not relocatable: $old_ext") unless $old_ext eq $oldshare;
+$old_ext .= '/extension';
+unlink glob("$old_ext/flownode*");
+copy("$tmp/src01/$_", $old_ext) or BAIL_OUT("copy $_: $!") for ('flownode.control', 'sql/flownode--0.1.sql');
+copy("$tmp/src01/flownode.so", "$old/lib/flownode.so") or BAIL_OUT("copy flownode.so: $!");
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade', install_path => $old);
+$node->init;
+$node->append_conf('postgresql.conf', "max_worker_processes = 32\n");
+$node->start;
+
+# flow => [sink, query]
+my %flows = (
+	f_min => [
+		'sink_min',
+		q{SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS w, host, count(*) AS n,
+  sum(v) AS s FROM m GROUP BY 1, 2}
+	],
+	f_day => [ 'sink_day', q{SELECT date_trunc('day', ts, 'UTC') AS d, count(*) AS n, max(v) AS hi FROM m GROUP BY 1} ],
+	f_total => [ 'sink_total', q{SELECT host, count(*) AS n FROM m GROUP BY 1} ],
+	f_t => [ 'sink_t', q{SELECT date_bin('1 hour', at, timestamp '2000-01-01') AS h, count(*) AS n FROM t GROUP BY 1} ],
+);
+my @names = sort keys %flows;
+
+sub check_exact
+{
+	my ($db, $when) = @_;
+	is(fn_sink_diff($node, $db, @{ $flows{$_} }), '0', "$db: $_: sink = query $when") for @names;
+}
+
+# ---- 0.1 ----
+$node->safe_psql('postgres', q{CREATE ROLE fn_alice LOGIN; CREATE DATABASE up;});
+is($node->safe_psql('up', "CREATE EXTENSION flownode VERSION '0.1'; SELECT extversion FROM pg_extension WHERE extname = 'flownode'"),
+	'0.1', 'the 0.1 release installs');
+$node->safe_psql('up', qq{
+GRANT CREATE ON SCHEMA public TO fn_alice;
+CREATE TABLE m (ts timestamptz NOT NULL, host text, v int NOT NULL);
+CREATE INDEX ON m (ts);
+GRANT SELECT, TRIGGER ON m TO fn_alice;
+CREATE TABLE t (at timestamp NOT NULL);
+INSERT INTO m SELECT timestamptz '2024-05-01' + i * interval '50 seconds', 'h' || (i % 4), i
+  FROM generate_series(0, 1999) i;
+INSERT INTO t SELECT timestamp '2024-05-01' + i * interval '17 minutes' FROM generate_series(0, 99) i;
+SELECT flownode.create_flow('f_day', 'sink_day', \$q\$$flows{f_day}[1]\$q\$, eval_interval => '1 hour',
+  comment => 'days');
+SELECT flownode.create_flow('f_total', 'sink_total', \$q\$$flows{f_total}[1]\$q\$, eval_interval => '1 hour');
+SELECT flownode.create_flow('f_t', 'sink_t', \$q\$$flows{f_t}[1]\$q\$, eval_interval => '1 hour');
+SET ROLE fn_alice;
+SELECT flownode.create_flow('f_min', 'sink_min', \$q\$$flows{f_min}[1]\$q\$, eval_interval => '1 hour');
+});
+ok(fn_wait_worker($node, 'up', $_), "0.1: worker of $_ runs") for @names;
+# windows pending under 0.1 (the workers evaluate only after an hour)
+$node->safe_psql('up', q{
+INSERT INTO m VALUES ('2024-05-01 00:00:30', 'h1', 1000), ('2024-05-03 00:00:00', NULL, 5);
+UPDATE m SET ts = ts + interval '2 days' WHERE v = 10;
+DELETE FROM m WHERE v BETWEEN 100 AND 120;
+INSERT INTO t VALUES ('2024-05-02 03:00');
+});
+cmp_ok(fn_sink_diff($node, 'up', @{ $flows{$_} }), '>', 0, "0.1: $_ has windows pending") for @names;
+cmp_ok($node->safe_psql('up', 'SELECT count(*) FROM flownode.pending'), '>', 0,
+	'0.1: the windows are in the durable record');
+
+# ---- 1. the 0.2 scripts installed, the server still on the 0.1 library ----
+copy($_, $old_ext) or BAIL_OUT("copy $_: $!") for glob("$sharedir/extension/flownode*");
+my ($ret, $out, $err) = $node->psql('up', 'ALTER EXTENSION flownode UPDATE');
+isnt($ret, 0, 'the update fails while the server runs the 0.1 library');
+like($err, qr/library loaded by this server is older than version 0\.2.*HINT:.*Restart the server/s,
+	'... saying to restart the server');
+is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"),
+	'0.1', '... and nothing changed');
+
+# ---- 2. the 0.2 library, the database still at 0.1 ----
+$node->stop;
+delete $node->{_install_path};    # back to the installation under test (0.2)
+my $log_offset = -s $node->logfile;
+$node->start;
+
+for my $call ('SELECT * FROM flownode.flows', "SELECT flownode.flush_flow('f_day')",
+	q{SELECT flownode.create_flow('x', 'x', 'SELECT host, count(*) AS n FROM m GROUP BY 1', eval_interval => '1 hour')})
+{
+	($ret, $out, $err) = $node->psql('up', $call);
+	like($err,
+		qr/flownode objects of database "up" are version 0\.1, but the library loaded is version 0\.2.*HINT:  Run ALTER EXTENSION flownode UPDATE/s,
+		"0.2 library, 0.1 objects: refused with a clear message: $call");
+}
+$node->safe_psql('up', q{
+INSERT INTO m VALUES ('2024-05-01 06:00:10', 'h2', 7), ('2024-05-04 00:00:00', 'h1', 8);
+UPDATE m SET v = v + 1 WHERE ts < '2024-05-01 00:03:00';
+DELETE FROM m WHERE v BETWEEN 300 AND 305;
+TRUNCATE t;
+INSERT INTO t VALUES ('2024-05-01 00:10'), ('2024-05-05 00:10');
+});
+pass('0.2 library, 0.1 objects: INSERT, UPDATE, DELETE and TRUNCATE of sources work');
+ok(fn_wait_log($node, qr/flows of database "up" wait for ALTER EXTENSION flownode UPDATE/, $log_offset, 30),
+	'the log says the flows wait for the update');
+is($node->safe_psql('up', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flownode flow'}),
+	'0', 'no worker runs for objects of the older version');
+is($node->safe_psql('up', 'SELECT 1'), '1', 'the server is up');
+ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated/, $log_offset), 'nothing crashed');
+
+# ---- 3. ALTER EXTENSION flownode UPDATE ----
+$node->safe_psql('up', 'ALTER EXTENSION flownode UPDATE');
+is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.2', 'updated to 0.2');
+ok(fn_wait_worker($node, 'up', $_), "0.2: worker of $_ runs after the update") for @names;
+
+# the catalog: as a fresh 0.2 install
+my $catalog = q{
+WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'flownode'),
+rels AS (SELECT oid FROM pg_class WHERE relnamespace = 'flownode'::regnamespace)
+SELECT 'member ' || pg_describe_object(classid, objid, objsubid) FROM pg_depend, ext
+ WHERE refclassid = 'pg_extension'::regclass AND refobjid = ext.oid AND deptype = 'e'
+UNION ALL
+SELECT 'config ' || u.c::regclass || ' ' || u.cond
+  FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(c, cond) WHERE e.extname = 'flownode'
+UNION ALL
+SELECT 'function ' || pg_get_functiondef(p.oid) || ' acl=' || coalesce(p.proacl::text, '-')
+       || ' comment=' || coalesce(obj_description(p.oid, 'pg_proc'), '-')
+  FROM pg_proc p WHERE pronamespace = 'flownode'::regnamespace
+UNION ALL
+SELECT 'relation ' || c.oid::regclass || ' kind=' || c.relkind::text || ' acl=' || coalesce(c.relacl::text, '-')
+       || ' options=' || coalesce(c.reloptions::text, '-') || ' comment=' || coalesce(obj_description(c.oid, 'pg_class'), '-')
+  FROM pg_class c WHERE c.oid IN (SELECT oid FROM rels)
+UNION ALL
+SELECT 'column ' || a.attrelid::regclass || ' ' || a.attnum || ' ' || a.attname || ' '
+       || format_type(a.atttypid, a.atttypmod) || ' notnull=' || a.attnotnull
+       || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), '-') || ' identity=' || a.attidentity::text
+       || ' storage=' || a.attstorage::text || ' compression=' || a.attcompression::text
+       || ' collation=' || a.attcollation::regcollation
+  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+ WHERE a.attrelid IN (SELECT oid FROM rels) AND a.attnum > 0 AND NOT a.attisdropped
+UNION ALL
+SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+  FROM pg_constraint WHERE connamespace = 'flownode'::regnamespace
+UNION ALL
+SELECT 'index ' || pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid IN (SELECT oid FROM rels)
+UNION ALL
+SELECT 'trigger ' || pg_get_triggerdef(oid) || ' enabled=' || tgenabled::text
+  FROM pg_trigger WHERE tgrelid IN (SELECT oid FROM rels) AND NOT tgisinternal
+UNION ALL
+SELECT 'view ' || pg_get_viewdef('flownode.flows'::regclass)
+UNION ALL
+SELECT 'sequence ' || seqrelid::regclass || ' ' || seqtypid::regtype || ' ' || seqstart || ' '
+       || seqincrement || ' ' || seqmax || ' ' || seqmin || ' ' || seqcache || ' ' || seqcycle
+  FROM pg_sequence WHERE seqrelid IN (SELECT oid FROM rels)
+UNION ALL
+SELECT 'init_privs ' || pg_describe_object(i.classoid, i.objoid, i.objsubid) || ' ' || i.privtype::text || ' ' || i.initprivs::text
+  FROM pg_init_privs i, pg_depend dep, ext
+ WHERE dep.refclassid = 'pg_extension'::regclass AND dep.refobjid = ext.oid AND dep.deptype = 'e'
+   AND i.classoid = dep.classid AND i.objoid = dep.objid
+UNION ALL
+SELECT 'schema ' || nspname || ' acl=' || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = 'flownode'
+ORDER BY 1};
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('fresh', 'CREATE EXTENSION flownode');
+my $fresh = $node->safe_psql('fresh', $catalog);
+like($fresh, qr/^member table flownode\.flow_binding$/m, 'the catalog description covers the new objects');
+is($node->safe_psql('up', $catalog), $fresh, 'the updated catalog is the same as a fresh 0.2 install');
+
+# the flows: every marking trigger fires always, and nothing was lost
+is( $node->safe_psql('up',
+		"SELECT string_agg(format('%s:%s:%s', flow_name, owner, marking_enabled), ',' ORDER BY flow_name) FROM flownode.flows"),
+	'f_day:postgres:t,f_min:fn_alice:t,f_t:postgres:t,f_total:postgres:t',
+	'the flows are all there, with their owners, marking in every replication role');
+$node->safe_psql('up', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
+check_exact('up', 'after the update and a flush (writes under 0.1 and before the update included)');
+
+$node->safe_psql('up', q{
+INSERT INTO m VALUES ('2024-05-01 00:20:00', 'h3', 9);
+DELETE FROM m WHERE v BETWEEN 500 AND 502;
+INSERT INTO t VALUES ('2024-05-01 07:07');
+});
+$node->safe_psql('up', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
+check_exact('up', 'after later writes and a flush');
+is($node->safe_psql('up', q{SELECT flownode.create_flow('f_new', 'sink_new',
+  $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n FROM m GROUP BY 1$q$,
+  eval_interval => '1 hour') > max(flow_id) FROM flownode.flow WHERE flow_name <> 'f_new'}),
+	't', 'a new flow after the update gets a new id');
+
+# the updated database survives a dump and restore
+my $dump = "$tmp/up.fc";
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('up') ], 'pg_dump of the updated database');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ], 'pg_restore of it');
+is($node->safe_psql('restored', "SELECT count(*) FROM flownode.flows WHERE state <> 'restored'"),
+	'5', 'every flow is back and bound');
+$node->safe_psql('restored', q{INSERT INTO m VALUES ('2024-05-02 02:02:02', 'h0', 11)});
+$node->safe_psql('restored', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
+check_exact('restored', 'after the restore, a write and a flush');
+
+$node->stop;
+done_testing();
