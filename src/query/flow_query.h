@@ -28,6 +28,7 @@ typedef struct FlowQuery {
 	AttrNumber time_attnum;
 	char *time_column;
 	char *window_text; /* deparsed window expression for the flows view */
+	List *dimensions;  /* FlowDimension * (flow_joins.h): the tables joined to the source, NIL if none */
 } FlowQuery;
 
 /* Parses and analyses `sql` under the current search_path; validates; ERROR on bad

@@ -8,6 +8,8 @@
 
 #include "registry/flow_registry.h"
 
+#include "registry/flow_dimensions.h"
+
 #include "pgutil/pg_util.h"
 
 #include "miscadmin.h"
@@ -144,12 +146,17 @@ typedef enum ConfigQuery {
 	N_CONFIG_QUERIES
 } ConfigQuery;
 
+/* a table's flows: it is their source, their sink or one of their dimension tables */
+#define BY_RELATION_WHERE                                                                                    \
+	("WHERE source_table = $1 OR sink_table = $1 OR flow_id IN (SELECT d.flow_id FROM " FLOWNODE_SCHEMA      \
+	 ".flow_dimension d WHERE d.dimension = $1) ORDER BY flow_id")
+
 static const char *const config_where[N_CONFIG_QUERIES] = {
     [BY_ID] = "WHERE flow_id = $1",
     [BY_NAME] = "WHERE flow_name = $1",
     [BY_SOURCE] = "WHERE source_table = $1 ORDER BY flow_id",
     [BY_SOURCES] = "WHERE source_table OPERATOR(pg_catalog.=) ANY ($1) ORDER BY flow_id",
-    [BY_RELATION] = "WHERE source_table = $1 OR sink_table = $1 ORDER BY flow_id",
+    [BY_RELATION] = BY_RELATION_WHERE,
     [ALL_FLOWS] = "ORDER BY flow_id",
 };
 
@@ -292,6 +299,7 @@ void fn_registry_delete_flow(int64 flow_id) {
 
 	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values,
 	             NULL);
+	fn_registry_delete_dimensions(flow_id);
 }
 
 void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,

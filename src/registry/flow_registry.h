@@ -67,7 +67,7 @@ extern List *fn_load_flows_of_sources(List *relids);
 /* The flows that read the table's rows: its own and those of its partition ancestors
  * (a partition's rows are rows of every table above it). */
 extern List *fn_load_flows_over(Oid relid);
-extern List *fn_load_flows_of_relation(Oid relid); /* flows reading or writing it */
+extern List *fn_load_flows_of_relation(Oid relid); /* flows reading (also as a dimension) or writing it */
 extern List *fn_load_all_flows(void);              /* List of TaskConfig * */
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
