@@ -194,6 +194,18 @@ SELECT flownode.flush_flow('j_total');
 SELECT j_diff('j_total');
 SELECT flownode.drop_flow('j_total');
 DROP TABLE j_total;
+-- aggregates without GROUP BY over a join (one sink row): likewise
+SELECT flownode.create_flow('j_one', 'j_one',
+  $$SELECT count(*) AS n, sum(c.usage) AS total FROM j_cpu c JOIN j_hosts h ON c.host = h.host
+     WHERE h.region = 'us'$$,
+  eval_interval => '1 hour') > 0 AS created;
+UPDATE j_hosts SET region = 'us' WHERE host = 'e';
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'j_one';
+SELECT flownode.flush_flow('j_one');
+SELECT j_diff('j_one');
+SELECT n > 0 AS some_rows FROM j_one;
+SELECT flownode.drop_flow('j_one');
+DROP TABLE j_one;
 SELECT * FROM j_flush();
 SELECT * FROM j_exact();
 
@@ -359,6 +371,9 @@ SELECT flownode.create_flow('j_bad', 'j_bad',  -- a view
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- a function in FROM
   $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
       FROM j_cpu c JOIN generate_series(1, 3) g ON g = c.dc GROUP BY 1$$);
+CREATE TABLE j_rows (id int PRIMARY KEY, ts timestamptz NOT NULL, host text);
+SELECT flownode.create_flow('j_bad', 'j_bad',  -- no aggregation: a copy of the fact rows
+  $$SELECT r.id, r.ts, h.region FROM j_rows r JOIN j_hosts h USING (host)$$);
 CREATE TABLE j_rollup (h timestamptz NOT NULL UNIQUE, n bigint);
 SELECT flownode.create_flow('j_bad', 'j_rollup',  -- a dimension as the sink
   $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
@@ -370,7 +385,7 @@ SELECT flownode.create_flow('j_ok', 'j_ok',
 SELECT flow_name, source_table FROM flownode.flows WHERE flow_name = 'j_ok';
 SELECT flownode.drop_flow('j_ok');
 SELECT count(*) AS flows_left FROM flownode.flows WHERE flow_name LIKE 'j\_%';
-DROP TABLE j_ok, j_part, j_events, j_dcs, j_rollup;
+DROP TABLE j_ok, j_part, j_events, j_dcs, j_rollup, j_rows;
 DROP VIEW j_view;
 DROP FUNCTION j_exact(), j_flush(), j_dirty(), j_diff(text);
 DROP TABLE j_cpu, j_hosts;

@@ -44,6 +44,10 @@ void fn_remove_flow(TaskConfig *cfg) {
 
 	/* first: waits for a refresh in flight, holds off the next (fn_lock_flow) */
 	fn_lock_flow(cfg->flow_id, AccessExclusiveLock);
+	if (cfg->waiting) { /* it has nothing but its row: no trigger, slot, record or worker */
+		fn_registry_delete_flow(cfg->flow_id);
+		return;
+	}
 	dimensions = fn_load_flow_dimensions(cfg->flow_id);
 	remove_rows(cfg);
 	CommandCounterIncrement();
