@@ -23,7 +23,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record refresh freshness catchup idle busy callgrind"
+SECTIONS="micro copy multirow single record refresh freshness catchup idle busy dimension callgrind"
 while (($#)); do
   a=$1
   shift
@@ -657,6 +657,73 @@ bench_callgrind() {
   FN_BENCH_NO_BUILD=1 bash "$BENCH/callgrind.sh" >"$RAW/callgrind.log" 2>&1 \
     || { tail -20 "$RAW/callgrind.log" >&2; fn_die "callgrind.sh failed"; }
   section_end callgrind
+}
+
+# ---- joins: one dimension-row update against a large fact table --------------
+# A fact table of 20M rows (2M with --quick), a row every 0.1 s from 1,000 hosts,
+# indexed on ts and on host, joined to a dimension of 1,001 hosts; the flow groups by
+# minute and the host's region. Per round: the commit of an UPDATE of one host's
+# region (its trigger collects the value; the commit looks up the windows of the
+# host's fact rows through the index on host) timed against the same UPDATE of a copy
+# of the dimension no flow joins, then flush_flow (the refresh of those windows);
+# for host-7, whose rows lie all over the table, and for host-1000, whose rows lie in
+# the last hour. REFRESH MATERIALIZED VIEW of the query is the full recompute. The
+# sink is compared with the view at the end.
+bench_dimension() {
+  local rows rounds q r h v out
+  if [[ $MODE == full ]]; then rows=20000000 rounds=2; else rows=2000000 rounds=1; fi
+  section_start "joins: one dimension-row update against a fact table of $rows rows"
+  q="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, dm_hosts.region, count(*) AS n, sum(v) AS sum_v FROM dm_cpu JOIN dm_hosts USING (host) GROUP BY 1, 2"
+  sql >/dev/null <<EOF
+SET client_min_messages = warning;
+CREATE TABLE dm_hosts (host text PRIMARY KEY, region text NOT NULL);
+INSERT INTO dm_hosts SELECT 'host-' || i, 'region-' || (i % 10) FROM generate_series(0, 1000) i;
+CREATE TABLE dm_hosts_plain (host text PRIMARY KEY, region text NOT NULL);
+INSERT INTO dm_hosts_plain SELECT * FROM dm_hosts;
+CREATE TABLE dm_cpu (ts timestamptz NOT NULL, host text NOT NULL, v float8 NOT NULL) WITH (autovacuum_enabled = off);
+INSERT INTO dm_cpu SELECT timestamptz '2024-01-01 00:00:00+00' + i * interval '100 milliseconds',
+       'host-' || (i % 1000), (i % 400) * 0.25 FROM generate_series(0, $rows - 1) i;
+INSERT INTO dm_cpu SELECT timestamptz '2024-01-01 00:00:00+00' + ($rows - 1) * interval '100 milliseconds'
+       - i * interval '10 seconds', 'host-1000', 1 FROM generate_series(0, 359) i;
+CREATE INDEX ON dm_cpu (ts);
+CREATE INDEX ON dm_cpu (host);
+VACUUM ANALYZE dm_cpu;
+VACUUM ANALYZE dm_hosts;
+VACUUM ANALYZE dm_hosts_plain;
+CHECKPOINT;
+EOF
+  out=$(echo "@create_0 SELECT flownode.create_flow('dm_flow', 'dm_sink', \$q\$$q\$q\$, eval_interval => '1 hour');" \
+    | "$FB" sql "$CONN")
+  wait_active dm_cpu 1
+  sql -c "VACUUM ANALYZE dm_sink" >/dev/null
+  {
+    # warm-up (untimed): the session's first dimension write and flush
+    echo "UPDATE dm_hosts SET region = 'warm' WHERE host = 'host-1000';"
+    echo "UPDATE dm_hosts_plain SET region = 'warm' WHERE host = 'host-1000';"
+    echo "SELECT flownode.flush_flow('dm_flow');"
+    for ((r = 1; r <= rounds; r++)); do
+      for h in 7 1000; do
+        v="moved-$r"
+        if ((r % 2)); then
+          echo "@mark${h}plain_$r UPDATE dm_hosts_plain SET region = '$v' WHERE host = 'host-$h';"
+          echo "@mark${h}flow_$r UPDATE dm_hosts SET region = '$v' WHERE host = 'host-$h';"
+        else
+          echo "@mark${h}flow_$r UPDATE dm_hosts SET region = '$v' WHERE host = 'host-$h';"
+          echo "@mark${h}plain_$r UPDATE dm_hosts_plain SET region = '$v' WHERE host = 'host-$h';"
+        fi
+        echo "=dirty${h}_$r SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'dm_flow';"
+        echo "@flush${h}_$r SELECT flownode.flush_flow('dm_flow');"
+      done
+    done
+    echo "@mv_1 CREATE MATERIALIZED VIEW dm_mv AS $q;"
+    echo "@mv_2 REFRESH MATERIALIZED VIEW dm_mv;"
+  } | "$FB" sql "$CONN" >"$RAW/dimension.tsv"
+  echo "$out" >>"$RAW/dimension.tsv"
+  awk -F'\t' '{split($1, a, "_"); print "dimension\t" a[1] "\t-\t-\t" a[2] "\t" $2}' "$RAW/dimension.tsv" >>"$RAW/measurements.tsv"
+  rec dimension rows - - 0 "$rows"
+  rec dimension check - - 0 "$(sql -c "SELECT count(*) FROM ((SELECT * FROM dm_sink EXCEPT SELECT * FROM dm_mv) UNION ALL (SELECT * FROM dm_mv EXCEPT SELECT * FROM dm_sink)) d")"
+  sql -c "SET client_min_messages = warning; SELECT flownode.drop_flow('dm_flow'); DROP MATERIALIZED VIEW dm_mv; DROP TABLE dm_cpu, dm_hosts, dm_hosts_plain, dm_sink" >/dev/null
+  section_end dimension
 }
 
 # ---- run --------------------------------------------------------------------

@@ -90,6 +90,44 @@ ALTER TABLE flownode.pending ALTER COLUMN ranges SET STORAGE MAIN;
 CREATE INDEX pending_flow_idx ON flownode.pending (flow_id);
 REVOKE ALL ON flownode.pending FROM PUBLIC;
 
+-- The dimension tables a flow joins (docs/internals.md §3, Dimension tables): one row
+-- per equality `fact_column = dimension_column` that joins a dimension to the flow's
+-- source (its fact table). Written by create_flow, removed with the flow; a write
+-- to a dimension marks the windows of the source rows whose fact_attnum holds the
+-- changed rows' dim_attnum (under operator).
+CREATE TABLE flownode.flow_dimension (
+    flow_id     bigint NOT NULL,
+    dimension   oid NOT NULL,
+    dim_attnum  smallint NOT NULL,
+    fact_attnum smallint NOT NULL,
+    operator    oid NOT NULL
+);
+CREATE INDEX flow_dimension_flow_idx ON flownode.flow_dimension (flow_id);
+CREATE INDEX flow_dimension_dimension_idx ON flownode.flow_dimension (dimension);
+REVOKE ALL ON flownode.flow_dimension FROM PUBLIC;
+
+-- The triggers create_flow puts on a dimension table, per join column: AFTER ROW
+-- triggers for INSERT, UPDATE and DELETE whose WHEN clause collects the row's old
+-- and new value of that column (mark_dimension_row, always false, so their function
+-- mark_dimension never runs), and a TRUNCATE statement trigger. The windows are
+-- looked up when the writer commits. mark_dimension_row collects nothing for a role
+-- that may not write the table.
+CREATE FUNCTION flownode.mark_dimension_row(dimension oid, key_column int2, old_key anyelement,
+                                            new_key anyelement)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_dimension_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_dimension()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flownode_mark_dimension'
+LANGUAGE C;
+
+CREATE FUNCTION flownode.mark_dimension_truncate()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flownode_mark_dimension_truncate'
+LANGUAGE C;
+
 -- The clock of a flow that compares its time column with now() (docs/internals.md
 -- §6): the scheduled time its sink follows. Each evaluation marks the windows whose
 -- rows' answer changed between it and its own scheduled time, then moves it, in the

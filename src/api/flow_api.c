@@ -18,9 +18,11 @@
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
 #include "pgutil/pg_util.h"
+#include "query/flow_joins.h"
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
 #include "refresh/refresh_exec.h"
+#include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
 #include "registry/sink_table.h"
 #include "shmem/flow_slots.h"
@@ -115,6 +117,77 @@ static void notice_missing_time_index(Oid source_relid, const FlowQuery *fq) {
 	                 errdetail("A refresh then reads the whole table to find the rows of its windows."),
 	                 errhint("CREATE INDEX ON %s (%s);", fn_qualified_relname(source_relid),
 	                         quote_identifier(fq->time_column))));
+}
+
+/*
+ * The dimension tables of a query that joins (query/flow_joins.h): the creator needs
+ * SELECT on each (the query reads it) and TRIGGER (flownode puts triggers on it), and
+ * each is locked against writes, after the source, until the flow is created: a
+ * write that commits before the fill's snapshot is in the fill, a later one finds
+ * the triggers. The sink cannot be one of them.
+ */
+static void check_dimensions(const FlowQuery *fq) {
+	ListCell *lc;
+
+	foreach (lc, fq->dimensions) {
+		Oid relid = ((FlowDimension *)lfirst(lc))->relid;
+
+		if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			                errmsg("permission denied for table %s", get_rel_name(relid)),
+			                errdetail("Creating a flow needs SELECT on every table its query reads.")));
+		if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+			ereport(ERROR,
+			        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			         errmsg("permission denied for table %s", get_rel_name(relid)),
+			         errdetail("Creating a flow needs TRIGGER on every table it joins (writes to a dimension "
+			                   "table are marked by a trigger).")));
+	}
+	foreach (lc, fq->dimensions)
+		LockRelationOid(((FlowDimension *)lfirst(lc))->relid, ShareRowExclusiveLock);
+}
+
+static void check_sink_not_dimension(const FlowQuery *fq, Oid sink_relid) {
+	if (list_member_oid(fn_dimension_relids(fq->dimensions), sink_relid))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("table \"%s\" is read by the flow query; it cannot be its sink",
+		                       get_rel_name(sink_relid))));
+}
+
+/* A dimension whose join columns lead no index of the fact table: a write to it
+ * marks every window (dimension_marks.c). Not an error; the NOTICE gives the
+ * command. */
+static void notice_missing_join_index(Oid source_relid, const FlowQuery *fq) {
+	ListCell *lc, *lc2;
+
+	foreach (lc, fq->dimensions) {
+		FlowDimension *d = lfirst(lc);
+		bool indexed = false;
+
+		foreach (lc2, d->keys)
+			indexed |= fn_btree_index_leads_with(source_relid, ((FlowJoinKey *)lfirst(lc2))->fact_attnum);
+		if (!indexed)
+			ereport(
+			    NOTICE,
+			    (errmsg("fact table \"%s\" has no index on its join column \"%s\"",
+			            get_rel_name(source_relid),
+			            get_attname(source_relid, ((FlowJoinKey *)linitial(d->keys))->fact_attnum, false)),
+			     errdetail("A write to dimension table \"%s\" then marks every window of the flow.",
+			               get_rel_name(d->relid)),
+			     errhint("CREATE INDEX ON %s (%s);", fn_qualified_relname(source_relid),
+			             quote_identifier(get_attname(
+			                 source_relid, ((FlowJoinKey *)linitial(d->keys))->fact_attnum, false)))));
+	}
+}
+
+/* The flow's dimensions recorded and their triggers put in place. */
+static void install_dimensions(int64 flow_id, const FlowQuery *fq) {
+	ListCell *lc;
+
+	fn_registry_insert_dimensions(flow_id, fq->dimensions);
+	CommandCounterIncrement();
+	foreach (lc, fq->dimensions)
+		fn_sync_dimension_triggers(((FlowDimension *)lfirst(lc))->relid);
 }
 
 /* How the arguments are named in messages: create_flow's, or the clauses of the
@@ -412,7 +485,9 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 
 	/* writers wait from here on, and see the trigger once we commit */
 	LockRelationOid(source_relid, ShareRowExclusiveLock);
+	check_dimensions(fq);
 	sink_relid = fn_prepare_sink(a->sink_name, fq, source_relid, &sink_is_new);
+	check_sink_not_dimension(fq, sink_relid);
 	if (fn_registry_is_sink(sink_relid))
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -443,6 +518,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	/* the triggers, on every partition too (which locks them against writes) */
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(source_relid);
+	install_dimensions(flow_id, def.fq);
 
 	/* claim the flow's shared memory now, so flownode.max_flows fails here */
 	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
@@ -477,6 +553,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	if (fq->now_preds != NIL)
 		fn_registry_clock_set(flow_id, clock_at);
 	notice_missing_time_index(source_relid, fq);
+	notice_missing_join_index(source_relid, fq);
 	return flow_id;
 }
 

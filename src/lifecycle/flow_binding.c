@@ -37,8 +37,10 @@
 #include "pgutil/pg_util.h"
 #include "record/durable_record.h"
 #include "executor/spi.h"
+#include "query/flow_joins.h"
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
+#include "registry/flow_dimensions.h"
 #include "registry/sink_table.h"
 #include "shmem/flow_slots.h"
 #include "storage/lmgr.h"
@@ -122,6 +124,22 @@ static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
 	}
 }
 
+/*
+ * The dimension tables the flow joins, found again from its query: a dump keeps no
+ * row of flownode.flow_dimension (its attribute numbers are the old database's) and
+ * pg_upgrade keeps none of their triggers. Without them, a write to a dimension of a
+ * restored flow marked nothing and its sink went stale.
+ */
+static void bind_dimensions(int64 flow_id, const FlowQuery *fq) {
+	ListCell *lc;
+
+	fn_registry_delete_dimensions(flow_id);
+	fn_registry_insert_dimensions(flow_id, fq->dimensions);
+	CommandCounterIncrement();
+	foreach (lc, fq->dimensions)
+		fn_sync_dimension_triggers(((FlowDimension *)lfirst(lc))->relid);
+}
+
 /* Everything after the checks: the binding, the triggers, the slot, the worker. */
 static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
 	bool windowed = fq->window.kind != FN_WINDOW_NONE;
@@ -132,6 +150,7 @@ static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
 	/* the triggers, on every partition too: the flow is bound now, so they are needed */
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(cfg->source_relid);
+	bind_dimensions(cfg->flow_id, fq);
 	/* as create_flow: the slot now, so flownode.max_flows fails here; the worker at commit */
 	slot = fn_acquire_slot(MyDatabaseId, fn_current_catalog_relid(), cfg->flow_id, true);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);

@@ -2,12 +2,13 @@
  * flow_removal.c: flows removed by drop_flow, and with the tables, extension and
  * database they depend on.
  *
- * - DROP TABLE of a flow's source or sink (also DROP SCHEMA ... CASCADE, DROP OWNED)
- *   drops the flow with a NOTICE, as PostgreSQL does for dependent objects (the
- *   object access hook sees the table's drop). A partition of a source is not the
- *   source: dropping it drops only flows of its own; its rows leaving the source
- *   are marked (by the utility hook before a DROP TABLE; here, for a drop that
- *   cascaded, by marking every window the flows may hold).
+ * - DROP TABLE of a flow's source or sink, or of a dimension table it joins (also
+ *   DROP SCHEMA ... CASCADE, DROP OWNED) drops the flow with a NOTICE, as PostgreSQL
+ *   does for dependent objects (the object access hook sees the table's drop). A
+ *   partition of a source is not the source: dropping it drops only flows of its
+ *   own; its rows leaving the source are marked (by the utility hook before a DROP
+ *   TABLE; here, for a drop that cascaded, by marking every window the flows may
+ *   hold).
  * - DROP EXTENSION (or DROP SCHEMA flownode CASCADE) drops the flow catalog before
  *   the extension itself: every flow of the database stops when that commits.
  */
@@ -23,6 +24,7 @@
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
 #include "record/durable_record.h"
+#include "registry/flow_dimensions.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -37,16 +39,22 @@ static void remove_rows(TaskConfig *cfg) {
 }
 
 void fn_remove_flow(TaskConfig *cfg) {
+	List *dimensions;
+	ListCell *lc;
+
 	/* first: waits for a refresh in flight, holds off the next (fn_lock_flow) */
 	fn_lock_flow(cfg->flow_id, AccessExclusiveLock);
 	if (cfg->waiting) { /* it has nothing but its row: no trigger, slot, record or worker */
 		fn_registry_delete_flow(cfg->flow_id);
 		return;
 	}
+	dimensions = fn_load_flow_dimensions(cfg->flow_id);
 	remove_rows(cfg);
 	CommandCounterIncrement();
 	/* the triggers no flow needs any more go; the caches of the source's tree too */
 	fn_sync_marking_triggers(cfg->source_relid);
+	foreach (lc, dimensions)
+		fn_sync_dimension_triggers(lfirst_oid(lc));
 }
 
 /* ---- partitions dropped ---- */
@@ -102,6 +110,8 @@ static void drop_flows_of_relation(Oid relid) {
 
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
+		List *dimensions = fn_load_flow_dimensions(cfg->flow_id);
+		ListCell *lc2;
 
 		ereport(NOTICE, (errmsg("drop cascades to flow \"%s\"", cfg->flow_name)));
 		remove_rows(cfg);
@@ -109,6 +119,10 @@ static void drop_flows_of_relation(Oid relid) {
 			CacheInvalidateRelcacheByRelid(cfg->source_relid);
 			fn_on_pre_commit_cleanup_triggers(cfg->source_relid);
 		}
+		/* and the triggers of the tables it joined, the dropped one aside */
+		foreach (lc2, dimensions)
+			if (lfirst_oid(lc2) != relid)
+				fn_on_pre_commit_cleanup_triggers(lfirst_oid(lc2));
 	}
 }
 

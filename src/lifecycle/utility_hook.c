@@ -42,6 +42,7 @@
 #include "marking/source_triggers.h"
 #include "storage/lmgr.h"
 #include "nodes/parsenodes.h"
+#include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
 #include "tcop/utility.h"
 #include "utils/inval.h"
@@ -80,15 +81,36 @@ static void trigger_commands(AlterTableStmt *stmt, bool *enables, bool *disables
 	}
 }
 
-/* The flows that read the rows of the table the ALTER TABLE names (its own, and
- * those of the tables it is a partition of), NIL when none (or no such table). */
+/* The flows that join the table as a dimension. */
+static List *flows_joining(Oid relid) {
+	List *flows = NIL;
+	int64 last = -1;
+	ListCell *lc;
+
+	foreach (lc, fn_load_dimension_keys(relid)) { /* ordered by flow */
+		DimensionKey *k = lfirst(lc);
+		TaskConfig *cfg;
+
+		if (k->flow_id == last)
+			continue;
+		last = k->flow_id;
+		cfg = fn_load_task_config(k->flow_id, true);
+		if (cfg != NULL)
+			flows = lappend(flows, cfg);
+	}
+	return flows;
+}
+
+/* The flows that read the rows of the table the ALTER TABLE names (its own, those of
+ * the tables it is a partition of, and those that join it), NIL when none (or no
+ * such table). */
 static List *flows_of_altered_table(AlterTableStmt *stmt, Oid *relid) {
 	if (!OidIsValid(fn_catalog_relid(true)))
 		return NIL;
 	*relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	if (!OidIsValid(*relid))
 		return NIL;
-	return fn_load_flows_over(*relid);
+	return list_concat(fn_load_flows_over(*relid), flows_joining(*relid));
 }
 
 static void after_trigger_commands(AlterTableStmt *stmt) {

@@ -14,6 +14,7 @@
 
 #include "access/xact.h"
 #include "marking/commit_marks.h"
+#include "marking/dimension_marks.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_triggers.h"
 #include "miscadmin.h"
@@ -73,6 +74,7 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
 		}
 	}
 	fn_marks_subxact(event, mySubid, parentSubid);
+	fn_dimension_marks_subxact(event, mySubid, parentSubid);
 }
 
 static void pre_commit(void) {
@@ -86,9 +88,10 @@ static void pre_commit(void) {
 		if (a->kind != PENDING_TRIGGER_CLEANUP && a->kind != PENDING_MARK_ALL)
 			continue;
 		PushActiveSnapshot(GetTransactionSnapshot());
-		if (a->kind == PENDING_TRIGGER_CLEANUP)
+		if (a->kind == PENDING_TRIGGER_CLEANUP) {
 			fn_sync_marking_triggers(a->catalog_relid);
-		else if (OidIsValid(get_rel_namespace(a->catalog_relid)))
+			fn_sync_dimension_triggers(a->catalog_relid);
+		} else if (OidIsValid(get_rel_namespace(a->catalog_relid)))
 			fn_mark_all_windows(a->catalog_relid);
 		PopActiveSnapshot();
 	}
@@ -215,7 +218,7 @@ static void xact_callback(XactEvent event, void *arg pg_attribute_unused()) {
 		pre_commit();
 		break;
 	case XACT_EVENT_PRE_PREPARE:
-		if (fn_marks_pending() || pending_actions != NIL)
+		if (fn_marks_pending() || fn_dimension_marks_pending() || pending_actions != NIL)
 			ereport(ERROR,
 			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			         errmsg("cannot PREPARE a transaction that changed a flow's source table or a flow"),

@@ -9,6 +9,7 @@
 
 #include "marking/commit_marks.h"
 
+#include "marking/dimension_marks.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_cache.h"
 #include "miscadmin.h"
@@ -180,17 +181,26 @@ void fn_marks_pre_commit(void) {
 	Oid catalog = InvalidOid;
 	PendingWriter *writer = NULL;
 
-	if (!fn_marks_pending())
+	if (!fn_marks_pending() && !fn_dimension_marks_pending())
 		return;
 	catalog = fn_catalog_relid(true);
 	if (!OidIsValid(catalog))
 		return; /* the extension was dropped in this transaction: no flow is left */
+	/* a dimension's writes: the fact rows they join are looked up once the writer is
+	 * in flight, so a refresh that does not wait for it saw no fact row the lookup
+	 * misses (dimension_marks.c) */
+	if (fn_dimension_marks_pending()) {
+		fn_inflight_begin();
+		inflight = true;
+		fn_dimension_marks_resolve();
+	}
 	/* the flows of a table may have to be read again (one was created or dropped in
 	 * this transaction, or the table itself), which takes a snapshot */
 	PushActiveSnapshot(GetTransactionSnapshot());
 	build_flow_commits();
 	PopActiveSnapshot();
-	fn_inflight_begin();
+	if (!inflight)
+		fn_inflight_begin();
 	inflight = true;
 	foreach (lc, xact_commits) {
 		FlowCommit *fc = lfirst(lc);
@@ -245,6 +255,7 @@ static void end_of_transaction(void) {
 		fn_inflight_end();
 	inflight = false;
 	fn_marks_forget();
+	fn_dimension_marks_forget();
 	xact_commits = NIL;
 }
 

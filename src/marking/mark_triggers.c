@@ -268,6 +268,10 @@ static bool may_write(Oid relid, Oid user) {
 	       pg_attribute_aclcheck_all(relid, user, ACL_INSERT | ACL_UPDATE, ACLMASK_ANY) == ACLCHECK_OK;
 }
 
+bool fn_may_write_table(Oid relid, Oid user) {
+	return may_write(relid, user);
+}
+
 /* The rows of a partitioned source's partitions are marked through the source's
  * entry (source_triggers.c), and PostgreSQL lets a role write a partition directly
  * with rights on that partition alone: such a writer may mark too. */
@@ -736,6 +740,58 @@ void fn_mark_all_windows(Oid relid) {
 	}
 	fn_spi_end(&scope);
 	PopActiveSnapshot();
+}
+
+/* ---- a flow's own set: the windows of the fact rows a dimension write joins ---- */
+
+/*
+ * A set of its own for one flow, marked in the flow's windows, added to the
+ * transaction's list: made at PRE_COMMIT by the dimension lookups
+ * (dimension_marks.c), after every row of the transaction was marked, so no row
+ * ever finds it (a group's set of the same key would lend its windows to the other
+ * flows of the group). build_flow_commits unites it with the flow's other sets.
+ */
+LocalMarks *fn_marks_for_flow(const FlowMarker *m) {
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	LocalMarks *lm = palloc(sizeof(LocalMarks));
+
+	memset(lm, 0, offsetof(LocalMarks, stage));
+	lm->limit = (uint32)fn_local_ranges_per_flow;
+	lm->capacity = Min(lm->limit, LOCAL_FIRST_RANGES);
+	lm->ranges = palloc(sizeof(FnTimeRange) * (lm->capacity + LOCAL_STAGE));
+	lm->relid = m->source_relid;
+	lm->time_attnum = m->time_attnum;
+	lm->leader_id = m->flow_id;
+	lm->subid = GetCurrentSubTransactionId();
+	lm->absorb_below = 1;
+	lm->member_ids = palloc(sizeof(int64));
+	lm->member_ids[0] = m->flow_id;
+	lm->nmembers = 1;
+	xact_marks = lappend(xact_marks, lm);
+	MemoryContextSwitchTo(old);
+	return lm;
+}
+
+void fn_marks_add_time(LocalMarks *lm, const FlowMarker *m, int64 ts) {
+	uint32 pos;
+
+	if (m->window == NULL) {
+		if (lm->count == 0 && lm->staged == 0)
+			stage_range(lm, WINDOWLESS_MARK);
+		return;
+	}
+	if (TIMESTAMP_NOT_FINITE(ts) || (ts >= lm->last.start && ts < lm->last.end))
+		return;
+	pos = fn_ranges_search(lm->ranges, lm->count, ts);
+	if (pos < lm->count && lm->ranges[pos].start <= ts)
+		return;
+	mark_window(lm, pos, fn_flow_window_at(m, ts));
+}
+
+void fn_marks_add_range(LocalMarks *lm, FnTimeRange r) {
+	fn_marks_grow_and_flush(lm);
+	fn_dirty_add(local_set(lm), r);
+	lm->last.start = lm->last.end = 0;
 }
 
 /* Whether every flow a's marks are for, b's are for too. */

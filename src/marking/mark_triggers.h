@@ -79,6 +79,20 @@ extern void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes);
  * their sinks or relid's rows hold: after a partition of relid went unread. */
 extern void fn_mark_all_windows(Oid relid);
 
+/* Whether the role may write the table (INSERT, UPDATE or DELETE on it or on a
+ * column): the marking functions mark only for such a role. */
+extern bool fn_may_write_table(Oid relid, Oid user);
+
+struct FlowMarker;
+/* A new set for the flow alone, in its own windows, in the transaction's list: for
+ * windows found at PRE_COMMIT (dimension_marks.c). */
+extern LocalMarks *fn_marks_for_flow(const struct FlowMarker *m);
+/* Adds the flow's window of ts (none for a NULL or infinite time; the one window of a
+ * window-less flow). */
+extern void fn_marks_add_time(LocalMarks *lm, const struct FlowMarker *m, int64 ts);
+/* Adds a union of whole windows of the set's flow. */
+extern void fn_marks_add_range(LocalMarks *lm, FnTimeRange r);
+
 /* Around a TRUNCATE statement: the tables it truncates (its partitions mark their
  * rows only for tables above them that it leaves alone). */
 extern void fn_truncate_begin(List *relids);

@@ -31,6 +31,7 @@
 
 #include "marking/source_cache.h"
 #include "registry/flow_registry.h"
+#include "registry/flow_dimensions.h"
 
 #include "catalog/dependency.h"
 #include "catalog/objectaddress.h"
@@ -311,9 +312,108 @@ void fn_sync_marking_triggers(Oid relid) {
 	fn_keep_marking_always(relid);
 }
 
+/* ---- dimension tables ---- */
+
+/*
+ * On a table that flows join as a dimension (registry/flow_dimensions.h), per join
+ * column (its attnum, the trigger's argument):
+ *   AFTER INSERT ROW  WHEN (flownode.mark_dimension_row(dim, attnum, NEW.c, NEW.c))
+ *   AFTER UPDATE ROW  WHEN (flownode.mark_dimension_row(dim, attnum, OLD.c, NEW.c))
+ *   AFTER DELETE ROW  WHEN (flownode.mark_dimension_row(dim, attnum, OLD.c, OLD.c))
+ * and AFTER TRUNCATE (mark_dimension_truncate). The WHEN clause collects the values
+ * and is always false (the function mark_dimension never runs); the windows of the
+ * fact rows with those values are looked up when the writer commits
+ * (dimension_marks.c). Internal and firing always, like a source's; the WHEN clause
+ * pins the join column as it pins a source's time column.
+ */
+static void install_dimension_trigger(Oid relid, const MarkTrigger *mt, Oid truncate_fn) {
+	const char *col, *olds, *news;
+	const char *name;
+
+	if (mt->funcoid == truncate_fn) {
+		create_trigger(relid, mt, "flownode_dimension_truncate", "mark_dimension_truncate", NULL);
+		return;
+	}
+	col = quote_identifier(get_attname(relid, (AttrNumber)mt->attnum, false));
+	olds = (mt->type & TRIGGER_TYPE_INSERT) ? "NEW" : "OLD";
+	news = (mt->type & TRIGGER_TYPE_DELETE) ? "OLD" : "NEW";
+	name = (mt->type & TRIGGER_TYPE_INSERT)   ? "flownode_dimension_insert"
+	       : (mt->type & TRIGGER_TYPE_UPDATE) ? "flownode_dimension_update"
+	                                          : "flownode_dimension_delete";
+	create_trigger(
+	    relid, mt, name, "mark_dimension",
+	    psprintf("flownode.mark_dimension_row('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s.%s, %s.%s)",
+	             relid, mt->attnum, olds, col, news, col));
+}
+
+void fn_sync_dimension_triggers(Oid relid) {
+	Oid row_fn, truncate_fn;
+	List *keys;
+	List *needed = NIL;
+	List *doomed = NIL;
+	Relation rel;
+	ListCell *lc;
+
+	if (!OidIsValid(get_rel_namespace(relid)) || !OidIsValid(fn_catalog_relid(true)))
+		return; /* the table, or the extension, is gone */
+	row_fn = marking_function("mark_dimension");
+	truncate_fn = marking_function("mark_dimension_truncate");
+	keys = fn_load_dimension_keys(relid);
+	foreach (lc, keys) {
+		int a = ((DimensionKey *)lfirst(lc))->dim_attnum;
+
+		needed = need(needed, row_fn, TRIGGER_TYPE_INSERT, a, relid);
+		needed = need(needed, row_fn, TRIGGER_TYPE_UPDATE, a, relid);
+		needed = need(needed, row_fn, TRIGGER_TYPE_DELETE, a, relid);
+	}
+	if (keys != NIL)
+		needed = need(needed, truncate_fn, TRIGGER_TYPE_TRUNCATE, NO_ATTNUM, InvalidOid);
+	rel = table_open(relid, AccessShareLock);
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
+		const Trigger *t = &rel->trigdesc->triggers[i];
+		MarkTrigger have;
+		bool wanted = false;
+
+		if (t->tgfoid != row_fn && t->tgfoid != truncate_fn)
+			continue;
+		have = trigger_key(t, relid);
+		foreach (lc, needed) {
+			MarkTrigger *mt = lfirst(lc);
+
+			if (same_trigger(mt, &have)) {
+				wanted = !mt->exists;
+				mt->exists = true;
+			}
+		}
+		if (!wanted)
+			doomed = lappend_oid(doomed, t->tgoid);
+	}
+	table_close(rel, AccessShareLock);
+	foreach (lc, doomed) {
+		ObjectAddress addr;
+
+		ObjectAddressSet(addr, TriggerRelationId, lfirst_oid(lc));
+		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
+	}
+	if (doomed != NIL)
+		CommandCounterIncrement();
+	foreach (lc, needed)
+		if (!((MarkTrigger *)lfirst(lc))->exists)
+			install_dimension_trigger(relid, lfirst(lc), truncate_fn);
+	CacheInvalidateRelcacheByRelid(relid);
+	CommandCounterIncrement();
+}
+
+/* A trigger function of 0.2's, InvalidOid under a 0.1 catalog not yet updated. */
+static Oid marking_function_if_any(const char *name) {
+	return LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)name)), 0, NULL, true);
+}
+
 static bool is_marking_trigger(const Trigger *t) {
 	return t->tgfoid == marking_function("mark_insert") || t->tgfoid == marking_function("mark_dirty") ||
-	       t->tgfoid == marking_function("mark_truncate");
+	       t->tgfoid == marking_function("mark_truncate") ||
+	       t->tgfoid == marking_function_if_any("mark_dimension") ||
+	       t->tgfoid == marking_function_if_any("mark_dimension_truncate");
 }
 
 /*

@@ -26,6 +26,13 @@
  * flow's own sink.
  */
 extern void fn_sync_marking_triggers(Oid relid);
+/*
+ * Puts on a table exactly the triggers the flows that join it as a dimension need
+ * (per join column: row triggers collecting the changed rows' values; a TRUNCATE
+ * trigger), dropping those no flow needs any more. Does nothing when the table is
+ * gone.
+ */
+extern void fn_sync_dimension_triggers(Oid relid);
 /* Makes the table's marking triggers fire in every replication role, except those
  * someone disabled. */
 extern void fn_keep_marking_always(Oid relid);

@@ -16,6 +16,7 @@
 #include "query/flow_query.h"
 
 #include "query/determinism.h"
+#include "query/flow_joins.h"
 
 #include "access/table.h"
 #include "catalog/pg_am.h"
@@ -34,6 +35,7 @@
 #include "parser/parser.h"
 #include "access/stratnum.h"
 #include "parser/scansup.h"
+#include "rewrite/rewriteManip.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -164,6 +166,34 @@ static Node *strip_relabel(Node *n) {
 	while (n && IsA(n, RelabelType))
 		n = (Node *)((RelabelType *)n)->arg;
 	return n;
+}
+
+/* The range-table index the first window function's time argument reads (a Var of
+ * this query level), 0 if none: in a join, that table is the fact table. */
+static int window_varno(Query *q) {
+	ListCell *lc;
+
+	foreach (lc, q->groupClause) {
+		TargetEntry *tle = get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc), q->targetList);
+		Node *expr = strip_relabel((Node *)tle->expr);
+		Node *time_arg;
+
+		if (!IsA(expr, FuncExpr) || !is_window_function(((FuncExpr *)expr)->funcid))
+			continue;
+		time_arg = strip_relabel((Node *)lsecond(((FuncExpr *)expr)->args));
+		return IsA(time_arg, Var) && ((Var *)time_arg)->varlevelsup == 0 ? (int)((Var *)time_arg)->varno : 0;
+	}
+	return 0;
+}
+
+/* The window expression as the flows view shows it: over the source alone, whose
+ * Vars the one-table deparse context numbers 1 (in a join it may be another). */
+static char *deparse_window(FlowQuery *fq, TargetEntry *window_tle) {
+	Node *expr = copyObject((Node *)window_tle->expr);
+
+	ChangeVarNodes(expr, fq->source_rtindex, 1, 0);
+	return deparse_expression(expr, deparse_context_for(get_rel_name(fq->source_relid), fq->source_relid),
+	                          false, false);
 }
 
 /* The text errors point into: the flow query, or the statement it is part of. */
@@ -389,9 +419,7 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 		fq->key_eqops = lappend_oid(fq->key_eqops, lfirst_oid(ec));
 	}
 	if (window_tle != NULL)
-		fq->window_text = deparse_expression(
-		    (Node *)window_tle->expr, deparse_context_for(get_rel_name(fq->source_relid), fq->source_relid),
-		    false, false);
+		fq->window_text = deparse_window(fq, window_tle);
 }
 
 /*
@@ -680,7 +708,7 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	if (sel->lockingClause != NIL)
 		QUERY_ERROR("FOR UPDATE/SHARE is not allowed", NULL);
 	if (sel->withClause != NULL)
-		QUERY_ERROR("WITH is not supported", NULL);
+		QUERY_ERROR("WITH is not supported", "Join the tables in FROM instead of through a CTE.");
 
 	if (dialect == FLOW_DIALECT_GREPTIME) {
 		(void)raw_expression_tree_walker((Node *)sel, greptime_date_bin_walker, NULL);
@@ -693,7 +721,8 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		QUERY_ERROR("the query must be a SELECT statement", NULL);
 	if (q->hasSubLinks)
-		QUERY_ERROR("subqueries are not supported", "A flow reads one source table.");
+		QUERY_ERROR("subqueries are not supported",
+		            "A flow reads one source table, joined to dimension tables by equalities.");
 	if (q->hasWindowFuncs)
 		QUERY_ERROR("window functions are not supported", NULL);
 	if (q->hasTargetSRFs)
@@ -710,15 +739,12 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	else
 		fq->shape = FLOW_SHAPE_COPY;
 
-	/* exactly one plain table */
-	if (list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
-		QUERY_ERROR("the query must read exactly one table (joins are not supported yet)", NULL);
-	fq->source_rtindex = linitial_node(RangeTblRef, q->jointree->fromlist)->rtindex;
+	/* one plain table, or a fact table joined with dimension tables (flow_joins.c):
+	 * the source is the table whose column the window reads */
+	fq->source_rtindex = fn_join_fact_rtindex(q, window_varno(q));
 	rte = rt_fetch(fq->source_rtindex, q->rtable);
 	if (rte->rtekind != RTE_RELATION)
 		QUERY_ERROR("the query must read a table, not a subquery or function", NULL);
-	if (list_length(q->rtable) != 1)
-		QUERY_ERROR("the query must read exactly one table (joins are not supported yet)", NULL);
 	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 		        (errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -787,6 +813,11 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 		grouped_keys(fq, timezone);
 	else if (fq->shape == FLOW_SHAPE_COPY)
 		copy_keys(fq);
+	fq->dimensions =
+	    fn_join_dimensions(q, fq->source_rtindex, fq->window.kind != FN_WINDOW_NONE ? fq->time_attnum : 0);
+	if (fq->dimensions != NIL && fq->shape == FLOW_SHAPE_COPY)
+		QUERY_ERROR("a flow without aggregation cannot join tables",
+		            "Aggregate with GROUP BY, or join when you read the sink.");
 	error_context_stack = &errcb;
 	check_clock(fq, sql);
 	error_context_stack = errcb.previous;

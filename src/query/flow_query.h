@@ -46,6 +46,7 @@ typedef struct FlowQuery {
 	char *time_column;
 	char *window_text; /* deparsed window expression for the flows view */
 	List *now_preds;   /* NowPredicate *: the time column compared with now(); NIL if none */
+	List *dimensions;  /* FlowDimension * (flow_joins.h): the tables joined to the source, NIL if none */
 } FlowQuery;
 
 /* How the query text is read: as written (create_flow), or as GreptimeDB writes it

@@ -18,6 +18,7 @@
 #include "query/query_rewrite.h"
 #include "record/durable_record.h"
 #include "refresh/refresh_sql.h"
+#include "registry/flow_dimensions.h"
 #include "registry/sink_table.h"
 #include "storage/lmgr.h"
 #include "pgutil/pg_util.h"
@@ -68,6 +69,8 @@ typedef struct RefreshPlans {
 	int time_index;       /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
 	int sink_index;       /* the sink has one led by the window column: likewise */
 	bool upsert_refused;  /* the query needs the DELETE even after inserts */
+	List *dimensions;     /* the tables the flow joins (Oid, TopMemoryContext) */
+	bool dimensions_known;
 } RefreshPlans;
 
 static RefreshPlans plans = {.flow_id = -1};
@@ -76,9 +79,37 @@ static RefreshPlans plans = {.flow_id = -1};
  * analysed query stale: statements built later analyse it again, as the plan cache
  * re-analyses the prepared ones. Only flagged here: the refresh may be using it. */
 static void invalidate_plans(Datum arg pg_attribute_unused(), Oid relid) {
-	if (!OidIsValid(relid) || relid == plans.source_relid || relid == plans.sink_relid)
+	if (!OidIsValid(relid) || relid == plans.source_relid || relid == plans.sink_relid ||
+	    list_member_oid(plans.dimensions, relid))
 		plans.stale = true;
 }
+
+/*
+ * The tables the flow joins (a flow's never change: replacing it makes another flow):
+ * locked with the source before the snapshot, so a TRUNCATE of one is wholly before
+ * the refresh or after it; a change to one makes the analysed query stale like a
+ * change to the source; row-level security on one keeps the DELETE of vanished
+ * groups. create_flow's fill reads them from the catalog (nothing is cached for it).
+ */
+static void plans_for(TaskConfig *cfg);
+
+static List *dimension_relids(TaskConfig *cfg, bool fill) {
+	MemoryContext old;
+
+	if (fill)
+		return fn_load_flow_dimensions(cfg->flow_id);
+	plans_for(cfg);
+	if (!plans.dimensions_known) {
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		plans.dimensions = fn_load_flow_dimensions(cfg->flow_id);
+		MemoryContextSwitchTo(old);
+		plans.dimensions_known = true;
+	}
+	return plans.dimensions;
+}
+
+/* Whether a policy may hide rows of a table the query reads. */
+static bool row_security_on_any(TaskConfig *cfg);
 
 /* The plans are the flow's (a backend refreshes one flow; create_flow's fill keeps
  * nothing here). */
@@ -227,6 +258,17 @@ static bool row_security_enabled(Oid relid) {
 	return on;
 }
 
+static bool row_security_on_any(TaskConfig *cfg) {
+	ListCell *lc;
+
+	if (row_security_enabled(cfg->source_relid))
+		return true;
+	foreach (lc, dimension_relids(cfg, false))
+		if (row_security_enabled(lfirst_oid(lc)))
+			return true;
+	return false;
+}
+
 /* The ranges as the statements' two arguments: their starts and their ends. */
 static void range_arrays(const FnTimeRange *ranges, int nranges, Oid coltype, Datum *values) {
 	Datum *lo = palloc(sizeof(Datum) * Max(nranges, 1));
@@ -287,7 +329,7 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	}
 	/* Row-level security makes groups vanish without a removal: a policy change
 	 * hides rows from the owner. With RLS on, every refresh deletes. */
-	if (!removals && !plans.upsert_refused && !row_security_enabled(cfg->source_relid)) {
+	if (!removals && !plans.upsert_refused && !row_security_on_any(cfg)) {
 		if (plans.upsert[g] == NULL) {
 			if (fn_refresh_can_skip_vanished(analysed_query(cfg)))
 				plans.upsert[g] = prepare_kept(statement_sql(cfg, STMT_UPSERT, windowed), nargs, types, opts);
@@ -346,8 +388,11 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	int nest;
 	volatile int64 rows = 0;
 	Snapshot snap;
+	ListCell *lc;
 
 	LockRelationOid(cfg->source_relid, AccessShareLock);
+	foreach (lc, dimension_relids(cfg, fill != NULL))
+		LockRelationOid(lfirst_oid(lc), AccessShareLock);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	/* A refresh reads the rows of its windows through the ranges it is given; the

@@ -8,6 +8,8 @@
 
 #include "registry/flow_registry.h"
 
+#include "registry/flow_dimensions.h"
+
 #include "pgutil/pg_util.h"
 
 #include "miscadmin.h"
@@ -287,6 +289,12 @@ typedef enum ConfigQuery {
 	"f.flow_id AND b.system_identifier OPERATOR(pg_catalog.=) %s::pg_catalog.int8)"
 #define BOUND_OLD "true"
 
+/* A table's flows are also those that join it as a dimension (flow_dimensions.h);
+ * 0.1's layout has no dimension tables. */
+#define BY_DIMENSION                                                                                         \
+	" OR f.flow_id OPERATOR(pg_catalog.=) ANY (SELECT d.flow_id FROM " FLOWNODE_SCHEMA                       \
+	".flow_dimension d WHERE d.dimension OPERATOR(pg_catalog.=) $1)"
+
 /* The query's WHERE and ORDER BY; %s stands for the bound test, in those that test it.
  * Only bound flows mark (the flows of sources). */
 static const char *config_where(ConfigQuery which) {
@@ -299,8 +307,8 @@ static const char *config_where(ConfigQuery which) {
 		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 AND %s ORDER BY f.flow_id";
 	case BY_SOURCES:
 		return "WHERE f.source_table OPERATOR(pg_catalog.=) ANY ($1) AND %s ORDER BY f.flow_id";
-	case BY_RELATION:
-		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1"
+	case BY_RELATION: /* %s: the flows joining $1 as a dimension */
+		return "WHERE f.source_table OPERATOR(pg_catalog.=) $1 OR f.sink_table OPERATOR(pg_catalog.=) $1%s"
 		       " ORDER BY f.flow_id";
 	case ALL_FLOWS:
 		return "WHERE f.source_table IS NOT NULL ORDER BY f.flow_id";
@@ -341,7 +349,8 @@ static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
 	}
 	if (config_plans[which] == NULL) {
 		char *bound = bound_test();
-		char *where = psprintf(config_where(which), bound);
+		const char *dimension = catalog_layout == LAYOUT_CURRENT ? BY_DIMENSION : "";
+		char *where = psprintf(config_where(which), which == BY_RELATION ? dimension : bound);
 		const char *layout_columns =
 		    catalog_layout == LAYOUT_CURRENT ? CONFIG_COLUMNS_CURRENT : CONFIG_COLUMNS_OLD;
 		char *sql =
@@ -547,6 +556,7 @@ void fn_registry_delete_flow(int64 flow_id) {
 
 	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values,
 	             NULL);
+	fn_registry_delete_dimensions(flow_id);
 }
 
 void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,

@@ -129,7 +129,7 @@ extern List *fn_load_flows_of_sources(List *relids);
 /* The bound flows that read the table's rows: its own and those of its partition
  * ancestors (a partition's rows are rows of every table above it). */
 extern List *fn_load_flows_over(Oid relid);
-extern List *fn_load_flows_of_relation(Oid relid); /* flows reading or writing it */
+extern List *fn_load_flows_of_relation(Oid relid); /* flows reading (also as a dimension) or writing it */
 extern List *fn_load_all_flows(void);              /* List of TaskConfig *, waiting ones aside */
 extern List *fn_load_waiting_flows(void);          /* List of TaskConfig *, the waiting ones */
 extern List *fn_load_bound_flows(void);            /* the flows that run */

@@ -11,7 +11,10 @@
 #   - a partitioned source: the restored flow's triggers are on every partition, a
 #     write straight into a partition and a partition created later are marked;
 #   - a paused flow comes back paused, with its pending windows, and catches up when
-#     resumed.
+#     resumed;
+#   - a flow joining a dimension table: its dimension is found again from the query
+#     when the flow is bound, with its triggers, so a write to the dimension after the
+#     restore reaches the sink (without it the sink kept the old region, silently).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -79,6 +82,17 @@ SELECT flownode.create_flow('m_hourly', 'm_hourly',
 SELECT flownode.create_flow('m_daily', 'm_daily',
   $q$SELECT date_trunc('day', ts, 'UTC') AS d, count(*) AS n FROM m GROUP BY 1$q$, eval_interval => '1 second');
 SELECT flownode.pause_flow('m_daily');
+-- a dimension join
+CREATE TABLE hosts (host text PRIMARY KEY, region text);
+CREATE TABLE cpu (ts timestamptz NOT NULL, host text, v int);
+CREATE INDEX ON cpu (ts);
+CREATE INDEX ON cpu (host);
+INSERT INTO hosts VALUES ('a', 'us'), ('b', 'eu'), ('c', 'ap');
+INSERT INTO cpu SELECT timestamptz '2024-01-01' + i * interval '1 minute', chr(97 + i % 3), i
+  FROM generate_series(0, 299) i;
+SELECT flownode.create_flow('by_region', 'by_region',
+  $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, hosts.region, count(*) AS n, sum(v) AS s
+       FROM cpu JOIN hosts USING (host) GROUP BY 1, 2$q$, eval_interval => '1 hour');
 });
 ok(fn_wait_worker($node, 'src', $_), "worker of $_ runs") for qw(recent temp_monitoring m_hourly m_daily);
 # pending at dump time
@@ -165,6 +179,19 @@ cmp_ok(fn_sink_diff($node, 'r', 'm_daily', $daily_query), '>', 0, 'm_daily stays
 $node->safe_psql('r', "SELECT flownode.resume_flow('m_daily')");
 ok(fn_poll($node, 'r', "SELECT (" . fn_sink_diff_sql('m_daily', $daily_query) . ") = 0", 't', 30),
 	'm_daily catches up once resumed');
+
+# the dimension join: a host moves to another region after the restore
+my $region_query = q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, hosts.region,
+  count(*) AS n, sum(v) AS s FROM cpu JOIN hosts USING (host) GROUP BY 1, 2};
+ok(fn_wait_worker($node, 'r', 'by_region'), 'r: worker of by_region runs');
+is( $node->safe_psql('r',
+		q{SELECT count(*) > 0 FROM pg_trigger WHERE tgrelid = 'hosts'::regclass
+            AND tgfoid = 'flownode.mark_dimension()'::regprocedure}),
+	't', 'the restored dimension table has its triggers');
+$node->safe_psql('r', q{UPDATE hosts SET region = 'sa' WHERE host = 'b'});
+$node->safe_psql('r', "SELECT flownode.flush_flow('by_region')");
+is(fn_sink_diff($node, 'r', 'by_region', $region_query), '0',
+	'by_region: a write to its dimension after the restore reaches the sink');
 
 # the waiting flow starts when its source is created
 $node->safe_psql('r', q{
