@@ -40,6 +40,16 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.refresh_flow(text, timestamptz, timestamptz) IS
 'recomputes every window of the flow that overlaps [from, to) (NULL: unbounded), windows past expire_after included; returns the windows between the first and last row there';
 
+-- flush_flow(flow_name, cascade): with cascade => true, the flows it reads from
+-- (a chain of flows) are flushed first, bottom up. An overload rather than a new
+-- parameter of flush_flow(text): that function stays as it was, with its grants.
+CREATE FUNCTION flownode.flush_flow(flow_name text, cascade boolean)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_flush_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.flush_flow(text, boolean) IS
+'flush_flow, and with cascade => true every flow it reads from first, bottom up: returns once every change committed before the call is in the sink; returns the number of windows refreshed by all of them';
+
 -- marking fires in every replication role (0.1 made the triggers fire on origin only)
 DO $$
 DECLARE
@@ -115,7 +125,20 @@ SELECT f.flow_id,
                 OR t.tgrelid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
            AND t.tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
                             'flownode.mark_dirty()'::pg_catalog.regprocedure,
-                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled
+                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled,
+       -- chains of flows: the flows whose sink this flow reads (its source, or a
+       -- partition under it), and the flows that read its sink; only flows of roles
+       -- you are a member of are named
+       ARRAY(SELECT u.flow_name FROM flownode.flow u
+              WHERE (u.sink_table = f.source_table
+                     OR u.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
+                AND pg_catalog.pg_has_role(u.owner, 'MEMBER')
+              ORDER BY u.flow_name) AS upstream_flows,
+       ARRAY(SELECT d.flow_name FROM flownode.flow d
+              WHERE (d.source_table = f.sink_table
+                     OR f.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(d.source_table) p))
+                AND pg_catalog.pg_has_role(d.owner, 'MEMBER')
+              ORDER BY d.flow_name) AS downstream_flows
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

@@ -16,6 +16,7 @@ int fn_min_refresh_interval_ms = 5000;
 int fn_max_backoff_ms = 300000;
 int fn_statement_timeout_ms = 600000;
 bool fn_launcher_enabled = true;
+bool fn_is_flow_worker = false;
 
 /*
  * The settings read at server start exist only when flownode is preloaded:

@@ -45,6 +45,11 @@ typedef struct FlowSlot {
 	 * came back from the durable record): the next refresh that takes the rest of
 	 * the set must also delete the sink groups that vanished */
 	bool removals;
+	/* an upstream flow's refresh (a flow worker's commit) marked windows of this
+	 * flow, whose source is that flow's sink: an adaptive flow evaluates soon
+	 * (next_eval_after_upstream) instead of a window's usual size later; cleared
+	 * by the worker when it has taken it into its schedule */
+	bool upstream_wrote;
 
 	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
 	uint64 flush_requested;

@@ -572,12 +572,29 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 	return exists;
 }
 
+/*
+ * An upstream flow's refresh wrote into this flow's source (a chain of flows): the
+ * next evaluation of an adaptive flow comes min_refresh_interval from now, if it was
+ * due later (next_eval_after_upstream). So a minute -> hour -> day chain with
+ * default settings is fresh a few seconds after its minute level, not an hour or a
+ * day later. The flag is cleared first: a write after this wakes us again.
+ */
+static TimestampTz follow_upstream(TimestampTz now, TimestampTz next_eval) {
+	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+	task.slot->upstream_wrote = false;
+	LWLockRelease(fn_slot_lock(task.slot));
+	return fn_next_eval_after_upstream(
+	    task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)task.slot->consecutive_failures);
+}
+
 void flownode_flow_main(Datum arg) {
 	int64 flow_id = DatumGetInt64(arg);
 	Oid dboid, owner, catalog_relid;
 	bool owner_can_login;
 	TimestampTz next_eval;
 
+	fn_is_flow_worker = true;
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
 	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
 	memcpy(&catalog_relid, MyBgworkerEntry->bgw_extra + 2 * sizeof(Oid), sizeof(Oid));
@@ -630,7 +647,7 @@ void flownode_flow_main(Datum arg) {
 	                               (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
 	                               0, false, 0);
 	for (;;) {
-		bool dropped, flush, repair;
+		bool dropped, flush, repair, upstream;
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
@@ -643,6 +660,7 @@ void flownode_flow_main(Datum arg) {
 		dropped = task.slot->dropped;
 		flush = task.slot->flush_requested > task.slot->flush_completed;
 		repair = task.slot->repair_requested > task.slot->repair_completed;
+		upstream = task.slot->upstream_wrote;
 		LWLockRelease(fn_slot_lock(task.slot));
 		if (dropped)
 			break;
@@ -655,6 +673,8 @@ void flownode_flow_main(Datum arg) {
 			continue;
 		}
 		now = GetCurrentTimestamp();
+		if (upstream)
+			next_eval = follow_upstream(now, next_eval);
 		if (now >= next_eval) {
 			int64 windows = 0;
 			bool backlog = false;
