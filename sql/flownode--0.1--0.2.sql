@@ -50,6 +50,34 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.flush_flow(text, boolean) IS
 'flush_flow, and with cascade => true every flow it reads from first, bottom up: returns once every change committed before the call is in the sink; returns the number of windows refreshed by all of them';
 
+-- date and integer epoch time columns: how the column becomes the window's
+-- timestamp (see flownode--0.2.sql), and their marking functions
+ALTER TABLE flownode.flow ADD COLUMN time_input text;
+
+-- a date time column and an integer epoch column (of any integer type, read as
+-- bigint) are marked through their own overloads: their value is converted to the
+-- window's timestamp as the flow's query converts it (a date is never cast in the
+-- writer's time zone)
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts date, new_ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts bigint, new_ts bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
 -- marking fires in every replication role (0.1 made the triggers fire on origin only)
 DO $$
 DECLARE

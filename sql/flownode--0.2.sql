@@ -35,6 +35,11 @@ CREATE TABLE flownode.flow (
     updated_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     sink_name      text,
     search_path    text,
+    -- how the time column becomes the window's timestamp: NULL (it is a timestamp
+    -- column), 'date', or an integer epoch: 'epoch' (to_timestamp(col)),
+    -- 'epoch/1000.0' (to_timestamp(col / 1000.0), the divisor as written),
+    -- 'epoch::float8/1000' (to_timestamp(col::float8 / 1000))
+    time_input     text,
     CONSTRAINT flow_waiting_check CHECK ((source_table IS NULL) = (query IS NULL)
                                          AND (source_table IS NULL) = (sink_table IS NULL)
                                          AND (source_table IS NOT NULL OR sink_name IS NOT NULL))
@@ -148,6 +153,30 @@ AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
 LANGUAGE C VOLATILE;
 
 CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts timestamp, new_ts timestamp)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
+-- a date time column and an integer epoch column (of any integer type, read as
+-- bigint) are marked through their own overloads: their value is converted to the
+-- window's timestamp as the flow's query converts it (a date is never cast in the
+-- writer's time zone)
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts date, new_ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts bigint, new_ts bigint)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
 LANGUAGE C VOLATILE;

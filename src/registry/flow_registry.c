@@ -30,7 +30,7 @@
 	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
 	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
 	"expire_after, xmin::text, user_query, dialect, options::text, comment, sink_name, search_path, "        \
-	"created_at"
+	"created_at, time_input"
 
 /*
  * The catalog's OID, looked up by name once per backend rather than at every
@@ -145,6 +145,8 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	cfg->search_path = get_text(tup, desc, 23);
 	d = SPI_getbinval(tup, desc, 24, &isnull);
 	cfg->created_at = isnull ? 0 : DatumGetTimestampTz(d);
+	/* a date or an integer epoch column (NULL: the column is the window's timestamp) */
+	fn_time_input_parse(get_text(tup, desc, 25), cfg->window.with_time_zone, cfg->timezone, &cfg->input);
 	return cfg;
 }
 
@@ -366,17 +368,18 @@ static const char *dialect_name(FlowDialect dialect) {
 
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	FlowQuery *fq = def->fq;
-	Oid types[23] = {TEXTOID,     OIDOID,      OIDOID,  OIDOID,  NAMEOID, INT2OID, TEXTOID,       TEXTOID,
-	                 INTERVALOID, INT8OID,     TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID,       TEXTOID,
-	                 INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID};
-	Datum v[23];
-	char n[24];
+	Oid types[24] = {TEXTOID,     OIDOID,      OIDOID,  OIDOID,  NAMEOID, INT2OID, TEXTOID,        TEXTOID,
+	                 INTERVALOID, INT8OID,     TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID,        TEXTOID,
+	                 INTERVALOID, INTERVALOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID};
+	Datum v[24];
+	char n[25];
+	char *input = fn_time_input_text(&fq->input);
 	bool win = fq->window.kind != FN_WINDOW_NONE;
 	bool bin = fq->window.kind == FN_WINDOW_DATE_BIN;
 	Interval *stride = palloc0(sizeof(Interval));
 
 	memset(n, ' ', sizeof(n));
-	n[23] = '\0';
+	n[24] = '\0';
 	stride->time = fq->window.stride_time;
 	stride->day = fq->window.stride_day;
 	v[0] = CStringGetTextDatum(def->flow_name);
@@ -402,6 +405,7 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	v[20] = CStringGetTextDatum(def->options ? def->options : "{}");
 	v[21] = Int64GetDatum(def->flow_id);
 	v[22] = def->created_at != 0 ? TimestampTzGetDatum(def->created_at) : (n[22] = 'n', 0);
+	v[23] = win && input ? CStringGetTextDatum(input) : (n[23] = 'n', 0);
 	/* a waiting flow that starts keeps its id (OVERRIDING SYSTEM VALUE), and a flow that
 	 * replaces or starts another keeps its creation time */
 	return catalog_exec(
@@ -410,17 +414,17 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	          " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
 	          " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
 	          " query, user_query, timezone, eval_interval, expire_after, comment, dialect, options, flow_id,"
-	          " created_at) OVERRIDING SYSTEM VALUE"
+	          " created_at, time_input) OVERRIDING SYSTEM VALUE"
 	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	          " $18, $19, $20, $21::jsonb, $22, COALESCE($23, pg_catalog.now())) RETURNING flow_id"
+	          " $18, $19, $20, $21::jsonb, $22, COALESCE($23, pg_catalog.now()), $24) RETURNING flow_id"
 	        : "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
 	          " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
 	          " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
 	          " query, user_query, timezone, eval_interval, expire_after, comment, dialect, options,"
-	          " created_at)"
+	          " created_at, time_input)"
 	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	          " $18, $19, $20, $21::jsonb, COALESCE($23, pg_catalog.now())) RETURNING flow_id",
-	    23, types, v, n);
+	          " $18, $19, $20, $21::jsonb, COALESCE($23, pg_catalog.now()), $24) RETURNING flow_id",
+	    24, types, v, n);
 }
 
 int64 fn_registry_insert_waiting_flow(const WaitingFlowDefinition *def) {
