@@ -242,7 +242,37 @@ CREATE TABLE numeric_src (ts numeric NOT NULL);
 SELECT flownode.create_flow('bad', 'bad',
   $$SELECT date_trunc('day', to_timestamp(ts)) AS w, count(*) AS n FROM numeric_src GROUP BY 1$$);
 
+-- 9. create_flow's fill in chunks of flownode.backfill_chunk_rows source rows, now and
+-- in the background: each chunk ends where the column's index says, and reads its
+-- rows by the column's values
+ALTER SYSTEM SET flownode.backfill_chunk_rows = 300;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SHOW flownode.backfill_chunk_rows;
+SELECT flownode.create_flow('ev_fill', 'ev_fill',
+  $$SELECT date_bin('10 minutes', to_timestamp(ts_ms / 1000.0), timestamptz '2000-01-01') AS w, count(*) AS n,
+           sum(v) AS total
+      FROM ev GROUP BY 1$$, eval_interval => '1 hour') > 0 AS created;
+SELECT windowed_diff('ev_fill');
+-- again into the sink it leaves, changed meanwhile: the chunks' refreshes make it exact
+UPDATE ev_fill SET n = -1 WHERE w >= '2024-01-01 01:00' AND w < '2024-01-01 03:00';
+DELETE FROM ev_fill WHERE w >= '2024-01-01 04:00' AND w < '2024-01-01 04:30';
+INSERT INTO ev_fill VALUES ('2023-06-01 00:00', 5, 5);
+SELECT flownode.create_flow('ev_fill', 'ev_fill',
+  $$SELECT date_bin('10 minutes', to_timestamp(ts_ms / 1000.0), timestamptz '2000-01-01') AS w, count(*) AS n,
+           sum(v) AS total
+      FROM ev GROUP BY 1$$, eval_interval => '1 hour', or_replace => true) > 0 AS replaced;
+SELECT windowed_diff('ev_fill');
+SELECT flownode.create_flow('sales_fill', 'sales_fill',
+  $$SELECT date_trunc('week', d) AS week, count(*) AS n, sum(amount) AS total FROM sales GROUP BY 1$$,
+  eval_interval => '1 hour', backfill => 'background') > 0 AS created;
+SELECT flownode.flush_flow('sales_fill') >= 0 AS flushed, windowed_diff('sales_fill');
+SELECT flow_name, backfill_windows_total FROM flownode.flows WHERE flow_name IN ('ev_fill', 'sales_fill')
+ ORDER BY 1;
+ALTER SYSTEM RESET flownode.backfill_chunk_rows;
+SELECT pg_reload_conf();
+
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
-DROP TABLE sales, sales_month, sales_week, days, days_week, ev, ev_s, ev_ms, ev_ms_hour, ev_us, ev_i, ev_f,
+DROP TABLE sales, sales_month, sales_week, days, days_week, ev, ev_s, ev_ms, ev_ms_hour, ev_us, ev_i, ev_f, ev_fill, sales_fill,
   pev, pev_2, pev_h, evn, recent_ms, numeric_src;
 DROP FUNCTION windowed_diff(text), add_events(bigint, int, bigint, int), recent_diff();

@@ -19,6 +19,7 @@ extern int fn_max_rows_per_refresh;
 extern int fn_min_refresh_interval_ms;
 extern int fn_max_backoff_ms;
 extern int fn_statement_timeout_ms;
+extern int fn_backfill_chunk_rows;
 extern bool fn_launcher_enabled;
 
 /* This process is a flow's worker (set by flownode_flow_main): the sink rows its
