@@ -90,6 +90,13 @@ BEGIN;
 SELECT flownode.flush_flow('s_1d', cascade => true) AS windows;
 SELECT top_diff();
 COMMIT;
+-- a paused flow below stops a cascade before anything is flushed
+SELECT flownode.pause_flow('s_1h');
+INSERT INTO samples VALUES ('2024-05-04 00:00:03', 'h0', 3);
+SELECT flownode.flush_flow('s_1d', cascade => true);
+SELECT flow_name, state, dirty_windows FROM flownode.flows ORDER BY flow_id;
+SELECT flownode.resume_flow('s_1h');
+SELECT flownode.flush_flow('s_1d', cascade => true) > 0 AS refreshed, top_diff();
 
 -- Sketches merge across levels too: hll's distinct counts are the day's own (a union
 -- of the hours' sketches is the sketch of the day's values); tdigest's percentiles
