@@ -110,6 +110,44 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.resume_flow(text) IS
 'resumes a paused flow: it catches up on what was written meanwhile';
 
+-- flush_flow(flow_name, cascade): with cascade => true, the flows it reads from
+-- (a chain of flows) are flushed first, bottom up. An overload rather than a new
+-- parameter of flush_flow(text): that function stays as it was, with its grants.
+CREATE FUNCTION flownode.flush_flow(flow_name text, cascade boolean)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_flush_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.flush_flow(text, boolean) IS
+'flush_flow, and with cascade => true every flow it reads from first, bottom up: returns once every change committed before the call is in the sink; returns the number of windows refreshed by all of them';
+
+-- date and integer epoch time columns: how the column becomes the window's
+-- timestamp (see flownode--0.2.sql), and their marking functions
+ALTER TABLE flownode.flow ADD COLUMN time_input text;
+
+-- a date time column and an integer epoch column (of any integer type, read as
+-- bigint) are marked through their own overloads: their value is converted to the
+-- window's timestamp as the flow's query converts it (a date is never cast in the
+-- writer's time zone)
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts date, new_ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts bigint, new_ts bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
 -- marking fires in every replication role (0.1 made the triggers fire on origin only)
 DO $$
 DECLARE
@@ -221,7 +259,20 @@ SELECT f.flow_id,
        s.oldest_dirty_window,
        s.last_success_at,
        s.backfill_windows_done,
-       s.backfill_windows_total
+       s.backfill_windows_total,
+       -- chains of flows: the flows whose sink this flow reads (its source, or a
+       -- partition under it), and the flows that read its sink; only flows of roles
+       -- you are a member of are named
+       ARRAY(SELECT u.flow_name FROM flownode.flow u
+              WHERE (u.sink_table = f.source_table
+                     OR u.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
+                AND pg_catalog.pg_has_role(u.owner, 'MEMBER')
+              ORDER BY u.flow_name) AS upstream_flows,
+       ARRAY(SELECT d.flow_name FROM flownode.flow d
+              WHERE (d.source_table = f.sink_table
+                     OR f.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(d.source_table) p))
+                AND pg_catalog.pg_has_role(d.owner, 'MEMBER')
+              ORDER BY d.flow_name) AS downstream_flows
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

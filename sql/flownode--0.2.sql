@@ -46,7 +46,12 @@ CREATE TABLE flownode.flow (
     -- still fills from backfill_next on, oldest first (NULL once filled)
     backfill_from  bigint,
     backfill_next  bigint,
-    backfill_to    bigint
+    backfill_to    bigint,
+    -- how the time column becomes the window's timestamp: NULL (it is a timestamp
+    -- column), 'date', or an integer epoch: 'epoch' (to_timestamp(col)),
+    -- 'epoch/1000.0' (to_timestamp(col / 1000.0), the divisor as written),
+    -- 'epoch::float8/1000' (to_timestamp(col::float8 / 1000))
+    time_input     text
 );
 CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
@@ -187,6 +192,16 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.flush_flow(text) IS
 'returns once every change committed before the call is in the sink; returns the number of windows refreshed';
 
+-- flush_flow(flow_name, cascade): with cascade => true, the flows it reads from
+-- (a chain of flows) are flushed first, bottom up. An overload rather than a new
+-- parameter of flush_flow(text): that function stays as it was, with its grants.
+CREATE FUNCTION flownode.flush_flow(flow_name text, cascade boolean)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_flush_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.flush_flow(text, boolean) IS
+'flush_flow, and with cascade => true every flow it reads from first, bottom up: returns once every change committed before the call is in the sink; returns the number of windows refreshed by all of them';
+
 CREATE FUNCTION flownode.refresh_flow(flow_name text, "from" timestamptz DEFAULT NULL,
                                       "to" timestamptz DEFAULT NULL)
 RETURNS bigint
@@ -247,6 +262,30 @@ AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
 LANGUAGE C VOLATILE;
 
 CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts timestamp, new_ts timestamp)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
+-- a date time column and an integer epoch column (of any integer type, read as
+-- bigint) are marked through their own overloads: their value is converted to the
+-- window's timestamp as the flow's query converts it (a date is never cast in the
+-- writer's time zone)
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row(source oid, time_column int2, ts bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts date, new_ts date)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_row_removed(source oid, time_column int2, old_ts bigint, new_ts bigint)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
 LANGUAGE C VOLATILE;
@@ -329,7 +368,20 @@ SELECT f.flow_id,
        s.oldest_dirty_window,
        s.last_success_at,
        s.backfill_windows_done,
-       s.backfill_windows_total
+       s.backfill_windows_total,
+       -- chains of flows: the flows whose sink this flow reads (its source, or a
+       -- partition under it), and the flows that read its sink; only flows of roles
+       -- you are a member of are named
+       ARRAY(SELECT u.flow_name FROM flownode.flow u
+              WHERE (u.sink_table = f.source_table
+                     OR u.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
+                AND pg_catalog.pg_has_role(u.owner, 'MEMBER')
+              ORDER BY u.flow_name) AS upstream_flows,
+       ARRAY(SELECT d.flow_name FROM flownode.flow d
+              WHERE (d.source_table = f.sink_table
+                     OR f.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(d.source_table) p))
+                AND pg_catalog.pg_has_role(d.owner, 'MEMBER')
+              ORDER BY d.flow_name) AS downstream_flows
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

@@ -17,6 +17,7 @@ int fn_max_backoff_ms = 300000;
 int fn_statement_timeout_ms = 600000;
 int fn_backfill_chunk_rows = 100000;
 bool fn_launcher_enabled = true;
+bool fn_is_flow_worker = false;
 
 /*
  * The settings read at server start exist only when flownode is preloaded:

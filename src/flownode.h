@@ -31,6 +31,11 @@ extern int fn_statement_timeout_ms;
 extern int fn_backfill_chunk_rows;
 extern bool fn_launcher_enabled;
 
+/* This process is a flow's worker (set by flownode_flow_main): the sink rows its
+ * refreshes write are an upstream flow's output, so the commit that marks them
+ * wakes the flows downstream (commit_marks.c). */
+extern bool fn_is_flow_worker;
+
 /* Defines them (from _PG_init); those read at server start only when preloaded. */
 extern void fn_define_settings(bool preloaded);
 

@@ -22,6 +22,7 @@
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
 #include "refresh/refresh_exec.h"
+#include "registry/flow_chain.h"
 #include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
 #include "registry/sink_table.h"
@@ -492,6 +493,8 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		         errmsg("table \"%s\" is already the sink of another flow", get_rel_name(sink_relid))));
+	/* a chain of flows may not loop back into its own source */
+	fn_check_no_cycle(a->flow_name, source_relid, sink_relid);
 
 	/* store the query with every name schema-qualified, and check it reads back (the
 	 * analysis the fill below runs) */
@@ -783,9 +786,9 @@ static int64 created_here_flush(TaskConfig *cfg, const char *call) {
 	return 0;
 }
 
-int64 fn_flush_flow(const char *flow_name) {
-	Oid catalog;
-	TaskConfig *cfg = requested_flow(flow_name, &catalog, "flush");
+/* One flow's flush: every change committed before the call is in its sink when it
+ * returns; the windows refreshed. */
+static int64 flush_one(TaskConfig *cfg, Oid catalog) {
 	FlowSlot *slot;
 	FnTimeRange none = {0, 0};
 
@@ -798,14 +801,73 @@ int64 fn_flush_flow(const char *flow_name) {
 		                 quote_literal_cstr(cfg->flow_name))));
 	if (fn_flow_created_here(cfg->flow_id))
 		return created_here_flush(cfg, "flush");
-	/* writers that committed before this call but have not yet published */
+	/* writers that committed before this call but have not yet published (for a flow
+	 * downstream of another, that flow's refresh that has just written its source) */
 	fn_inflight_wait_all();
 	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
 	return await_request(cfg, catalog, slot, REQUEST_FLUSH, post_request(slot, REQUEST_FLUSH, none));
 }
 
+int64 fn_flush_flow(const char *flow_name) {
+	Oid catalog;
+	TaskConfig *cfg = requested_flow(flow_name, &catalog, "flush");
+
+	return flush_one(cfg, catalog);
+}
+
+/*
+ * flush_flow(flow_name, cascade => true): a chain of flows flushed bottom up. Each
+ * flow it reads from, directly or through others, is flushed before the flows that
+ * read it, so each flush finds the windows the flush below it marked (the refresh
+ * that wrote its source committed, and published its marks, before that flush
+ * answered). Every flow of the chain is checked first: nothing is flushed unless
+ * all of them can be. Returns the windows refreshed by all of them.
+ */
+static int64 flush_cascade(const char *flow_name) {
+	Oid catalog;
+	TaskConfig *top = requested_flow(flow_name, &catalog, "flush");
+	List *order = fn_flows_to_flush(top);
+	ListCell *lc;
+	int64 windows = 0;
+
+	foreach (lc, order) {
+		TaskConfig *cfg = lfirst(lc);
+
+		if (cfg->flow_id == top->flow_id)
+			continue; /* checked by requested_flow */
+		if (!has_privs_of_role(GetUserId(), cfg->owner))
+			ereport(ERROR,
+			        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			         errmsg("must be owner of flow \"%s\" to flush flow \"%s\" with cascade", cfg->flow_name,
+			                top->flow_name),
+			         errdetail("Flow \"%s\" reads, directly or through other flows, the sink of flow \"%s\".",
+			                   top->flow_name, cfg->flow_name),
+			         errhint("Flush \"%s\" without cascade, or as a member of the role owning every flow "
+			                 "it reads from.",
+			                 top->flow_name)));
+		/* what requested_flow checks of the flow named */
+		if (cfg->paused)
+			paused_error(cfg, "flush");
+		if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
+			ereport(ERROR,
+			        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			         errmsg("cannot flush flow \"%s\" in the transaction that altered it", cfg->flow_name),
+			         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
+		if (!fn_flow_created_here(cfg->flow_id))
+			check_no_conflicting_locks(cfg, "flush");
+	}
+	foreach (lc, order)
+		windows += flush_one(lfirst(lc), catalog);
+	return windows;
+}
+
+/* flush_flow(flow_name) and flush_flow(flow_name, cascade) */
 Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
-	PG_RETURN_INT64(fn_flush_flow(fn_text_arg(fcinfo, 0, "flow_name")));
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+
+	if (PG_NARGS() > 1 && bool_arg(fcinfo, 1, "cascade"))
+		PG_RETURN_INT64(flush_cascade(flow_name));
+	PG_RETURN_INT64(fn_flush_flow(flow_name));
 }
 
 /* A refresh_flow bound: a timestamptz, as the flow's column holds it (a timestamp

@@ -402,3 +402,10 @@ extern "C" int64_t fn_next_eval_at(int64_t eval_interval_usec, int64_t window_si
 	flownode::Cadence c{eval_interval_usec, window_size_usec, min_refresh_usec, max_backoff_usec};
 	return flownode::next_eval_at(c, started, finished, backlog_remains, consecutive_failures);
 }
+
+extern "C" int64_t fn_next_eval_after_upstream(int64_t eval_interval_usec, int64_t min_refresh_usec,
+                                               int64_t now, int64_t next_eval,
+                                               uint32_t consecutive_failures) {
+	flownode::Cadence c{eval_interval_usec, 0, min_refresh_usec, 0};
+	return flownode::next_eval_after_upstream(c, now, next_eval, consecutive_failures);
+}

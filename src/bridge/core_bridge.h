@@ -103,6 +103,11 @@ extern int64_t fn_next_eval_at(int64_t eval_interval_usec, int64_t window_size_u
                                int64_t max_backoff_usec, int64_t started, int64_t finished,
                                bool backlog_remains, uint32_t consecutive_failures);
 
+/* next_eval_after_upstream (task_state.hpp): an upstream flow's refresh wrote rows
+ * into this flow's source. */
+extern int64_t fn_next_eval_after_upstream(int64_t eval_interval_usec, int64_t min_refresh_usec, int64_t now,
+                                           int64_t next_eval, uint32_t consecutive_failures);
+
 #ifdef __cplusplus
 }
 #endif

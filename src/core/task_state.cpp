@@ -108,6 +108,16 @@ int64_t next_eval_at(const Cadence &c, int64_t started, int64_t finished, bool b
 	return at;
 }
 
+int64_t next_eval_after_upstream(const Cadence &c, int64_t now, int64_t next_eval,
+                                 uint32_t consecutive_failures) noexcept {
+	int64_t soon;
+	if (c.eval_interval_usec > 0 || consecutive_failures > 0)
+		return next_eval;
+	if (__builtin_add_overflow(now, std::max<int64_t>(c.min_refresh_usec, 0), &soon))
+		soon = INT64_MAX;
+	return std::min(next_eval, soon);
+}
+
 uint64_t next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept {
 	cap = std::max<uint64_t>(cap, kFloorRows);
 	if (failed)

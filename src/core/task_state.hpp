@@ -74,6 +74,16 @@ int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_re
 int64_t next_eval_at(const Cadence &c, int64_t started, int64_t finished, bool backlog_remains,
                      uint32_t consecutive_failures) noexcept;
 
+// When a downstream flow evaluates after an upstream flow's refresh wrote rows into
+// its source (a chain of flows: minute -> hour -> day). An adaptive flow follows its
+// upstream: it evaluates min_refresh after the write (never later than it would
+// have), instead of one window's usual size later, which for an hourly or daily
+// level would leave it an hour or a day behind the level below. A flow with an
+// eval_interval keeps its own schedule, and a failing flow its backoff: `next_eval`
+// is returned unchanged.
+int64_t next_eval_after_upstream(const Cadence &c, int64_t now, int64_t next_eval,
+                                 uint32_t consecutive_failures) noexcept;
+
 // How many source rows the next refresh may take. A flow that keeps up refreshes a
 // few windows per cycle; a backlog (late data, a new flow's history) is worked off in
 // refreshes whose size adapts to how long they take: the budget starts at

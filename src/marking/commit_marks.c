@@ -227,6 +227,22 @@ void fn_marks_pre_commit(void) {
 		fn_pending_close(writer);
 }
 
+/*
+ * A chain of flows: a flow's worker commits the sink rows its refresh wrote, and
+ * the flows that read that sink got their windows marked. Their workers are woken
+ * so that an adaptive level follows the level below soon (flow_worker.c), instead
+ * of one of its windows' usual size later. Writers other than a flow's worker wake
+ * no one: marking never sets a latch. Called at COMMIT under the slot's lock:
+ * SetLatch cannot fail.
+ */
+static void wake_downstream(FlowSlot *slot) {
+	if (!fn_is_flow_worker)
+		return;
+	slot->upstream_wrote = true;
+	if (slot->worker_latch)
+		SetLatch(slot->worker_latch);
+}
+
 /* Runs at COMMIT: nothing here may fail. */
 static void publish_marks(void) {
 	ListCell *lc;
@@ -242,6 +258,7 @@ static void publish_marks(void) {
 			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
 			slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
 			slot->removals |= fc->removes;
+			wake_downstream(slot);
 			if (fc->recorded)
 				fn_durable_add_all(fn_slot_durable_set(slot), fc->ranges, fc->count);
 		}

@@ -208,14 +208,14 @@ static pg_attribute_always_inline void mark_window(LocalMarks *lm, uint32 pos, F
 	stage_range(lm, r);
 }
 
+static pg_attribute_always_inline void mark_time(LocalMarks *lm, const FlowMarker *leader, int64 ts);
+
 /* Inlined into the per-group loop: a call per group and row was a tenth of its cost. */
 static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, MarkScope scope, Datum d,
                                                   bool isnull) {
 	LocalMarks *lm = current_marks(e, g, scope);
-	const FlowMarker *leader = g->leader;
+	FlowMarker *leader = g->leader;
 	int64 ts;
-	uint32 pos;
-	FnTimeRange r;
 
 	if (leader->window == NULL) {
 		if (lm->count == 0 && lm->staged == 0)
@@ -224,7 +224,17 @@ static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, 
 	}
 	if (isnull)
 		return; /* a NULL time belongs to no window */
-	ts = DatumGetInt64(d);
+	/* a date or an integer epoch: its timestamp as the query computes it */
+	ts = likely(leader->input.kind == FN_INPUT_TIMESTAMP) ? DatumGetInt64(d)
+	                                                      : fn_time_input_time_of(&leader->input, d);
+	mark_time(lm, leader, ts);
+}
+
+/* The marking of one time in the group's set (its leader's windows). */
+static pg_attribute_always_inline void mark_time(LocalMarks *lm, const FlowMarker *leader, int64 ts) {
+	uint32 pos;
+	FnTimeRange r;
+
 	if (TIMESTAMP_NOT_FINITE(ts))
 		return; /* nor does an infinite one */
 	if (ts >= lm->last.start && ts < lm->last.end)
@@ -535,8 +545,10 @@ static void mark_range(SourceEntry *e, MarkGroup *g, FnTimeRange r) {
 	lm->last.start = lm->last.end = 0;
 }
 
-/* One value from a query of one row and column, as int64 (a timestamp); false if NULL. */
-static bool fetch_one(SPIPlanPtr plan, Datum *args, int64 *out) {
+/* One time from a query of one row and column (a value of the time column, read as
+ * fn_time_input_select reads it), as the timestamp the flow's query makes of it;
+ * false if NULL. */
+static bool fetch_one(SPIPlanPtr plan, Datum *args, FnTimeInput *in, int64 *out) {
 	bool isnull;
 	Datum d;
 
@@ -547,8 +559,16 @@ static bool fetch_one(SPIPlanPtr plan, Datum *args, int64 *out) {
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)
 		return false;
-	*out = DatumGetInt64(d);
+	*out = fn_time_input_time_of(in, d);
 	return true;
+}
+
+/* "FROM rel WHERE <col in [$1, $2]>" and its arguments for the times [from, end):
+ * false when no value of the column has a time there. */
+static bool times_from(FnTimeInput *in, const char *rel, const char *col, FnTimeRange r, char **from,
+                       Datum *args) {
+	*from = psprintf("FROM %s WHERE %s", rel, fn_time_input_where(in, col, 1));
+	return fn_time_input_args(in, r, &args[0], &args[1]);
 }
 
 /*
@@ -561,42 +581,48 @@ static bool fetch_one(SPIPlanPtr plan, Datum *args, int64 *out) {
  */
 static bool mark_windows_read(SourceEntry *e, MarkGroup *g, const char *rel, const char *col, Oid coltype,
                               bool indexed, int64 from) {
-	const FlowMarker *leader = g->leader;
-	Oid types[2] = {coltype, coltype};
-	Datum args[2] = {Int64GetDatum(from), Int64GetDatum(DT_NOEND)};
-	char *where = psprintf("FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
-	                       rel, col, col);
+	FlowMarker *leader = g->leader;
+	FnTimeInput *in = &leader->input;
+	Oid type = fn_time_input_bound_type(in, coltype);
+	Oid types[2] = {type, type};
+	Datum args[2];
+	const char *value = fn_time_input_select(in, col);
+	char *where;
 	bool marked = false;
 
+	if (!times_from(in, rel, col, (FnTimeRange){from, DT_NOEND}, &where, args))
+		return false;
 	if (indexed) {
-		SPIPlanPtr first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", col, where), 2, types);
+		SPIPlanPtr first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", value, where), 2, types);
 		int64 ts;
 		int probes = 0;
 
 		if (first == NULL)
 			elog(ERROR, "flownode: preparing a read of a table's times failed");
-		while (probes++ < MAX_WINDOW_PROBES && fetch_one(first, args, &ts)) {
+		while (probes++ < MAX_WINDOW_PROBES && fetch_one(first, args, in, &ts)) {
 			FnTimeRange r = fn_flow_window_at(leader, ts);
 
-			mark_value(e, g, mark_scope(), Int64GetDatum(ts), false);
+			mark_time(current_marks(e, g, mark_scope()), leader, ts);
 			marked = true;
 			if (r.end == FN_TS_NOEND || r.end <= ts)
 				return true;
-			args[0] = Int64GetDatum(r.end);
+			from = r.end;
+			if (!fn_time_input_args(in, (FnTimeRange){from, DT_NOEND}, &args[0], &args[1]))
+				return true;
 		}
 		if (probes > MAX_WINDOW_PROBES) {
-			SPIPlanPtr last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", col, where), 2, types);
+			SPIPlanPtr last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", value, where), 2, types);
 
 			if (last == NULL)
 				elog(ERROR, "flownode: preparing a read of a table's times failed");
-			if (fetch_one(last, args, &ts)) {
-				FnTimeRange r = {DatumGetInt64(args[0]), fn_flow_window_at(leader, ts).end};
+			if (fetch_one(last, args, in, &ts)) {
+				FnTimeRange r = {from, fn_flow_window_at(leader, ts).end};
 
 				mark_range(e, g, r);
 			}
 		}
 	} else {
-		SPIPlanPtr all = SPI_prepare(psprintf("SELECT %s %s", col, where), 2, types);
+		SPIPlanPtr all = SPI_prepare(psprintf("SELECT %s %s", value, where), 2, types);
 		Portal portal;
 
 		if (all == NULL)
@@ -651,7 +677,7 @@ void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes) {
 	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
 	for (int i = 0; i < e->ngroups; i++) {
 		MarkGroup *g = &e->groups[i];
-		const FlowMarker *leader = g->leader;
+		FlowMarker *leader = g->leader;
 		bool marked;
 
 		if (leader->window == NULL) {
@@ -674,19 +700,27 @@ void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes) {
 	PopActiveSnapshot();
 }
 
-/* The first and last finite time of a column (of the table with its partitions);
- * false when it has none. */
-static bool time_extent(const char *rel, const char *col, Oid coltype, int64 *lo, int64 *hi) {
-	Oid types[2] = {coltype, coltype};
-	Datum args[2] = {Int64GetDatum(DT_NOBEGIN), Int64GetDatum(DT_NOEND)};
-	char *where = psprintf("FROM %s WHERE %s OPERATOR(pg_catalog.>) $1 AND %s OPERATOR(pg_catalog.<) $2", rel,
-	                       col, col);
-	SPIPlanPtr first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", col, where), 2, types);
-	SPIPlanPtr last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", col, where), 2, types);
+/* The first and last time of a column that has a window (of the table with its
+ * partitions; `in`: how the column becomes the window's timestamp, NULL for a sink's
+ * window column); false when it has none. */
+static bool time_extent(const char *rel, const char *col, Oid coltype, FnTimeInput *in, int64 *lo,
+                        int64 *hi) {
+	FnTimeInput plain = {0};
+	FnTimeInput *i = in ? in : &plain;
+	Oid type = fn_time_input_bound_type(i, coltype);
+	Oid types[2] = {type, type};
+	Datum args[2];
+	const char *value = fn_time_input_select(i, col);
+	char *where;
+	SPIPlanPtr first, last;
 
+	if (!times_from(i, rel, col, (FnTimeRange){FN_TS_MIN, DT_NOEND}, &where, args))
+		return false;
+	first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", value, where), 2, types);
+	last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", value, where), 2, types);
 	if (first == NULL || last == NULL)
 		elog(ERROR, "flownode: preparing a read of a table's times failed");
-	return fetch_one(first, args, lo) && fetch_one(last, args, hi);
+	return fetch_one(first, args, i, lo) && fetch_one(last, args, i, hi);
 }
 
 /*
@@ -708,7 +742,7 @@ void fn_mark_all_windows(Oid relid) {
 	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
 	for (int i = 0; i < e->ngroups; i++) {
 		MarkGroup *g = &e->groups[i];
-		const FlowMarker *leader = g->leader;
+		FlowMarker *leader = g->leader;
 		Oid coltype = leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
 		int64 lo = PG_INT64_MAX, hi = PG_INT64_MIN, a, b;
 
@@ -718,7 +752,8 @@ void fn_mark_all_windows(Oid relid) {
 			continue;
 		}
 		if (time_extent(fn_qualified_relname(relid),
-		                quote_identifier(get_attname(relid, leader->time_attnum, false)), coltype, &a, &b)) {
+		                quote_identifier(get_attname(relid, leader->time_attnum, false)), coltype,
+		                &leader->input, &a, &b)) {
 			lo = Min(lo, a);
 			hi = Max(hi, b);
 		}
@@ -727,7 +762,7 @@ void fn_mark_all_windows(Oid relid) {
 
 			if (m != NULL && OidIsValid(get_rel_namespace(m->sink_relid)) &&
 			    time_extent(psprintf("ONLY %s", fn_qualified_relname(m->sink_relid)),
-			                sink_window_column(m->flow_id), coltype, &a, &b)) {
+			                sink_window_column(m->flow_id), coltype, NULL, &a, &b)) {
 				lo = Min(lo, a);
 				hi = Max(hi, b);
 			}

@@ -60,7 +60,7 @@ static bool same_spec(const FnWindowSpec *a, const FnWindowSpec *b) {
 
 /* Whether every window of f is a union of the leader's windows. */
 static bool nests_in(const FlowMarker *f, const FlowMarker *leader) {
-	if (f->time_attnum != leader->time_attnum)
+	if (f->time_attnum != leader->time_attnum || !fn_time_input_equal(&f->input, &leader->input))
 		return false;
 	if (f->window == NULL || leader->window == NULL)
 		return f->window == NULL && leader->window == NULL;
@@ -175,6 +175,7 @@ SourceEntry *fn_source_entry_lookup(Oid relid) {
 		m->sink_relid = cfg->sink_relid;
 		m->time_attnum = attnum;
 		m->spec = cfg->window;
+		m->input = cfg->input;
 		m->window = (cfg->window.kind == FN_WINDOW_NONE) ? NULL : fn_window_create(&cfg->window);
 		if (cfg->expire_after != NULL) {
 			m->expire_after = palloc(sizeof(Interval));

@@ -15,6 +15,7 @@
 #include "storage/lock.h"
 
 #include "bridge/core_bridge.h"
+#include "query/time_input.h"
 
 struct LocalMarks;
 struct TaskConfig;
@@ -27,6 +28,7 @@ typedef struct FlowMarker {
 	Oid sink_relid;
 	AttrNumber time_attnum; /* as the entry's table numbers its columns */
 	FnWindowSpec spec;
+	FnTimeInput input;      /* how the time column becomes the window's timestamp */
 	FnWindow *window;       /* NULL: window-less flow */
 	Interval *expire_after; /* NULL: never */
 	char *timezone;         /* the flow's (a timestamp column's local time) */

@@ -97,25 +97,23 @@ static bool is_window_function(Oid funcid) {
 static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 	bool is_bin = (fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP ||
 	               fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ);
-	Node *time_arg = (Node *)lsecond(fe->args);
 	Var *var;
 	FnWindowSpec *spec = &fq->window;
 
-	while (IsA(time_arg, RelabelType))
-		time_arg = (Node *)((RelabelType *)time_arg)->arg;
-	if (!IsA(time_arg, Var) || ((Var *)time_arg)->varno != fq->source_rtindex ||
-	    ((Var *)time_arg)->varlevelsup != 0 || ((Var *)time_arg)->varattno <= 0 ||
-	    (((Var *)time_arg)->vartype != TIMESTAMPOID && ((Var *)time_arg)->vartype != TIMESTAMPTZOID))
-		ereport(
-		    ERROR,
-		    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-		     errmsg("invalid flow query: the time window must be computed over a timestamp or timestamptz "
-		            "column of the source table, not over an expression"),
-		     errhint("Write date_bin(stride, column, origin) or date_trunc(unit, column) with a plain "
-		             "timestamp column; rows are marked dirty by that column.")));
-	var = (Var *)time_arg;
+	/* the column itself, or a monotonic function of it whose rows of a window are a
+	 * range of the column's values (query/time_input.c) */
+	if (!fn_time_input_recognize((Node *)lsecond(fe->args), fq->source_rtindex, &fq->input, &var))
+		ereport(ERROR,
+		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		         errmsg("invalid flow query: the time window must be computed over a column of the source "
+		                "table: a timestamp, timestamptz or date column, or an integer epoch column read by "
+		                "to_timestamp"),
+		         errhint("Write date_bin(stride, col, origin) or date_trunc(unit, col) over such a column, "
+		                 "or over to_timestamp(col), to_timestamp(col / 1000.0) or to_timestamp(col / "
+		                 "1000000.0) for seconds, milliseconds or microseconds since 1970; rows are marked "
+		                 "dirty by that column.")));
 	memset(spec, 0, sizeof(*spec));
-	spec->with_time_zone = (var->vartype == TIMESTAMPTZOID);
+	spec->with_time_zone = fq->input.with_time_zone;
 	fq->time_attnum = var->varattno;
 	fq->time_column = get_attname(fq->source_relid, var->varattno, false);
 

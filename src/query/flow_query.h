@@ -13,6 +13,7 @@
 #include "nodes/primnodes.h"
 
 #include "bridge/core_bridge.h"
+#include "query/time_input.h"
 
 /* What a flow keeps in its sink, one row per ... */
 typedef enum FlowShape {
@@ -44,6 +45,7 @@ typedef struct FlowQuery {
 	FnWindowSpec window;
 	AttrNumber time_attnum;
 	char *time_column;
+	FnTimeInput input; /* how the time column becomes the window's timestamp */
 	char *window_text; /* deparsed window expression for the flows view */
 	List *now_preds;   /* NowPredicate *: the time column compared with now(); NIL if none */
 	List *dimensions;  /* FlowDimension * (flow_joins.h): the tables joined to the source, NIL if none */

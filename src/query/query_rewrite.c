@@ -83,9 +83,9 @@ static Expr *timestamp_const(Oid coltype, int64 value) {
 	                         FLOAT8PASSBYVAL);
 }
 
-static Expr *compare(Oid coltype, int strategy, Var *var, Expr *bound) {
+static Expr *compare_with(Oid coltype, Oid boundtype, int strategy, Var *var, Expr *bound) {
 	Oid opfamily = get_opclass_family(GetDefaultOpClass(coltype, BTREE_AM_OID));
-	Oid opno = get_opfamily_member(opfamily, coltype, coltype, strategy);
+	Oid opno = get_opfamily_member(opfamily, coltype, boundtype, strategy);
 	OpExpr *op;
 
 	if (!OidIsValid(opno))
@@ -96,19 +96,24 @@ static Expr *compare(Oid coltype, int strategy, Var *var, Expr *bound) {
 	return (Expr *)op;
 }
 
+static Expr *compare(Oid coltype, int strategy, Var *var, Expr *bound) {
+	return compare_with(coltype, coltype, strategy, var, bound);
+}
+
 /*
  * The function RTE of `ROWS FROM (unnest($1), unnest($2)) AS fn_r(lo, hi)` over two
  * arrays of the column's type, made by PostgreSQL's own analysis of that text (ours,
  * not the user's): the refresh's windows, one row per range. (`unnest` unqualified:
  * only that spelling takes two arrays; the settings pin search_path to pg_catalog.)
  */
-static RangeTblEntry *ranges_rte(Oid coltype) {
-	const char *sql = "SELECT FROM unnest($1, $2) AS fn_r(lo, hi)";
+static RangeTblEntry *ranges_rte(Oid coltype, int first_param) {
+	char *sql = psprintf("SELECT FROM unnest($%d, $%d) AS fn_r(lo, hi)", first_param, first_param + 1);
 	Oid arraytype = get_array_type(coltype);
-	Oid types[2] = {arraytype, arraytype};
+	Oid types[4] = {arraytype, arraytype, arraytype, arraytype};
 	RawStmt *raw = linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT));
-	Query *q = parse_analyze_fixedparams(raw, sql, types, 2, NULL);
+	Query *q = parse_analyze_fixedparams(raw, sql, types, first_param + 1, NULL);
 
+	Assert(first_param + 1 <= (int)lengthof(types));
 	return linitial_node(RangeTblEntry, q->rtable);
 }
 
@@ -162,7 +167,8 @@ static Node *bounds_to_outer_vars(Node *node, RangeBounds *b) {
  * on two inequalities (a ninth of the table per range) and could read the whole
  * table once for every range. Kept apart, each range is a scan of the time index.
  */
-static void fence_source(Query *query, int rtindex, AttrNumber attnum, Oid coltype, int ranges_rtindex) {
+static void fence_source(Query *query, int rtindex, AttrNumber attnum, Oid coltype, const char *upper_op,
+                         int ranges_rtindex) {
 	RangeTblEntry *rte = rt_fetch(rtindex, query->rtable);
 	Relation rel = relation_open(rte->relid, NoLock); /* locked by the analysis */
 	TupleDesc desc = RelationGetDescr(rel);
@@ -185,11 +191,11 @@ static void fence_source(Query *query, int rtindex, AttrNumber attnum, Oid colty
 			appendStringInfo(&sql, "%s%s", i ? ", " : "", quote_identifier(name));
 		names = lappend(names, makeString(pstrdup(name)));
 	}
-	appendStringInfo(&sql, " FROM %s%s WHERE %s >= $1 AND %s < $2 OFFSET 0", rte->inh ? "" : "ONLY ",
+	appendStringInfo(&sql, " FROM %s%s WHERE %s >= $1 AND %s %s $2 OFFSET 0", rte->inh ? "" : "ONLY ",
 	                 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 	                                            RelationGetRelationName(rel)),
 	                 quote_identifier(NameStr(TupleDescAttr(desc, attnum - 1)->attname)),
-	                 quote_identifier(NameStr(TupleDescAttr(desc, attnum - 1)->attname)));
+	                 quote_identifier(NameStr(TupleDescAttr(desc, attnum - 1)->attname)), upper_op);
 	relation_close(rel, NoLock);
 	raw = linitial_node(RawStmt, raw_parser(sql.data, RAW_PARSE_DEFAULT));
 	sub = parse_analyze_fixedparams(raw, sql.data, types, 2, NULL);
@@ -243,10 +249,90 @@ void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid col
 		RangeTblRef *ref = makeNode(RangeTblRef);
 
 		/* first in FROM: the LATERAL source refers to it */
-		query->rtable = lappend(query->rtable, ranges_rte(coltype));
+		query->rtable = lappend(query->rtable, ranges_rte(coltype, 1));
 		ref->rtindex = list_length(query->rtable);
 		query->jointree->fromlist = lcons(ref, query->jointree->fromlist);
-		fence_source(query, rtindex, attnum, coltype, ref->rtindex);
+		fence_source(query, rtindex, attnum, coltype, "<", ref->rtindex);
+		return;
+	}
+	query->jointree->quals = make_and_qual(query->jointree->quals, filter);
+}
+
+/* Replaces the placeholder parameter `paramid` by the column. */
+static Node *param_to_column(Node *node, Var *var) {
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Param) && ((Param *)node)->paramkind == PARAM_EXTERN && ((Param *)node)->paramid == 5)
+		return (Node *)copyObject(var);
+	return expression_tree_mutator(node, param_to_column, var);
+}
+
+/*
+ * `col <@ (SELECT range_agg(daterange(fn_r.lo, fn_r.hi)) FROM unnest($3, $4) AS
+ * fn_r(lo, hi))` for a date column, int8range over `col::int8` for an integer one:
+ * the CONTAINS shape over the column's own values. Its ranges are [lo, hi), hi NULL
+ * (an integer column) or infinity (a date) when unbounded (fn_time_input_bounds
+ * gives inclusive ranges, and hi + 1 may not exist).
+ */
+static Node *contained_in_bounds(Var *var, Oid coltype, Oid boundtype) {
+	const char *rangefn = boundtype == DATEOID ? "daterange" : "int8range";
+	char *sql = psprintf("SELECT $5%s OPERATOR(pg_catalog.<@) (SELECT pg_catalog.range_agg(pg_catalog.%s("
+	                     "fn_r.lo, fn_r.hi)) FROM unnest($3, $4) AS fn_r(lo, hi))",
+	                     boundtype == DATEOID ? "" : "::pg_catalog.int8", rangefn);
+	Oid arraytype = get_array_type(boundtype);
+	Oid types[5] = {arraytype, arraytype, arraytype, arraytype, coltype};
+	RawStmt *raw = linitial_node(RawStmt, raw_parser(sql, RAW_PARSE_DEFAULT));
+	Query *q = parse_analyze_fixedparams(raw, sql, types, 5, NULL);
+
+	return param_to_column((Node *)linitial_node(TargetEntry, q->targetList)->expr, var);
+}
+
+/*
+ * fn_inject_time_filter for a time column that is a date or an integer epoch
+ * (query/time_input.h): the filter is on the column itself, so its own index reads
+ * the rows. The windows' times are the arguments $1 and $2 (the sink's side reads
+ * them); the column's values are $3 and $4, inclusive ranges [lo, hi] of a date
+ * column's dates or of an integer column's values (as bigint) for FN_FILTER_JOIN,
+ * [lo, hi) ranges for FN_FILTER_CONTAINS (contained_in_bounds).
+ */
+void fn_inject_input_filter(Query *query, int rtindex, AttrNumber attnum, Oid timetype,
+                            const FnTimeInput *input, FnRangeFilter how) {
+	Oid boundtype = fn_time_input_bound_type(input, timetype);
+	Oid coltype;
+	Var *var;
+	Node *filter;
+
+	if (input->kind == FN_INPUT_TIMESTAMP) {
+		fn_inject_time_filter(query, rtindex, attnum, timetype, how);
+		return;
+	}
+	coltype = get_atttype(rt_fetch(rtindex, query->rtable)->relid, attnum);
+	var = makeVar(rtindex, attnum, coltype, -1, InvalidOid, 0);
+	if (how == FN_FILTER_ALL_FINITE) {
+		/* every value with a window: all but a date's +-infinity */
+		int16 len;
+		bool byval;
+		Expr *lo, *hi;
+
+		get_typlenbyval(boundtype, &len, &byval);
+		lo = (Expr *)makeConst(boundtype, -1, InvalidOid, len,
+		                       fn_time_input_datum(input, fn_time_input_min(input)), false, byval);
+		hi = (Expr *)makeConst(boundtype, -1, InvalidOid, len,
+		                       fn_time_input_datum(input, fn_time_input_max(input)), false, byval);
+		filter = (Node *)make_andclause(
+		    list_make2(compare_with(coltype, boundtype, BTGreaterEqualStrategyNumber, var, lo),
+		               compare_with(coltype, boundtype, BTLessEqualStrategyNumber, var, hi)));
+	} else if (how == FN_FILTER_CONTAINS) {
+		filter = contained_in_bounds(var, coltype, boundtype);
+		query->hasSubLinks = true;
+	} else {
+		RangeTblRef *ref = makeNode(RangeTblRef);
+
+		/* first in FROM: the LATERAL source refers to it */
+		query->rtable = lappend(query->rtable, ranges_rte(boundtype, 3));
+		ref->rtindex = list_length(query->rtable);
+		query->jointree->fromlist = lcons(ref, query->jointree->fromlist);
+		fence_source(query, rtindex, attnum, boundtype, "<=", ref->rtindex);
 		return;
 	}
 	query->jointree->quals = make_and_qual(query->jointree->quals, filter);

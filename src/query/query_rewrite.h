@@ -12,6 +12,8 @@
 #include "datatype/timestamp.h"
 #include "nodes/parsenodes.h"
 
+#include "query/time_input.h"
+
 /*
  * How a statement keeps to the windows of a refresh, ranges passed as the arrays $1
  * (starts) and $2 (ends) of the time column's type; one shape for any number of them.
@@ -25,6 +27,12 @@ typedef enum FnRangeFilter {
 /* Restricts the query to the ranges (see FnRangeFilter) or to every finite time. */
 extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype,
                                   FnRangeFilter filter);
+/* The same for a time column that is a date or an integer epoch (query/time_input.h;
+ * timetype: the window's timestamp type): the filter is on the column's own values,
+ * the arguments $3 and $4 (see fn_inject_input_filter in query_rewrite.c). For a
+ * timestamp column, fn_inject_time_filter. */
+extern void fn_inject_input_filter(Query *query, int rtindex, AttrNumber attnum, Oid timetype,
+                                   const FnTimeInput *input, FnRangeFilter filter);
 /* The evaluation's clock (now(), CURRENT_TIMESTAMP, LOCALTIMESTAMP...) bound to the
  * timestamptz parameter $paramid: a new query. LOCALTIMESTAMP becomes the parameter
  * in the (pinned) TimeZone. */

@@ -24,6 +24,7 @@
 #include "pgutil/pg_util.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
 #include "utils/inval.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -284,17 +285,60 @@ static void range_arrays(const FnTimeRange *ranges, int nranges, Oid coltype, Da
 	    construct_array(hi, nranges, coltype, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+/*
+ * For a date or an integer epoch column (query/time_input.h), the source side's
+ * arguments $3 and $4: the column values of each range, [lo, hi] where the source is
+ * read range by range (JOIN), [lo, hi) where it is read once through their
+ * multirange (CONTAINS: hi NULL for an integer column, infinity for a date, when
+ * unbounded, since hi + 1 may not exist). A range that holds no value is left out.
+ */
+static void input_arrays(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool joined,
+                         Datum *values) {
+	Oid type = fn_time_input_bound_type(&cfg->input, InvalidOid);
+	int16 len;
+	bool byval;
+	char align;
+	Datum *lo = palloc(sizeof(Datum) * Max(nranges, 1));
+	Datum *hi = palloc(sizeof(Datum) * Max(nranges, 1));
+	bool *hinull = palloc0(sizeof(bool) * Max(nranges, 1));
+	int dims[1], lbs[1] = {1};
+	int n = 0;
+
+	get_typlenbyvalalign(type, &len, &byval, &align);
+	for (int i = 0; i < nranges; i++) {
+		int64 a, b;
+
+		if (!fn_time_input_bounds(&cfg->input, ranges[i], &a, &b))
+			continue;
+		lo[n] = fn_time_input_datum(&cfg->input, a);
+		if (joined)
+			hi[n] = fn_time_input_datum(&cfg->input, b);
+		else if (b < fn_time_input_max(&cfg->input))
+			hi[n] = fn_time_input_datum(&cfg->input, b + 1);
+		else if (type == DATEOID)
+			hi[n] = DateADTGetDatum(DATEVAL_NOEND);
+		else
+			hinull[n] = true;
+		n++;
+	}
+	dims[0] = n;
+	values[2] = PointerGetDatum(construct_md_array(lo, NULL, 1, dims, lbs, type, len, byval, align));
+	values[3] = PointerGetDatum(construct_md_array(hi, hinull, 1, dims, lbs, type, len, byval, align));
+}
+
 /* The refresh statement for the ranges, as the flow's owner; without the
  * vanished-groups DELETE when the windows saw only inserts and the query allows. */
 static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap,
                                    bool removals, uint64 windows, TimestampTz clock_at) {
 	bool windowed = cfg->window.kind != FN_WINDOW_NONE;
+	bool input = windowed && cfg->input.kind != FN_INPUT_TIMESTAMP;
 	int g = windows <= GENERIC_PLAN_MAX_WINDOWS ? 1 : 0;
 	int opts = g ? CURSOR_OPT_GENERIC_PLAN : 0;
-	int nargs = windowed ? 2 : 0;
+	int nargs = input ? 4 : windowed ? 2 : 0;
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-	Oid types[3] = {get_array_type(coltype), get_array_type(coltype), TIMESTAMPTZOID};
-	Datum values[3] = {0, 0, 0};
+	Oid bound = get_array_type(fn_time_input_bound_type(&cfg->input, coltype));
+	Oid types[5] = {get_array_type(coltype), get_array_type(coltype), bound, bound, TIMESTAMPTZOID};
+	Datum values[5] = {0, 0, 0, 0, 0};
 
 	plans_for(cfg);
 	/* the source or sink changed since the statements were built: drop them, read the
@@ -303,6 +347,8 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 		(void)analysed_query(cfg);
 	if (windowed)
 		range_arrays(ranges, nranges, coltype, values);
+	if (input)
+		input_arrays(cfg, ranges, nranges, has_time_index(cfg), values);
 	/* the evaluation's scheduled time, when the query compares its time column with
 	 * now(), follows the ranges (refresh_sql.h) */
 	if (plans.fq->now_preds != NIL) {
@@ -352,8 +398,12 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, FnTimeRange range,
                             TimestampTz clock_at, Snapshot snap) {
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-	Oid types[3] = {get_array_type(coltype), get_array_type(coltype), TIMESTAMPTZOID};
-	Datum values[3] = {0, 0, TimestampTzGetDatum(clock_at)};
+	/* a date or an epoch column: its values' ranges $3 and $4, the clock $5 */
+	bool input = cfg->input.kind != FN_INPUT_TIMESTAMP;
+	Oid bound = get_array_type(fn_time_input_bound_type(&cfg->input, coltype));
+	int nargs = input ? 4 : 2;
+	Oid types[5] = {get_array_type(coltype), get_array_type(coltype), bound, bound, TIMESTAMPTZOID};
+	Datum values[5] = {0, 0, 0, 0, 0};
 	const char *sink = fn_qualified_relname(cfg->sink_relid);
 	AttrNumber window_attnum = get_attnum(cfg->sink_relid, list_nth(fill->out_names, fill->window_position));
 	FnRefreshShape shape = {
@@ -363,11 +413,18 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
 	        : FN_FILTER_CONTAINS};
 	char *sql = sink_is_new ? fn_plain_insert_sql(fill, sink, shape.source)
 	                        : fn_refresh_sql(fill, sink, shape, false);
-	SPIPlanPtr plan = SPI_prepare(sql, fill->now_preds != NIL ? 3 : 2, types);
+	SPIPlanPtr plan;
 
+	if (fill->now_preds != NIL) {
+		types[nargs] = TIMESTAMPTZOID;
+		values[nargs++] = TimestampTzGetDatum(clock_at);
+	}
+	plan = SPI_prepare(sql, nargs, types);
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing a fill statement failed: %s", SPI_result_code_string(SPI_result));
 	range_arrays(&range, 1, coltype, values);
+	if (input)
+		input_arrays(cfg, &range, 1, shape.source == FN_FILTER_JOIN, values);
 	return run_plan(plan, values, snap, sink_is_new ? SPI_OK_INSERT : SPI_OK_SELECT);
 }
 
@@ -506,7 +563,8 @@ FnTimeRange *fn_refresh_clock_changes(TaskConfig *cfg, TimestampTz prev, Timesta
 		int64 a = 0, b = 0;
 		bool a_null = !threshold_at(pred->threshold, prev, &a);
 		bool b_null = !threshold_at(pred->threshold, next, &b);
-		FnTimeRange r = clock_change(pred->strategy, a_null, a, b_null, b);
+		/* values of a date or an epoch column: the times of the rows that change */
+		FnTimeRange r = fn_time_input_times(&cfg->input, clock_change(pred->strategy, a_null, a, b_null, b));
 
 		if (r.start < r.end)
 			out[(*n)++] = r;
@@ -516,21 +574,30 @@ FnTimeRange *fn_refresh_clock_changes(TaskConfig *cfg, TimestampTz prev, Timesta
 	return out;
 }
 
-/* min and max of one column over [within), or false when no row is there. */
-static bool column_extent(const char *table, const char *column, Oid coltype, FnTimeRange within,
-                          FnTimeRange *out) {
-	Oid types[2] = {coltype, coltype};
-	Datum args[2] = {Int64GetDatum(within.start), Int64GetDatum(within.end)};
-	char *sql =
-	    psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1"
-	             " AND %s OPERATOR(pg_catalog.<) $2",
-	             column, column, table, column, column);
+/* The times of the first and last row of one column over [within), or false when
+ * no row is there. `in`: how the column becomes the window's time (a source's date
+ * or epoch column); NULL for a column of timestamps. */
+static bool column_extent(const char *table, const char *column, Oid coltype, FnTimeInput *in,
+                          FnTimeRange within, FnTimeRange *out) {
+	FnTimeInput plain = {0};
+	FnTimeInput *i = in ? in : &plain;
+	Oid type = fn_time_input_bound_type(i, coltype);
+	Oid types[2] = {type, type};
+	Datum args[2];
+	const char *value = fn_time_input_select(i, column);
+	char *sql;
 	bool null1, null2;
 
+	if (!fn_time_input_args(i, within, &args[0], &args[1]))
+		return false;
+	sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM %s WHERE %s", value, value, table,
+	               fn_time_input_where(i, column, 1));
 	if (SPI_execute_with_args(sql, 2, types, args, NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "flownode: reading the extent of %s failed", table);
-	out->start = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null1));
-	out->end = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null2));
+	out->start =
+	    fn_time_input_time_of(i, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null1));
+	out->end =
+	    fn_time_input_time_of(i, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null2));
 	return !null1 && !null2;
 }
 
@@ -552,11 +619,11 @@ static FnTimeRange extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink, FnTime
 	if (fq == NULL)
 		fq = analysed_query(cfg);
 	have_src = column_extent(fn_qualified_relname(cfg->source_relid), quote_identifier(fq->time_column),
-	                         coltype, within, &src);
+	                         coltype, &cfg->input, within, &src);
 	if (with_sink)
 		have_sink = column_extent(fn_qualified_relname(cfg->sink_relid),
 		                          quote_identifier(list_nth(fq->out_names, fq->window_position)), coltype,
-		                          within, &sink);
+		                          NULL, within, &sink);
 	fn_spi_end(&scope);
 	PopActiveSnapshot();
 	fn_unpin_settings(nest);
@@ -617,53 +684,63 @@ static bool sink_has_window_index(TaskConfig *cfg, FlowQuery *fq) {
 }
 
 /* The take's probes (prepared once, run as the owner under the pinned settings):
- * the number of rows in a range, counted up to n, or the time of its row n. */
-static int64 probe_run(SPIPlanPtr plan, FnTimeRange r, uint64 n, bool *found) {
-	Datum args[3] = {Int64GetDatum(r.start), Int64GetDatum(r.end),
-	                 Int64GetDatum((int64)Min(n, (uint64)PG_INT64_MAX))};
-	int rc = SPI_execute_plan(plan, args, NULL, true, 1);
+ * the number of rows in a range, counted up to n, or the time of its row n (as the
+ * query makes it of the time column's value). */
+static int64 probe_run(TaskConfig *cfg, SPIPlanPtr plan, FnTimeRange r, uint64 n, bool time, bool *found) {
+	Datum args[3] = {0, 0, Int64GetDatum((int64)Min(n, (uint64)PG_INT64_MAX))};
+	int rc;
 	bool isnull = true;
 	int64 v = 0;
+	Datum d;
 
+	*found = false;
+	if (!fn_time_input_args(&cfg->input, r, &args[0], &args[1]))
+		return 0; /* no value of the column has a time in r */
+	rc = SPI_execute_plan(plan, args, NULL, true, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "flownode: probing the source failed: %s", SPI_result_code_string(rc));
-	if (SPI_processed == 1)
-		v = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (SPI_processed == 1) {
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			v = time ? fn_time_input_time_of(&cfg->input, d) : DatumGetInt64(d);
+	}
 	*found = !isnull;
 	return v;
 }
 
-static uint64_t probe_rows(void *arg pg_attribute_unused(), FnTimeRange r, uint64_t limit) {
+static uint64_t probe_rows(void *arg, FnTimeRange r, uint64_t limit) {
 	bool found;
 
-	return (uint64_t)probe_run(plans.count, r, limit, &found);
+	return (uint64_t)probe_run((TaskConfig *)arg, plans.count, r, limit, false, &found);
 }
 
-static int64_t probe_time_of_row(void *arg pg_attribute_unused(), FnTimeRange r, uint64_t k) {
+static int64_t probe_time_of_row(void *arg, FnTimeRange r, uint64_t k) {
 	bool found;
-	int64 t = probe_run(plans.nth, r, k, &found);
+	int64 t = probe_run((TaskConfig *)arg, plans.nth, r, k, true, &found);
 
-	return found ? t : r.end - 1; /* the rows moved on meanwhile: the range's last instant */
+	/* the rows moved on meanwhile: the range's last instant; a time outside the
+	 * range (a date's midnight in a zone before the range) likewise inside it */
+	return found ? Max(Min(t, r.end - 1), r.start) : r.end - 1;
 }
 
 static SPIPlanPtr prepare_probe(TaskConfig *cfg, bool nth) {
 	FlowQuery *fq = analysed_query(cfg);
 	const char *src = fn_qualified_relname(cfg->source_relid);
 	const char *c = quote_identifier(fq->time_column);
-	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid coltype =
+	    fn_time_input_bound_type(&cfg->input, cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID);
 	Oid types[3] = {coltype, coltype, INT8OID};
-	char *sql =
-	    nth ? psprintf("SELECT %s FROM %s WHERE %s >= $1 AND %s < $2 ORDER BY %s OFFSET $3 LIMIT 1", c, src,
-	                   c, c, c)
-	        : psprintf("SELECT count(*) FROM (SELECT FROM %s WHERE %s >= $1 AND %s < $2 LIMIT $3) fn_p", src,
-	                   c, c);
+	const char *where = fn_time_input_where(&cfg->input, c, 1);
+	char *sql = nth ? psprintf("SELECT %s FROM %s WHERE %s ORDER BY %s OFFSET $3 LIMIT 1",
+	                           fn_time_input_select(&cfg->input, c), src, where, c)
+	                : psprintf("SELECT count(*) FROM (SELECT FROM %s WHERE %s LIMIT $3) fn_p", src, where);
 
 	return prepare_kept(sql, 3, types, 0);
 }
 
 uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n, uint64 max_rows,
                        FnTimeRange *out, uint64 *windows, bool *backlog_remains) {
-	FnRowProbe probe = {probe_rows, probe_time_of_row, NULL};
+	FnRowProbe probe = {probe_rows, probe_time_of_row, cfg};
 	SpiAs scope;
 	uint32 k;
 	int nest;
@@ -692,9 +769,10 @@ uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, 
 }
 
 int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 rows) {
-	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid coltype =
+	    fn_time_input_bound_type(&cfg->input, cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID);
 	Oid types[3] = {coltype, coltype, INT8OID};
-	Datum args[3] = {Int64GetDatum(range.start), Int64GetDatum(range.end), Int64GetDatum(rows - 1)};
+	Datum args[3] = {0, 0, Int64GetDatum(rows - 1)};
 	const char *column;
 	char *sql;
 	int64 end = range.end;
@@ -703,10 +781,13 @@ int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 r
 
 	if (w == NULL || rows <= 0 || !fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum))
 		return range.end;
+	/* a date or an epoch column is read by its values' bounds (query/time_input.h) */
+	if (!fn_time_input_args(&cfg->input, range, &args[0], &args[1]))
+		return range.end;
 	column = quote_identifier(get_attname(cfg->source_relid, cfg->time_attnum, false));
-	sql = psprintf("SELECT %s FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2"
-	               " ORDER BY %s OFFSET $3 LIMIT 1",
-	               column, fn_qualified_relname(cfg->source_relid), column, column, column);
+	sql = psprintf("SELECT %s FROM %s WHERE %s ORDER BY %s OFFSET $3 LIMIT 1",
+	               fn_time_input_select(&cfg->input, column), fn_qualified_relname(cfg->source_relid),
+	               fn_time_input_where(&cfg->input, column, 1), column);
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
@@ -714,10 +795,14 @@ int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 r
 		elog(ERROR, "flownode: reading the source's times failed");
 	if (SPI_processed == 1) {
 		bool isnull;
-		int64 t = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 
-		if (!isnull)
+		if (!isnull) {
+			/* clamped into the range: a date's midnight in a zone may lie before it */
+			int64 t = Max(Min(fn_time_input_time_of(&cfg->input, d), range.end - 1), range.start);
+
 			end = Min(fn_window_of(w, t).end, range.end);
+		}
 	}
 	fn_spi_end(&scope);
 	PopActiveSnapshot();

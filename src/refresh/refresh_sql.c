@@ -27,10 +27,14 @@ static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
 	Query *q = copyObject(fq->query);
 
 	if (fq->window.kind != FN_WINDOW_NONE)
-		fn_inject_time_filter(q, fq->source_rtindex, fq->time_attnum,
-		                      fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, filter);
-	if (fq->now_preds != NIL) /* the evaluation's scheduled time: after the ranges, if any */
-		q = fn_bind_clock_param(q, filter == FN_FILTER_ALL_FINITE ? 1 : 3);
+		fn_inject_input_filter(q, fq->source_rtindex, fq->time_attnum,
+		                       fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &fq->input, filter);
+	/* the evaluation's scheduled time: after the ranges, if any (four of them for a
+	 * date or an epoch column: the windows' times, then the column's values) */
+	if (fq->now_preds != NIL)
+		q = fn_bind_clock_param(q, filter == FN_FILTER_ALL_FINITE         ? 1
+		                           : fq->input.kind != FN_INPUT_TIMESTAMP ? 5
+		                                                                  : 3);
 	return fn_deparse_query(q);
 }
 

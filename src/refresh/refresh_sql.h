@@ -6,6 +6,8 @@
  * query.
  * A query that compares its time column with now() takes the evaluation's scheduled
  * time as one more parameter, a timestamptz: $3 after the ranges, $1 without them.
+ * A date or an integer epoch time column (query/time_input.h) adds two ranges of its
+ * own values, $3 and $4, for the source's side: the clock is then $5.
  */
 #ifndef FLOWNODE_REFRESH_SQL_H
 #define FLOWNODE_REFRESH_SQL_H

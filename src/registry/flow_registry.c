@@ -43,18 +43,18 @@
 	"f.window_stride, f.window_origin, f.window_unit, f.window_zone, f.with_time_zone, f.query, "            \
 	"f.timezone, f.eval_interval, f.expire_after, f.xmin::text, f.user_query, %s"
 
-/* Columns 19 to 28, which the old layout (a catalog still at 0.1: ALTER EXTENSION
- * flownode UPDATE not run yet) lacks: GreptimeDB compatibility, then pause_flow and
- * background backfills. There every flow is one of create_flow's, running, never
- * paused, with nothing to fill. */
+/* Columns 19 to 29, which the old layout (a catalog still at 0.1: ALTER EXTENSION
+ * flownode UPDATE not run yet) lacks: GreptimeDB compatibility, then pause_flow,
+ * background backfills and date or epoch time columns. There every flow is one of
+ * create_flow's, running, never paused, with nothing to fill, over a timestamp. */
 #define CONFIG_COLUMNS_CURRENT                                                                               \
 	"f.dialect, f.options::text, f.comment, f.sink_name, f.search_path, f.created_at, f.paused, "            \
-	"f.backfill_from, f.backfill_next, f.backfill_to"
+	"f.backfill_from, f.backfill_next, f.backfill_to, f.time_input"
 #define CONFIG_COLUMNS_OLD                                                                                   \
 	"'postgres'::text, '{}'::text, f.comment, NULL::text, NULL::text, f.created_at, false, NULL::bigint, "   \
-	"NULL::bigint, NULL::bigint"
+	"NULL::bigint, NULL::bigint, NULL::text"
 /* whether the flow is bound, after the columns above */
-#define CONFIG_BOUND_COLUMN 29
+#define CONFIG_BOUND_COLUMN 30
 
 /* The layout of the catalog the database holds, by its extension version. */
 typedef enum CatalogLayout { LAYOUT_CURRENT, LAYOUT_OLD } CatalogLayout;
@@ -258,6 +258,8 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 		cfg->backfill_from = DatumGetInt64(SPI_getbinval(tup, desc, 26, &isnull));
 		cfg->backfill_next = DatumGetInt64(SPI_getbinval(tup, desc, 27, &isnull));
 	}
+	/* a date or an integer epoch column (NULL: the column is the window's timestamp) */
+	fn_time_input_parse(get_text(tup, desc, 29), cfg->window.with_time_zone, cfg->timezone, &cfg->input);
 	d = SPI_getbinval(tup, desc, CONFIG_BOUND_COLUMN, &isnull);
 	cfg->bound = !isnull && DatumGetBool(d);
 	return cfg;
@@ -640,18 +642,19 @@ bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to) {
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	FlowQuery *fq = def->fq;
 	int64 flow_id;
-	Oid types[23] = {TEXTOID, REGROLEOID, REGCLASSOID, REGCLASSOID, NAMEOID,       INT2OID,
-	                 TEXTOID, TEXTOID,    INTERVALOID, INT8OID,     TEXTOID,       TEXTOID,
-	                 BOOLOID, TEXTOID,    TEXTOID,     TEXTOID,     INTERVALOID,   INTERVALOID,
-	                 TEXTOID, TEXTOID,    TEXTOID,     INT8OID,     TIMESTAMPTZOID};
-	Datum v[23];
-	char n[24];
+	Oid types[24] = {TEXTOID, REGROLEOID, REGCLASSOID, REGCLASSOID, NAMEOID,        INT2OID,
+	                 TEXTOID, TEXTOID,    INTERVALOID, INT8OID,     TEXTOID,        TEXTOID,
+	                 BOOLOID, TEXTOID,    TEXTOID,     TEXTOID,     INTERVALOID,    INTERVALOID,
+	                 TEXTOID, TEXTOID,    TEXTOID,     INT8OID,     TIMESTAMPTZOID, TEXTOID};
+	Datum v[24];
+	char n[25];
+	char *input = fn_time_input_text(&fq->input);
 	bool win = fq->window.kind != FN_WINDOW_NONE;
 	bool bin = fq->window.kind == FN_WINDOW_DATE_BIN;
 	Interval *stride = palloc0(sizeof(Interval));
 
 	memset(n, ' ', sizeof(n));
-	n[23] = '\0';
+	n[24] = '\0';
 	stride->time = fq->window.stride_time;
 	stride->day = fq->window.stride_day;
 	v[0] = CStringGetTextDatum(def->flow_name);
@@ -677,6 +680,7 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	v[20] = CStringGetTextDatum(def->options ? def->options : "{}");
 	v[21] = Int64GetDatum(def->flow_id);
 	v[22] = def->created_at != 0 ? TimestampTzGetDatum(def->created_at) : (n[22] = 'n', 0);
+	v[23] = win && input ? CStringGetTextDatum(input) : (n[23] = 'n', 0);
 	/* a waiting flow that starts keeps its id (OVERRIDING SYSTEM VALUE), and a flow that
 	 * replaces or starts another keeps its creation time */
 	flow_id = catalog_exec(
@@ -685,17 +689,17 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	          " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
 	          " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
 	          " query, user_query, timezone, eval_interval, expire_after, comment, dialect, options, flow_id,"
-	          " created_at) OVERRIDING SYSTEM VALUE"
+	          " created_at, time_input) OVERRIDING SYSTEM VALUE"
 	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	          " $18, $19, $20, $21::jsonb, $22, COALESCE($23, pg_catalog.now())) RETURNING flow_id"
+	          " $18, $19, $20, $21::jsonb, $22, COALESCE($23, pg_catalog.now()), $24) RETURNING flow_id"
 	        : "INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
 	          " (flow_name, owner, source_table, sink_table, time_column, time_attnum, window_expr,"
 	          " window_kind, window_stride, window_origin, window_unit, window_zone, with_time_zone,"
 	          " query, user_query, timezone, eval_interval, expire_after, comment, dialect, options,"
-	          " created_at)"
+	          " created_at, time_input)"
 	          " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	          " $18, $19, $20, $21::jsonb, COALESCE($23, pg_catalog.now())) RETURNING flow_id",
-	    23, types, v, n);
+	          " $18, $19, $20, $21::jsonb, COALESCE($23, pg_catalog.now()), $24) RETURNING flow_id",
+	    24, types, v, n);
 	insert_binding(flow_id);
 	return flow_id;
 }

@@ -36,6 +36,7 @@ typedef struct TaskConfig {
 	Interval *expire_after;  /* NULL: never expire */
 	FnWindowSpec window;     /* kind FN_WINDOW_NONE for window-less flows */
 	AttrNumber time_attnum;  /* source column of the window, 0 if none */
+	FnTimeInput input;       /* how that column becomes the window's timestamp */
 	bool created_here;       /* the flow was created by the current transaction */
 	/* waiting for its source (defer_on_missing_source): no source, sink or stored
 	 * query yet; sink_name and search_path say how to read the names once it exists */

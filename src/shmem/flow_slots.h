@@ -48,6 +48,11 @@ typedef struct FlowSlot {
 	/* rows were added to the flow's durable record by SQL (a restore): the worker
 	 * reads it again (a worker reads it only when it starts otherwise) */
 	bool reload_requested;
+	/* an upstream flow's refresh (a flow worker's commit) marked windows of this
+	 * flow, whose source is that flow's sink: an adaptive flow evaluates soon
+	 * (next_eval_after_upstream) instead of a window's usual size later; cleared
+	 * by the worker when it has taken it into its schedule */
+	bool upstream_wrote;
 
 	/* alter_flow, pause_flow, resume_flow: bumped when one commits, so the worker reads
 	 * its configuration again; `paused` is set at that commit too, so a flush that

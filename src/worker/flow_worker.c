@@ -835,6 +835,22 @@ static void reload_record(bool at_start) {
 	CommitTransactionCommand();
 }
 
+/*
+ * An upstream flow's refresh wrote into this flow's source (a chain of flows): the
+ * next evaluation of an adaptive flow comes min_refresh_interval from now, if it was
+ * due later (next_eval_after_upstream). So a minute -> hour -> day chain with
+ * default settings is fresh a few seconds after its minute level, not an hour or a
+ * day later. The flag is cleared first: a write after this wakes us again.
+ */
+static TimestampTz follow_upstream(TimestampTz now, TimestampTz next_eval) {
+	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+	task.slot->upstream_wrote = false;
+	LWLockRelease(fn_slot_lock(task.slot));
+	return fn_next_eval_after_upstream(
+	    task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)task.slot->consecutive_failures);
+}
+
 /* The next evaluation after one that started and finished then (backoff included). */
 static TimestampTz next_after(TimestampTz started, TimestampTz finished, bool backlog) {
 	return fn_next_eval_at(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
@@ -854,6 +870,7 @@ void flownode_flow_main(Datum arg) {
 	bool owner_can_login;
 	TimestampTz next_eval;
 
+	fn_is_flow_worker = true;
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
 	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
 	memcpy(&catalog_relid, MyBgworkerEntry->bgw_extra + 2 * sizeof(Oid), sizeof(Oid));
@@ -895,7 +912,7 @@ void flownode_flow_main(Datum arg) {
 	 * just filled the sink, and flush_flow wakes the worker when asked to */
 	next_eval = GetCurrentTimestamp() + first_sleep_usec();
 	for (;;) {
-		bool dropped, flush, repair, reload, changed;
+		bool dropped, flush, repair, reload, changed, upstream;
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
@@ -910,6 +927,7 @@ void flownode_flow_main(Datum arg) {
 		repair = task.slot->repair_requested > task.slot->repair_completed;
 		reload = task.slot->reload_requested;
 		changed = task.slot->config_seq != task.config_seq;
+		upstream = task.slot->upstream_wrote;
 		LWLockRelease(fn_slot_lock(task.slot));
 		if (dropped)
 			break;
@@ -947,6 +965,8 @@ void flownode_flow_main(Datum arg) {
 			continue;
 		}
 		now = GetCurrentTimestamp();
+		if (upstream)
+			next_eval = follow_upstream(now, next_eval);
 		if (now >= next_eval) {
 			int64 windows = 0;
 			bool backlog = false;

@@ -318,3 +318,26 @@ TEST(NextRowBudget, FloorAfterAFailureThenRampsUp) {
 	EXPECT_EQ(b, flownode::kFloorRows);
 	EXPECT_EQ(flownode::next_row_budget(b, 100000, 1000, false), 2 * flownode::kFloorRows);
 }
+
+// A chain of flows: an adaptive downstream level evaluates min_refresh after its
+// upstream wrote into its source, not a window's usual size (an hour, a day) later.
+TEST(NextEvalAfterUpstream, AdaptiveFollowsItsUpstream) {
+	Cadence hourly{0, 3600 * kSec, 5 * kSec, 300 * kSec};
+	int64_t now = 1000 * kSec;
+	EXPECT_EQ(flownode::next_eval_after_upstream(hourly, now, now + 3600 * kSec, 0), now + 5 * kSec);
+	// never later than it was due anyway
+	EXPECT_EQ(flownode::next_eval_after_upstream(hourly, now, now + 2 * kSec, 0), now + 2 * kSec);
+	EXPECT_EQ(flownode::next_eval_after_upstream(hourly, now, now - kSec, 0), now - kSec);
+	// saturates instead of overflowing
+	EXPECT_EQ(flownode::next_eval_after_upstream(hourly, INT64_MAX - kSec, INT64_MAX, 0), INT64_MAX);
+}
+
+TEST(NextEvalAfterUpstream, OwnScheduleAndBackoffStay) {
+	Cadence fixed{600 * kSec, 3600 * kSec, 5 * kSec, 300 * kSec};
+	Cadence adaptive{0, 3600 * kSec, 5 * kSec, 300 * kSec};
+	int64_t now = 1000 * kSec;
+	// an eval_interval is the flow's own promise: its schedule is kept
+	EXPECT_EQ(flownode::next_eval_after_upstream(fixed, now, now + 600 * kSec, 0), now + 600 * kSec);
+	// a failing flow keeps its backoff
+	EXPECT_EQ(flownode::next_eval_after_upstream(adaptive, now, now + 40 * kSec, 3), now + 40 * kSec);
+}
