@@ -11,6 +11,7 @@
  */
 #include "flownode.h"
 
+#include "api/read_flow.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
@@ -240,6 +241,7 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 	}
 	check_owner(cfg);
 	fn_remove_flow(cfg);
+	fn_drop_read_views(cfg->sink_relid); /* they read nothing without the flow */
 	PG_RETURN_VOID();
 }
 

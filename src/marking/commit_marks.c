@@ -123,6 +123,44 @@ static void cut_expired(const FlowMarker *m, FlowCommit *fc, TimestampTz now) {
 		(void)fn_dirty_cut_below(set, line);
 }
 
+/*
+ * This transaction's own marks for one flow, in the flow's windows: what it wrote and
+ * has not committed (not in the record yet), which its own snapshot sees. Sorted and
+ * merged; palloc'd in the caller's context. read_flow adds them to the record's.
+ */
+FnTimeRange *fn_marks_local_windows(int64 flow_id, uint32 *n) {
+	ListCell *lc;
+	uint32 total = 0;
+	FnTimeRange *out;
+	FnDirtySet set;
+
+	foreach (lc, fn_xact_marks()) {
+		LocalMarks *lm = lfirst(lc);
+
+		fn_marks_grow_and_flush(lm);
+		total += lm->count;
+	}
+	out = palloc(sizeof(FnTimeRange) * (total + 1));
+	*n = 0;
+	set = (FnDirtySet){out, n, total + 1}; /* room for all: nothing coalesces */
+	foreach (lc, fn_xact_marks()) {
+		LocalMarks *lm = lfirst(lc);
+		FlowMarker *m = NULL;
+
+		for (int i = 0; i < lm->nmembers && m == NULL; i++)
+			if (lm->member_ids[i] == flow_id)
+				m = fn_find_flow(fn_source_entry(lm->relid), flow_id);
+		if (m != NULL && lm->count > 0) {
+			FnTimeRange *tmp = palloc(sizeof(FnTimeRange) * lm->count);
+
+			/* as many ranges as the set at most, sorted: merged without coalescing */
+			fn_dirty_add_all(set, tmp, round_to_windows(m, lm, tmp));
+			pfree(tmp);
+		}
+	}
+	return out;
+}
+
 /* Each flow's windows, from the sets of the groups it was marked in. */
 static void build_flow_commits(void) {
 	TimestampTz now = GetCurrentTimestamp();

@@ -286,6 +286,22 @@ bool fn_registry_is_sink(Oid relid) {
 	                    types, values, NULL) > 0;
 }
 
+bool fn_registry_flow_visible(int64 flow_id) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+	SpiAs scope;
+	bool visible;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	/* read-only: in the active snapshot, not a new one */
+	if (SPI_execute_with_args("SELECT 1 FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1,
+	                          types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading the flow catalog failed");
+	visible = SPI_processed > 0;
+	fn_spi_end(&scope);
+	return visible;
+}
+
 void fn_registry_delete_flow(int64 flow_id) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(flow_id)};

@@ -78,6 +78,9 @@ extern void fn_registry_delete_flow(int64 flow_id);
 extern void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,
                                      const char *window_text);
 extern bool fn_registry_is_sink(Oid relid);
+/* Whether the flow's row is visible in the active snapshot (the catalog is otherwise
+ * read as it is now): read_flow's snapshot may predate the flow. */
+extern bool fn_registry_flow_visible(int64 flow_id);
 
 /*
  * A flow's own lock (a lock on its catalog row's id, held to the end of the
