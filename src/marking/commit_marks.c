@@ -26,6 +26,9 @@ typedef struct FlowCommit {
 	int64 flow_id;
 	FlowSlot *slot; /* claimed at PRE_COMMIT */
 	bool recorded;  /* written to flownode.pending at PRE_COMMIT */
+	/* the slot's refresh state when the durable set was looked at (publish_marks) */
+	bool saw_refresh;
+	uint64 refresh_seq;
 	bool removes;
 	uint32 count;
 	uint32 capacity;
@@ -241,6 +244,8 @@ void fn_marks_pre_commit(void) {
 			covered = fn_dirty_covers(fn_slot_durable_set(fc->slot), fc->ranges[i]);
 		if (!covered)
 			widen_to_dirty_ranges(fc);
+		fc->saw_refresh = fc->slot->refreshing;
+		fc->refresh_seq = fc->slot->refresh_seq;
 		LWLockRelease(fn_slot_lock(fc->slot));
 		if (!covered) {
 			if (writer == NULL)
@@ -251,6 +256,22 @@ void fn_marks_pre_commit(void) {
 	}
 	if (writer != NULL)
 		fn_pending_close(writer);
+}
+
+/*
+ * Whether a commit's record may be claimed in the durable set (the next writers of
+ * those windows then skip theirs): only if no refresh was between its take and its
+ * end at any moment from PRE_COMMIT's look at the durable set to now. Otherwise
+ * that refresh may have taken these windows and, its snapshot seeing this commit,
+ * trim its record, while a writer that skipped its own record on the strength of
+ * the claim commits after that snapshot: its windows would be unrecorded, lost to a
+ * crash and missed by read_flow (test/tap/010_durable_claim.pl). A refresh that takes
+ * the windows after the claim removes it, and waits for the writers that relied on
+ * it (§4, §5). Refusing the claim only costs the next writer a record. Caller holds
+ * the slot's lock.
+ */
+static bool may_claim_durable(const FlowCommit *fc, const FlowSlot *slot) {
+	return fc->recorded && !fc->saw_refresh && !slot->refreshing && slot->refresh_seq == fc->refresh_seq;
 }
 
 /* Runs at COMMIT: nothing here may fail. */
@@ -265,9 +286,11 @@ static void publish_marks(void) {
 			continue;
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		if (slot->in_use && slot->flow_id == fc->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
+			bool claim = may_claim_durable(fc, slot);
+
 			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
 			slot->removals |= fc->removes;
-			for (uint32 i = 0; fc->recorded && i < fc->count; i++)
+			for (uint32 i = 0; claim && i < fc->count; i++)
 				fn_durable_add(fn_slot_durable_set(slot), fc->ranges[i]);
 		}
 		LWLockRelease(fn_slot_lock(slot));

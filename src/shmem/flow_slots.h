@@ -45,6 +45,13 @@ typedef struct FlowSlot {
 	 * came back from the durable record): the next refresh that takes the rest of
 	 * the set must also delete the sink groups that vanished */
 	bool removals;
+	/* A refresh holds windows it took, from its take until it commits or gives them
+	 * back: a commit that recorded windows meanwhile (or since it looked at the
+	 * durable set) must not claim them in the durable set, since that refresh may
+	 * trim its record without seeing the writers that would then skip theirs
+	 * (commit_marks.c, publish_marks). refresh_seq counts the refreshes that ended. */
+	bool refreshing;
+	uint64 refresh_seq;
 
 	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
 	uint64 flush_requested;

@@ -71,6 +71,21 @@ static FnDirtySet backlog_set(void) {
 	return s;
 }
 
+/* A refresh's take ends (committed, failed or given back at exit): commits may claim
+ * their records in the durable set again (publish_marks). Caller holds the slot's lock. */
+static void end_take_locked(FlowSlot *slot) {
+	if (slot->refreshing) {
+		slot->refreshing = false;
+		slot->refresh_seq++;
+	}
+}
+
+static void end_take(void) {
+	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+	end_take_locked(task.slot);
+	LWLockRelease(fn_slot_lock(task.slot));
+}
+
 /* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
 static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_unused()) {
 	FlowSlot *slot = task.slot;
@@ -80,6 +95,7 @@ static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_u
 		return;
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	if (slot->worker_pid == MyProcPid) {
+		end_take_locked(slot);
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
 		if (task.nchunk + task.nbacklog > 0)
@@ -208,6 +224,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			 * are no longer known as durably recorded, since this refresh removes them
 			 * from the record */
 			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+			slot->refreshing = true; /* until end_take: no durable claims meanwhile */
 			for (uint32 i = 0; i < task.nchunk; i++) {
 				fn_dirty_subtract(from, task.chunk[i]);
 				fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
@@ -229,6 +246,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0);
 		end_refresh_transaction();
 		task.nchunk = 0;
+		end_take();
 	}
 	PG_CATCH();
 	{
@@ -244,6 +262,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		AbortCurrentTransaction();
 		/* put them back (not into the durable set: they may hold coalesced gaps) */
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		end_take_locked(slot);
 		fn_dirty_add_all(from, task.chunk, task.nchunk);
 		if (task.nchunk > 0 && removals && from_shared)
 			slot->removals = true;
@@ -351,6 +370,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 				task.chunk[task.nchunk++] = r;
 		}
 		if (!gone) {
+			slot->refreshing = true; /* until end_take: no durable claims meanwhile */
 			fn_dirty_subtract(dirty, want);
 			fn_durable_remove(fn_slot_durable_set(slot), want);
 		}
@@ -363,6 +383,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 		}
 		end_refresh_transaction();
 		task.nchunk = 0;
+		end_take();
 	}
 	PG_CATCH();
 	{
@@ -376,6 +397,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 		FlushErrorState();
 		AbortCurrentTransaction();
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		end_take_locked(slot);
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
 		if (task.nchunk > 0)
 			slot->removals = true;
