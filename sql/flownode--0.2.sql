@@ -7,8 +7,8 @@ CREATE TABLE flownode.flow (
     flow_id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     flow_name      text NOT NULL UNIQUE,
     owner          oid NOT NULL,
-    source_table   oid NOT NULL,
-    sink_table     oid NOT NULL,
+    source_table   oid,             -- NULL while the flow waits for its source
+    sink_table     oid,             -- (defer_on_missing_source, flownode.execute)
     time_column    name,
     time_attnum    smallint,
     window_expr    text,
@@ -18,13 +18,26 @@ CREATE TABLE flownode.flow (
     window_unit    text,
     window_zone    text,
     with_time_zone boolean,
-    query          text NOT NULL,   -- deparsed, every name schema-qualified
+    query          text,            -- deparsed, every name schema-qualified (NULL while waiting)
     user_query     text NOT NULL,   -- as the user wrote it
     timezone       text NOT NULL,   -- TimeZone the query is evaluated in
     eval_interval  interval,
     expire_after   interval,
     comment        text,
-    created_at     timestamptz NOT NULL DEFAULT pg_catalog.now()
+    created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- GreptimeDB compatibility (flownode.execute, docs/user-guide.md "Coming from
+    -- GreptimeDB"): user_query is in this dialect; the WITH options as given; when the
+    -- definition last changed (CREATE OR REPLACE, a rename it follows, its start
+    -- after waiting); and, while it waits for its source, the sink as written and the
+    -- search_path the names are read with
+    dialect        text NOT NULL DEFAULT 'postgres' CHECK (dialect IN ('postgres', 'greptimedb')),
+    options        jsonb NOT NULL DEFAULT '{}',
+    updated_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    sink_name      text,
+    search_path    text,
+    CONSTRAINT flow_waiting_check CHECK ((source_table IS NULL) = (query IS NULL)
+                                         AND (source_table IS NULL) = (sink_table IS NULL)
+                                         AND (source_table IS NOT NULL OR sink_name IS NOT NULL))
 );
 CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
@@ -54,6 +67,17 @@ ALTER TABLE flownode.pending ALTER COLUMN ranges SET STORAGE MAIN;
 -- a refresh reads and trims only its own flow's rows, however many other flows have
 CREATE INDEX pending_flow_idx ON flownode.pending (flow_id);
 REVOKE ALL ON flownode.pending FROM PUBLIC;
+
+-- The clock of a flow that compares its time column with now() (docs/internals.md
+-- §6): the scheduled time its sink follows. Each evaluation marks the windows whose
+-- rows' answer changed between it and its own scheduled time, then moves it, in the
+-- refresh's transaction; a worker that starts again (after a restart or a crash)
+-- marks from here.
+CREATE TABLE flownode.flow_clock (
+    flow_id      bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    evaluated_at timestamptz NOT NULL
+);
+REVOKE ALL ON flownode.flow_clock FROM PUBLIC;
 
 CREATE FUNCTION flownode.create_flow(
     flow_name text,
@@ -164,7 +188,8 @@ CREATE FUNCTION flownode.flow_status(
     OUT last_error_at timestamptz,
     OUT consecutive_failures integer,
     OUT last_failure text,
-    OUT last_failure_at timestamptz)
+    OUT last_failure_at timestamptz,
+    OUT dirty_ranges integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -180,7 +205,8 @@ SELECT f.flow_id,
        f.expire_after,
        f.comment,
        f.owner::pg_catalog.regrole AS owner,
-       COALESCE(s.state, 'waiting_for_worker') AS state,
+       CASE WHEN f.source_table IS NULL THEN 'waiting_for_source'
+            ELSE COALESCE(s.state, 'waiting_for_worker') END AS state,
        COALESCE(s.dirty_windows, 0) AS dirty_windows,
        s.last_run_at,
        s.last_run_duration,
@@ -206,3 +232,63 @@ SELECT f.flow_id,
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
 GRANT SELECT ON flownode.flows TO PUBLIC;
+
+-- flownode.execute: GreptimeDB's flow statements, as text (docs/user-guide.md "Coming
+-- from GreptimeDB"): CREATE [OR REPLACE] FLOW ..., DROP FLOW, ADMIN FLUSH_FLOW('name'),
+-- SHOW FLOWS [LIKE 'pattern'], SHOW CREATE FLOW name. One column of text per row:
+-- a flow's name per row for SHOW FLOWS, the CREATE FLOW text for SHOW CREATE FLOW,
+-- the windows refreshed for ADMIN FLUSH_FLOW, no row for CREATE and DROP.
+CREATE FUNCTION flownode.execute(statement text)
+RETURNS TABLE (result text)
+AS 'MODULE_PATHNAME', 'flownode_execute'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION flownode.execute(text) IS
+'runs one of GreptimeDB''s flow statements: CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN FLUSH_FLOW, SHOW FLOWS, SHOW CREATE FLOW';
+
+-- The CREATE FLOW statement that recreates a flow (SHOW CREATE FLOW), NULL for a flow
+-- the caller may not see.
+CREATE FUNCTION flownode.flow_definition(flow_id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'flownode_flow_definition'
+LANGUAGE C STABLE STRICT;
+
+-- What GreptimeDB's information_schema.flows shows, for the flows of roles you are a
+-- member of: the definition, the options, the times, the source, and the flow's
+-- state: its dirty windows and ranges in shared memory and its durable record.
+CREATE VIEW flownode.flow_info AS
+SELECT f.flow_name,
+       f.flow_id,
+       COALESCE(s.dirty_ranges, 0)::bigint * 16 + COALESCE(r.record_bytes, 0) AS state_size,
+       pg_catalog.current_database()::text AS table_catalog,
+       flownode.flow_definition(f.flow_id) AS flow_definition,
+       f.comment,
+       f.expire_after,
+       f.eval_interval,
+       CASE WHEN f.source_table IS NULL THEN '{}'::oid[] ELSE ARRAY[f.source_table] END AS source_table_ids,
+       (SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)
+               pg_catalog.quote_ident(c.relname)
+          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.oid = f.source_table) AS source_table_names,
+       COALESCE((SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)
+                        pg_catalog.quote_ident(c.relname)
+                   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                  WHERE c.oid = f.sink_table), f.sink_name) AS sink_table_name,
+       f.options,
+       f.created_at AS created_time,
+       f.updated_at AS updated_time,
+       s.last_run_at AS last_execution_time,
+       CASE WHEN f.source_table IS NULL THEN 'waiting_for_source'
+            ELSE COALESCE(s.state, 'waiting_for_worker') END AS state,
+       COALESCE(s.dirty_windows, 0) AS dirty_windows,
+       COALESCE(s.dirty_ranges, 0) AS dirty_ranges,
+       COALESCE(r.record_rows, 0) AS record_rows,
+       COALESCE(r.record_bytes, 0) AS record_bytes,
+       k.evaluated_at AS clock
+  FROM flownode.flow f
+  LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
+  LEFT JOIN (SELECT p.flow_id, pg_catalog.count(*) AS record_rows,
+                    pg_catalog.sum(pg_catalog.pg_column_size(p.*))::bigint AS record_bytes
+               FROM flownode.pending p GROUP BY p.flow_id) r ON r.flow_id = f.flow_id
+  LEFT JOIN flownode.flow_clock k ON k.flow_id = f.flow_id
+ WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
+GRANT SELECT ON flownode.flow_info TO PUBLIC;

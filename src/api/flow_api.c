@@ -11,6 +11,7 @@
  */
 #include "flownode.h"
 
+#include "api/flow_api.h"
 #include "api/read_flow.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/xact_hooks.h"
@@ -52,6 +53,7 @@
 #include "utils/tuplestore.h"
 #include "utils/inval.h"
 #include "utils/wait_event.h"
+#include "utils/guc.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "parser/parse_func.h"
@@ -61,7 +63,14 @@ PG_FUNCTION_INFO_V1(flownode_drop_flow);
 PG_FUNCTION_INFO_V1(flownode_flush_flow);
 PG_FUNCTION_INFO_V1(flownode_refresh_flow);
 
-#define MIN_EVAL_INTERVAL_USEC 100000
+void fn_check_flow_interval(const Interval *iv, const char *name, int64 min_usec) {
+	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
+	if (fn_interval_usec(iv) < min_usec)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("%s must be at least 100 milliseconds", name)));
+}
 
 static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec) {
 	Interval *iv;
@@ -69,12 +78,7 @@ static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *na
 	if (PG_ARGISNULL(argno))
 		return NULL;
 	iv = PG_GETARG_INTERVAL_P(argno);
-	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
-	if (fn_interval_usec(iv) < min_usec)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("%s must be at least 100 milliseconds", name)));
+	fn_check_flow_interval(iv, name, min_usec);
 	return iv;
 }
 
@@ -105,16 +109,104 @@ static void notice_missing_time_index(Oid source_relid, const FlowQuery *fq) {
 	                         quote_identifier(fq->time_column))));
 }
 
-Datum flownode_create_flow(PG_FUNCTION_ARGS) {
-	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
-	char *sink_name = fn_text_arg(fcinfo, 1, "sink_table");
-	char *query = fn_text_arg(fcinfo, 2, "query");
-	Interval *eval_interval = interval_arg(fcinfo, 3, "eval_interval", MIN_EVAL_INTERVAL_USEC);
-	Interval *expire_after = interval_arg(fcinfo, 4, "expire_after", 1);
-	char *comment = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
-	bool if_not_exists = bool_arg(fcinfo, 6, "if_not_exists");
-	bool or_replace = bool_arg(fcinfo, 7, "or_replace");
-	const char *timezone = pg_get_timezone_name(session_timezone);
+/* How the arguments are named in messages: create_flow's, or the clauses of the
+ * CREATE FLOW statement flownode.execute ran. */
+typedef struct ArgWords {
+	const char *eval_interval; /* eval_interval, EVAL INTERVAL */
+	const char *expire_after;
+	const char *add_eval;     /* "pass eval_interval => '1 minute'" ... */
+	const char *add_eval_cap; /* ... at the start of a sentence */
+	const char *exists_hint;
+} ArgWords;
+
+static const ArgWords api_words = {
+    "eval_interval", "expire_after", "pass eval_interval => '1 minute'", "Pass eval_interval => '1 minute'",
+    "Use or_replace => true to replace it, or if_not_exists => true to keep it."};
+static const ArgWords clause_words = {
+    "EVAL INTERVAL", "EXPIRE AFTER", "add EVAL INTERVAL '1 minute'", "Add EVAL INTERVAL '1 minute'",
+    "Use CREATE OR REPLACE FLOW to replace it, or CREATE FLOW IF NOT EXISTS to keep it."};
+
+/* A flow without windows is recomputed whole at each evaluation after a change
+ * (GreptimeDB's rule): it has no adaptive cadence, so it needs eval_interval. */
+static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) pg_attribute_noreturn();
+static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
+	const char *why, *hint;
+
+	switch (fq->shape) {
+	case FLOW_SHAPE_SINGLE:
+		why = "the flow query aggregates without GROUP BY";
+		hint = psprintf("%s: a flow of one row is recomputed whole at each evaluation after a change.",
+		                w->add_eval_cap);
+		break;
+	case FLOW_SHAPE_COPY:
+		why = "the flow query outputs no NOT NULL timestamp column of its source";
+		hint = psprintf("Output the rows' time (a NOT NULL timestamp column): its seconds become the flow's "
+		                "windows; or %s: a flow without windows is recomputed whole at each evaluation after "
+		                "a change.",
+		                w->add_eval);
+		break;
+	default:
+		why = "the flow query has no time window in its GROUP BY";
+		hint = psprintf("Group by date_bin(...) or date_trunc(...) over a timestamp column, or %s: a "
+		                "window-less flow is recomputed whole at each evaluation after a change.",
+		                w->add_eval);
+		break;
+	}
+	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+	                errmsg("%s, so %s is required", why, w->eval_interval), errhint("%s", hint)));
+}
+
+/*
+ * A flow whose source table does not exist yet (defer_on_missing_source): its row
+ * keeps the text, the sink's name and the search_path they are read with, until a
+ * table of that name is created (greptime/gt_waiting.c starts it then).
+ */
+static int64 create_waiting_flow(const CreateFlowArgs *a, const char *timezone, TimestampTz created_at,
+                                 RangeVar *source) {
+	WaitingFlowDefinition def;
+	int64 flow_id;
+
+	def.flow_name = a->flow_name;
+	def.owner = GetUserId();
+	def.user_query = a->query;
+	def.sink_name = a->sink_name;
+	def.timezone = timezone;
+	def.search_path = GetConfigOption("search_path", false, false);
+	def.eval_interval = a->eval_interval;
+	def.expire_after = a->expire_after;
+	def.comment = a->comment;
+	def.dialect = a->dialect;
+	def.options = a->options;
+	def.created_at = created_at;
+	flow_id = fn_registry_insert_waiting_flow(&def);
+	ereport(NOTICE, (errmsg("flow \"%s\" waits for its source table \"%s\"", a->flow_name,
+	                        NameListToString(list_make1(makeString(source->relname)))),
+	                 errdetail("It starts when a table of that name is created.")));
+	return flow_id;
+}
+
+static int creating_depth = 0;
+
+bool fn_creating_flow(void) {
+	return creating_depth > 0;
+}
+
+static int64 create_flow(const CreateFlowArgs *a, bool *waiting);
+
+int64 fn_create_flow(const CreateFlowArgs *a, bool *waiting) {
+	volatile int64 flow_id = 0;
+
+	creating_depth++;
+	PG_TRY();
+	{ flow_id = create_flow(a, waiting); }
+	PG_FINALLY();
+	{ creating_depth--; }
+	PG_END_TRY();
+	return flow_id;
+}
+
+static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
+	const char *timezone = a->timezone ? a->timezone : pg_get_timezone_name(session_timezone);
 	TaskConfig *existing;
 	FlowQuery *fq;
 	bool sink_is_new = false;
@@ -123,11 +215,21 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	FlowDefinition def;
 	int nest;
 	int64 flow_id;
+	TimestampTz clock_at;
+	TimestampTz created_at = 0;
+	Interval *eval_interval = a->eval_interval;
+	Interval *expire_after = a->expire_after;
+	const ArgWords *w = a->clauses ? &clause_words : &api_words;
 
+	*waiting = false;
 	PreventCommandDuringRecovery("create_flow()");
-	if (if_not_exists && or_replace)
+	if (a->if_not_exists && a->or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
+	if (eval_interval != NULL)
+		fn_check_flow_interval(eval_interval, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	if (expire_after != NULL)
+		fn_check_flow_interval(expire_after, "expire_after", 1);
 	fn_check_preloaded();
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -136,34 +238,61 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 		         errdetail("It fills the sink from a snapshot taken after it locked the source, so that "
 		                   "no concurrent write is missed.")));
 
-	existing = fn_load_task_config_by_name(flow_name, true);
-	if (existing != NULL) {
-		if (if_not_exists) {
-			ereport(NOTICE, (errcode(ERRCODE_DUPLICATE_OBJECT),
-			                 errmsg("flow \"%s\" already exists, skipping", flow_name)));
-			PG_RETURN_INT64(existing->flow_id);
-		}
-		if (!or_replace)
-			ereport(ERROR,
-			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", flow_name),
-			         errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
-		check_owner(existing);
+	existing = fn_load_task_config_by_name(a->flow_name, true);
+	if (existing != NULL && a->start_waiting_flow_id > 0 && existing->flow_id == a->start_waiting_flow_id) {
+		/* a waiting flow starts: it keeps its id and its creation time */
+		created_at = existing->created_at;
 		fn_remove_flow(existing);
 		CommandCounterIncrement();
+	} else if (existing != NULL) {
+		if (a->if_not_exists) {
+			ereport(NOTICE, (errcode(ERRCODE_DUPLICATE_OBJECT),
+			                 errmsg("flow \"%s\" already exists, skipping", a->flow_name)));
+			return existing->flow_id;
+		}
+		if (!a->or_replace)
+			ereport(ERROR,
+			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", a->flow_name),
+			         errhint("%s", w->exists_hint)));
+		check_owner(existing);
+		created_at = existing->created_at; /* replaced: created then, updated now */
+		fn_remove_flow(existing);
+		CommandCounterIncrement();
+	} else if (a->start_waiting_flow_id > 0)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+		                errmsg("flow \"%s\" no longer waits for its source", a->flow_name)));
+
+	if (a->defer_on_missing_source) {
+		RangeVar *source = fn_flow_query_source(a->query, &a->origin);
+
+		if (source != NULL && !OidIsValid(RangeVarGetRelid(source, NoLock, true))) {
+			*waiting = true;
+			return create_waiting_flow(a, timezone, created_at, source);
+		}
 	}
 
-	fq = fn_analyze_flow_query(query, timezone);
+	fq = fn_analyze_flow_query_dialect(a->query, timezone, a->dialect, &a->origin);
 	source_relid = fq->source_relid;
 	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
+		window_less_needs_eval_interval(fq, w);
+	if (fq->now_preds != NIL && eval_interval == NULL)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("the flow query has no time window in its GROUP BY, so eval_interval is required"),
-		         errhint("Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass "
-		                 "eval_interval => '1 minute': a window-less flow is recomputed whole at each "
-		                 "evaluation after a change.")));
+		         errmsg("the flow query compares its time column with now(), so %s is required",
+		                w->eval_interval),
+		         errdetail("now() in a flow is the scheduled time of each evaluation (multiples of %s "
+		                   "since the Unix epoch), as in GreptimeDB.",
+		                   w->eval_interval),
+		         errhint("%s: each evaluation then also refreshes the windows whose rows entered or left "
+		                 "the comparison since the one before.",
+		                 w->add_eval_cap)));
 	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("expire_after needs a time window in the flow query's GROUP BY")));
+		                errmsg("%s needs a time window in the flow query", w->expire_after),
+		                errhint(fq->shape == FLOW_SHAPE_COPY
+		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
+		                              "timestamp column of its source."
+		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
 
 	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)
@@ -180,7 +309,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 
 	/* writers wait from here on, and see the trigger once we commit */
 	LockRelationOid(source_relid, ShareRowExclusiveLock);
-	sink_relid = fn_prepare_sink(sink_name, fq, source_relid, &sink_is_new);
+	sink_relid = fn_prepare_sink(a->sink_name, fq, source_relid, &sink_is_new);
 	if (fn_registry_is_sink(sink_relid))
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -193,15 +322,19 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	def.fq = fn_analyze_flow_query(def.stored_query, timezone);
 	fn_unpin_settings(nest);
 
-	def.flow_name = flow_name;
+	def.flow_name = a->flow_name;
 	def.owner = GetUserId();
 	def.sink_relid = sink_relid;
-	def.user_query = query;
+	def.user_query = a->query;
 	def.timezone = timezone;
 	def.eval_interval = eval_interval;
 	def.expire_after = expire_after;
-	def.comment = comment;
+	def.comment = a->comment;
 	def.window_text = fq->window_text;
+	def.dialect = a->dialect;
+	def.options = a->options;
+	def.flow_id = a->start_waiting_flow_id;
+	def.created_at = created_at;
 	flow_id = fn_registry_insert_flow(&def);
 
 	/* the triggers, on every partition too (which locks them against writes) */
@@ -218,15 +351,35 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	}
 	fn_on_commit_start_worker(flow_id, GetUserId());
 
-	/* fill the sink from what the source holds now */
-	(void)fn_refresh_fill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+	/* fill the sink from what the source holds now; a query comparing its time column
+	 * with now() is evaluated at this moment's scheduled time, which the flow's clock
+	 * then holds (the worker marks the windows that change from there) */
+	clock_at = fq->now_preds != NIL ? fn_scheduled_time(GetCurrentTimestamp(), eval_interval) : 0;
+	(void)fn_refresh_fill(fn_load_task_config(flow_id, false), def.fq, sink_is_new, clock_at);
+	if (fq->now_preds != NIL)
+		fn_registry_clock_set(flow_id, clock_at);
 	notice_missing_time_index(source_relid, fq);
-	PG_RETURN_INT64(flow_id);
+	return flow_id;
 }
 
-Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
-	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
-	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
+Datum flownode_create_flow(PG_FUNCTION_ARGS) {
+	CreateFlowArgs a;
+	bool waiting;
+
+	memset(&a, 0, sizeof(a));
+	a.flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	a.sink_name = fn_text_arg(fcinfo, 1, "sink_table");
+	a.query = fn_text_arg(fcinfo, 2, "query");
+	a.eval_interval = interval_arg(fcinfo, 3, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	a.expire_after = interval_arg(fcinfo, 4, "expire_after", 1);
+	a.comment = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
+	a.if_not_exists = bool_arg(fcinfo, 6, "if_not_exists");
+	a.or_replace = bool_arg(fcinfo, 7, "or_replace");
+	a.dialect = FLOW_DIALECT_POSTGRES;
+	PG_RETURN_INT64(fn_create_flow(&a, &waiting));
+}
+
+void fn_drop_flow(const char *flow_name, bool if_exists) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery("drop_flow()");
@@ -237,11 +390,18 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 			ereport(ERROR,
 			        (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
 		ereport(NOTICE, (errmsg("flow \"%s\" does not exist, skipping", flow_name)));
-		PG_RETURN_VOID();
+		return;
 	}
 	check_owner(cfg);
 	fn_remove_flow(cfg);
 	fn_drop_read_views(cfg->sink_relid); /* they read nothing without the flow */
+}
+
+Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
+
+	fn_drop_flow(flow_name, if_exists);
 	PG_RETURN_VOID();
 }
 
@@ -376,8 +536,7 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerR
 
 /* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
  * can serve it without waiting for the caller. */
-static TaskConfig *requested_flow(FunctionCallInfo fcinfo, Oid *catalog, const char *call) {
-	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const char *call) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery(psprintf("%s_flow()", call));
@@ -386,23 +545,32 @@ static TaskConfig *requested_flow(FunctionCallInfo fcinfo, Oid *catalog, const c
 	fn_check_preloaded();
 	cfg = fn_load_task_config_by_name(flow_name, false);
 	check_owner(cfg);
-	check_no_conflicting_locks(cfg, call);
+	if (cfg->waiting)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("flow \"%s\" is waiting for its source table", flow_name),
+		                errdetail("Its query reads a table that does not exist yet: %s", cfg->user_query),
+		                errhint("It starts when a table of that name is created.")));
+	if (!cfg->created_here) /* else the caller answers at once: the fill made it exact */
+		check_no_conflicting_locks(cfg, call);
 	return cfg;
 }
 
-Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
+int64 fn_flush_flow(const char *flow_name) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(fcinfo, &catalog, "flush");
+	TaskConfig *cfg = requested_flow(flow_name, &catalog, "flush");
 	FlowSlot *slot;
 	FnTimeRange none = {0, 0};
 
 	if (cfg->created_here)
-		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
+		return 0; /* create_flow filled the sink; its worker starts at commit */
 	/* writers that committed before this call but have not yet published */
 	fn_inflight_wait_all();
 	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	PG_RETURN_INT64(
-	    await_request(cfg, catalog, slot, REQUEST_FLUSH, post_request(slot, REQUEST_FLUSH, none)));
+	return await_request(cfg, catalog, slot, REQUEST_FLUSH, post_request(slot, REQUEST_FLUSH, none));
+}
+
+Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(fn_flush_flow(fn_text_arg(fcinfo, 0, "flow_name")));
 }
 
 /* A refresh_flow bound: a timestamptz, as the flow's column holds it (a timestamp
@@ -428,7 +596,7 @@ static int64 bound_arg(FunctionCallInfo fcinfo, int argno, TaskConfig *cfg, bool
  */
 Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(fcinfo, &catalog, "refresh");
+	TaskConfig *cfg = requested_flow(fn_text_arg(fcinfo, 0, "flow_name"), &catalog, "refresh");
 	FnTimeRange want = {bound_arg(fcinfo, 1, cfg, false), bound_arg(fcinfo, 2, cfg, true)};
 	FlowSlot *slot;
 

@@ -49,6 +49,7 @@ enum {
 	COL_CONSECUTIVE_FAILURES,
 	COL_LAST_FAILURE,
 	COL_LAST_FAILURE_AT,
+	COL_DIRTY_RANGES,
 	NUM_COLS
 };
 
@@ -104,6 +105,7 @@ static bool slot_row(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls) {
 		state = "active";
 	values[COL_STATE] = CStringGetTextDatum(state);
 	values[COL_DIRTY_WINDOWS] = Int64GetDatum(count_windows(cfg, ranges, copy.ndirty));
+	values[COL_DIRTY_RANGES] = Int32GetDatum((int32)copy.ndirty);
 	values[COL_LAST_RUN_AT] = TimestampTzGetDatum(copy.last_run_at);
 	nulls[COL_LAST_RUN_AT] = copy.last_run_at == 0;
 	duration->time = copy.last_run_usec;
@@ -139,6 +141,7 @@ static void standby_row(TaskConfig *cfg, Datum *values, bool *nulls) {
 
 	values[COL_STATE] = CStringGetTextDatum("standby");
 	values[COL_DIRTY_WINDOWS] = Int64GetDatum(count_windows(cfg, ranges, n));
+	values[COL_DIRTY_RANGES] = Int32GetDatum((int32)n);
 	values[COL_RUNS] = Int64GetDatum(0);
 	values[COL_FAILURES] = Int64GetDatum(0);
 	values[COL_ROWS_WRITTEN] = Int64GetDatum(0);

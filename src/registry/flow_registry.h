@@ -32,6 +32,16 @@ typedef struct TaskConfig {
 	FnWindowSpec window;     /* kind FN_WINDOW_NONE for window-less flows */
 	AttrNumber time_attnum;  /* source column of the window, 0 if none */
 	bool created_here;       /* the flow was created by the current transaction */
+	/* waiting for its source (defer_on_missing_source): no source, sink or stored
+	 * query yet; sink_name and search_path say how to read the names once it exists */
+	bool waiting;
+	char *user_query;    /* as the user wrote it, in `dialect` */
+	FlowDialect dialect; /* FLOW_DIALECT_GREPTIME: created by flownode.execute */
+	char *options;       /* the WITH options, as jsonb text */
+	char *comment;
+	char *sink_name;   /* waiting: the sink as written */
+	char *search_path; /* waiting: the creator's search_path */
+	TimestampTz created_at;
 } TaskConfig;
 
 /* A new flow's row, as create_flow validated it. */
@@ -47,7 +57,27 @@ typedef struct FlowDefinition {
 	const char *comment;
 	const char *window_text; /* the window as the user's session deparses it */
 	FlowQuery *fq;           /* stored_query analysed */
+	FlowDialect dialect;     /* of user_query */
+	const char *options;     /* jsonb text of the WITH options; NULL: none */
+	int64 flow_id;           /* > 0: the id of the waiting flow this one starts */
+	TimestampTz created_at;  /* 0: now; else kept from the flow it replaces or starts */
 } FlowDefinition;
+
+/* A flow that waits for its source table (defer_on_missing_source). */
+typedef struct WaitingFlowDefinition {
+	const char *flow_name;
+	Oid owner;
+	const char *user_query;
+	const char *sink_name;
+	const char *timezone;
+	const char *search_path;
+	Interval *eval_interval;
+	Interval *expire_after;
+	const char *comment;
+	FlowDialect dialect;
+	const char *options;
+	TimestampTz created_at; /* 0: now */
+} WaitingFlowDefinition;
 
 extern void fn_registry_init(void);
 
@@ -68,10 +98,12 @@ extern List *fn_load_flows_of_sources(List *relids);
  * (a partition's rows are rows of every table above it). */
 extern List *fn_load_flows_over(Oid relid);
 extern List *fn_load_flows_of_relation(Oid relid); /* flows reading or writing it */
-extern List *fn_load_all_flows(void);              /* List of TaskConfig * */
+extern List *fn_load_all_flows(void);              /* List of TaskConfig *, waiting ones aside */
+extern List *fn_load_waiting_flows(void);          /* List of TaskConfig *, the waiting ones */
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);
+extern int64 fn_registry_insert_waiting_flow(const WaitingFlowDefinition *def);
 extern void fn_registry_delete_flow(int64 flow_id);
 /* The stored query (and the names shown for its time column and window) after a
  * rename: see lifecycle/utility_hook.c. */
@@ -81,6 +113,12 @@ extern bool fn_registry_is_sink(Oid relid);
 /* Whether the flow's row is visible in the active snapshot (the catalog is otherwise
  * read as it is now): read_flow's snapshot may predate the flow. */
 extern bool fn_registry_flow_visible(int64 flow_id);
+
+/* flownode.flow_clock: for a flow that compares its time column with now(), the
+ * scheduled time its sink follows (every window whose rows' answer changed since
+ * then is marked); the row exists only for such flows. */
+extern bool fn_registry_clock_get(int64 flow_id, TimestampTz *at);
+extern void fn_registry_clock_set(int64 flow_id, TimestampTz at);
 
 /*
  * A flow's own lock (a lock on its catalog row's id, held to the end of the

@@ -38,6 +38,7 @@
 #include "utils/timeout.h"
 #include "executor/spi.h"
 #include "catalog/pg_type.h"
+#include "storage/lmgr.h"
 
 #include "pgutil/pg_util.h"
 #include "query/query_rewrite.h"
@@ -61,6 +62,8 @@ typedef struct TaskRun {
 	uint64 budget;         /* source rows the next refresh may take (next_row_budget) */
 	bool flow_gone;        /* a refresh found the flow dropped, holding the flow's lock */
 	int timeout_ms;        /* the owner's statement_timeout, or flownode.statement_timeout */
+	bool clock;            /* the query compares its time column with now() (flownode.flow_clock) */
+	TimestampTz clock_at;  /* the scheduled time every window not marked follows */
 } TaskRun;
 
 static TaskRun task;
@@ -166,6 +169,51 @@ static void end_refresh_transaction(void) {
 }
 
 /*
+ * A flow whose query compares its time column with now(): before refreshing at a new
+ * scheduled time, mark the windows whose rows' answer to those comparisons changed
+ * since the last one (the windows entering and leaving a sliding filter), in `from`,
+ * the set this evaluation refreshes from, and in the durable record, and move the
+ * flow's clock, both in this transaction. Every other window gives the same answer at
+ * both times, so a sink equal to the query at the old time is equal at the new one
+ * wherever nothing is marked. If the transaction fails, the marks stay in `from` and
+ * the clock in the catalog stays behind: after a restart the worker marks again from
+ * there (more, never less).
+ */
+static void mark_clock_changes(FnDirtySet from, bool from_shared, TimestampTz clock_at) {
+	FlowSlot *slot = task.slot;
+	int n;
+	FnTimeRange *changes;
+
+	/* the source first, as every refresh locks it before writing anything */
+	LockRelationOid(task.cfg->source_relid, AccessShareLock);
+	PushActiveSnapshot(GetTransactionSnapshot()); /* for the catalog; the refresh takes its own */
+	changes = fn_refresh_clock_changes(task.cfg, task.clock_at, clock_at, &n);
+	for (int i = 0; i < n; i++) { /* whole windows */
+		FnTimeRange r = changes[i];
+
+		changes[i].start = fn_window_of(task.window, r.start).start;
+		changes[i].end = fn_window_of(task.window, r.end - 1).end;
+	}
+	if (n > 0) {
+		PendingWriter *w = fn_pending_open();
+
+		fn_pending_write(w, task.cfg->flow_id, changes, (uint32)n);
+		fn_pending_close(w);
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		fn_dirty_add_all(from, changes, (uint32)n);
+		if (from_shared) /* rows left windows: their groups may vanish */
+			slot->removals = true;
+		else
+			task.backlog_removals = true;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	fn_registry_clock_set(task.cfg->flow_id, clock_at);
+	PopActiveSnapshot();
+	CommandCounterIncrement(); /* the refresh's trim sees the new record */
+	task.clock_at = clock_at;
+}
+
+/*
  * Plans and runs one refresh transaction over at most max_windows windows of `from`
  * (the shared dirty set, or a flush's backlog). The ranges are taken out of `from`
  * before the refresh takes its snapshot; on failure they are put back.
@@ -178,10 +226,12 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	TimestampTz start = GetCurrentTimestamp();
 	int64 rows = 0;
 	FlowSlot *slot = task.slot;
+	TimestampTz clock_at = 0;
 
 	*backlog_remains = false;
-	/* an idle evaluation costs no transaction (unless marks may have to expire) */
-	if (task.cfg->expire_after == NULL || task.window == NULL) {
+	/* an idle evaluation costs no transaction (unless marks may have to expire, or the
+	 * clock moves windows in and out of the query) */
+	if ((task.cfg->expire_after == NULL || task.window == NULL) && !task.clock) {
 		uint32 n;
 
 		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
@@ -197,6 +247,11 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		int64 expired_before;
 
 		begin_refresh_transaction("flownode: refreshing dirty windows");
+		if (task.clock && !flow_dropped()) {
+			clock_at = fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval);
+			if (clock_at != task.clock_at)
+				mark_clock_changes(from, from_shared, clock_at);
+		}
 
 		/* at every evaluation, flush included: windows that ended before now -
 		 * expire_after are frozen, whatever marked them; a range across the line is
@@ -240,10 +295,11 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			/* a writer that skipped its record on the strength of these windows is
 			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 			fn_inflight_wait_all();
-			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows);
+			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows,
+			                      clock_at);
 			*windows_done += (int64)windows;
 		} else if (expired_before != 0 && !task.flow_gone)
-			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0);
+			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, clock_at);
 		end_refresh_transaction();
 		task.nchunk = 0;
 		end_take();
@@ -379,7 +435,11 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 			fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
 			/* counted first: the sink's rows there before, the source's rows now */
 			*windows = windows_in(fn_refresh_extent(task.cfg, want));
-			rows = fn_refresh_run(task.cfg, &want, 1, 0, true, PG_UINT64_MAX);
+			/* at this moment's scheduled time, without moving the clock: the next
+			 * evaluation marks from the clock, which covers the change since now too */
+			rows = fn_refresh_run(
+			    task.cfg, &want, 1, 0, true, PG_UINT64_MAX,
+			    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0);
 		}
 		end_refresh_transaction();
 		task.nchunk = 0;
@@ -568,6 +628,8 @@ void flownode_flow_main(Datum arg) {
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_reload_pending(flow_id, task.slot);
+	task.clock = fn_registry_clock_get(flow_id, &task.clock_at) && task.cfg->eval_interval != NULL &&
+	             task.window != NULL;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	task.budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
