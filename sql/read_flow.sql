@@ -145,6 +145,26 @@ SELECT total FROM flownode.read_flow(NULL::recent_1d) ORDER BY day;
 SELECT total FROM recent_1d ORDER BY day;
 SELECT sum(v) AS total FROM recent GROUP BY date_bin('1 day', ts, timestamptz '2000-01-01') ORDER BY 1;
 
+-- a flow comparing its time column with now(): its sink follows the query at the
+-- flow's clock (a multiple of eval_interval: midnight UTC here), read_flow the query
+-- at the reader's now(), so the windows whose rows left the comparison since are
+-- computed too (the sink lags unless this runs in the first minute of a UTC day)
+CREATE TABLE nowsrc (ts timestamptz NOT NULL, v int);
+CREATE INDEX ON nowsrc (ts);
+INSERT INTO nowsrc SELECT now() - i * interval '1 minute', i FROM generate_series(0, 2879) i;
+SELECT flownode.create_flow('now_1h', 'now_1h',
+  $$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n, sum(v) AS total
+      FROM nowsrc WHERE ts > now() - interval '1 day' GROUP BY 1$$, eval_interval => '1 day') > 0 AS created;
+SELECT read_diff('now_1h'), sink_diff('now_1h') > 0 AS sink_lags;
+INSERT INTO nowsrc VALUES (now() - interval '3 hours', 100000), (now() - interval '30 hours', 100000);
+SELECT read_diff('now_1h');
+-- a transaction reads at its own now()
+BEGIN;
+SELECT read_diff('now_1h');
+SELECT pg_sleep(0.2);
+SELECT read_diff('now_1h');
+COMMIT;
+
 -- a sink with a column the flow does not write: NULL in computed rows
 CREATE TABLE extra_sink (minute timestamptz NOT NULL, n bigint, note text DEFAULT 'kept', PRIMARY KEY (minute));
 SELECT flownode.create_flow('m_extra', 'extra_sink',
@@ -153,6 +173,30 @@ SELECT flownode.create_flow('m_extra', 'extra_sink',
 ALTER TABLE extra_sink DROP COLUMN note, ADD COLUMN note text DEFAULT 'kept';
 INSERT INTO m VALUES ('2024-01-01 00:01:01', 'h1', 1);
 SELECT * FROM flownode.read_flow(NULL::extra_sink, '2024-01-01 00:00', '2024-01-01 00:02') ORDER BY 1;
+
+-- the other shapes: a copy without aggregation (windows are seconds of its time
+-- column), one row without GROUP BY (window-less), SELECT DISTINCT
+CREATE TABLE metrics (host text NOT NULL, ts timestamptz NOT NULL, v float8, PRIMARY KEY (host, ts));
+CREATE INDEX ON metrics (ts);
+INSERT INTO metrics SELECT 'h' || (i % 3), timestamptz '2024-01-01' + i * interval '10 seconds', i * 3
+  FROM generate_series(0, 99) i;
+SELECT flownode.create_flow('hot', 'hot', $$SELECT ts, host, v FROM metrics WHERE v > 100$$,
+  eval_interval => '1 hour') > 0 AS created;
+SELECT flownode.create_flow('totals', 'totals', $$SELECT count(*) AS n, sum(v) AS total FROM metrics$$,
+  eval_interval => '1 hour') > 0 AS created;
+SELECT flownode.create_flow('hosts_seen', 'hosts_seen',
+  $$SELECT DISTINCT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host FROM metrics$$,
+  eval_interval => '1 hour') > 0 AS created;
+UPDATE metrics SET v = 1 WHERE host = 'h0' AND v BETWEEN 150 AND 200;
+UPDATE metrics SET v = 1000 WHERE host = 'h1' AND v < 50;
+UPDATE metrics SET ts = ts + interval '2 hours' WHERE host = 'h2' AND v > 250;
+DELETE FROM metrics WHERE host = 'h1' AND v BETWEEN 200 AND 250;
+INSERT INTO metrics VALUES ('h9', '2024-01-01 00:30:00.5', 500);
+SELECT read_diff('hot') AS hot, sink_diff('hot') > 0 AS hot_lags, read_diff('totals') AS totals,
+       sink_diff('totals') > 0 AS totals_lags, read_diff('hosts_seen') AS hosts_seen,
+       sink_diff('hosts_seen') > 0 AS hosts_seen_lags;
+SELECT * FROM flownode.read_flow(NULL::hot, '2024-01-01 00:30', '2024-01-01 00:30:01');
+SELECT * FROM flownode.read_flow(NULL::totals);
 
 -- errors
 SELECT * FROM flownode.read_flow(1);
@@ -252,7 +296,7 @@ RESET ROLE;
 
 -- cleanup
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
-DROP TABLE m, m_1m, m_busy, m_hosts, noidx, noidx_day, recent, recent_1d, extra_sink, guarded, guarded_1h;
+DROP TABLE metrics, hot, totals, hosts_seen, m, m_1m, m_busy, m_hosts, noidx, noidx_day, recent, recent_1d, nowsrc, now_1h, extra_sink, guarded, guarded_1h;
 DROP SCHEMA "Live Views";
 REVOKE CREATE ON SCHEMA public FROM rf_owner;
 DROP ROLE rf_owner, rf_reader;

@@ -36,6 +36,7 @@
 #include "pgutil/pg_util.h"
 #include "record/durable_record.h"
 #include "refresh/read_exec.h"
+#include "refresh/refresh_exec.h"
 #include "registry/flow_registry.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -101,40 +102,83 @@ static FnTimeRange wanted_windows(FunctionCallInfo fcinfo, TaskConfig *cfg, FnWi
 }
 
 /*
+ * A flow comparing its time column with now() (§4 of the user guide): in the read's
+ * snapshot its sink follows the query at the clock of flownode.flow_clock (moved in
+ * the transaction that records the windows the move changes), and a repair may have
+ * refreshed windows at its own scheduled time since, never later than now. The read
+ * takes the query at the reader's now(), so it also computes the windows whose rows'
+ * answer to the comparisons differs anywhere between the earliest and the latest of
+ * those times: the comparisons are monotonic in now(), so those are the windows
+ * between the thresholds at the two ends (fn_refresh_clock_changes, as the worker
+ * marks them). No clock in the snapshot: every window.
+ */
+static FnTimeRange *clock_windows(TaskConfig *cfg, FnWindow *w, TimestampTz read_at, uint32 *n) {
+	TimestampTz sink_at;
+	FnTimeRange *changes;
+	int k;
+
+	*n = 0;
+	if (!fn_registry_clock_visible(cfg->flow_id, &sink_at)) {
+		changes = palloc(sizeof(FnTimeRange));
+		changes[(*n)++] = (FnTimeRange){MIN_TIMESTAMP, DT_NOEND};
+		return changes;
+	}
+	changes = fn_refresh_clock_changes(cfg, Min(sink_at, read_at), Max(sink_at, GetCurrentTimestamp()), &k);
+	for (int i = 0; i < k; i++) { /* whole windows of valid times */
+		int64 start = Max(changes[i].start, MIN_TIMESTAMP);
+		int64 end = Min(changes[i].end, END_TIMESTAMP);
+
+		if (start < end)
+			changes[(*n)++] = (FnTimeRange){fn_window_of(w, start).start, fn_window_of(w, end - 1).end};
+	}
+	return changes;
+}
+
+/*
  * Which windows the read computes from the query: those the snapshot holds dirty
  * (the record it sees, with this transaction's own uncommitted marks) inside `want`
  * and from the expiry line on. A frozen window (expire_after) is read from the sink
  * whatever marked it, as the flow keeps it; the line is taken now, after every
  * commit the snapshot sees, so a window a writer found frozen is frozen here too.
  */
-static FnReadPlan read_plan(TaskConfig *cfg, FnWindow *w, FnTimeRange want) {
+static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeRange want) {
 	FnReadPlan p = {.read_sink = true, .bounds = want};
-	uint32 nrec, nown, n = 0;
-	FnTimeRange *rec, *own, *all, *dirty;
+	uint32 nrec, nown, nclock = 0, n = 0;
+	FnTimeRange *rec, *own, *all, *dirty, *clock = NULL;
 	FnDirtySet set;
 	int64 lo;
 
+	if (fq->now_preds != NIL) { /* the reader's now(), as the query would take it */
+		p.clock = true;
+		p.clock_at = GetCurrentTransactionStartTimestamp();
+	}
 	if (!fn_registry_flow_visible(cfg->flow_id)) {
 		/* the snapshot predates the flow (created or replaced since): it holds no fill
 		 * of the sink, but every row of the source the query reads */
 		FnTimeRange *everything = palloc(sizeof(FnTimeRange));
 
 		*everything = want;
-		return (FnReadPlan){.read_sink = false, .bounds = want, .dirty = everything, .ndirty = 1};
+		p.read_sink = false;
+		p.dirty = everything;
+		p.ndirty = 1;
+		return p;
 	}
 	rec = fn_record_read(cfg->flow_id, &nrec);
 	own = fn_marks_local_windows(cfg->flow_id, &nown);
 	if (w == NULL) {
 		/* window-less: any mark means the whole query, else the whole sink */
-		p.read_sink = nrec + nown == 0;
+		p.read_sink = nrec + nown == 0 && !p.clock;
 		p.dirty = &p.bounds;
 		p.ndirty = p.read_sink ? 0 : 1;
 		return p;
 	}
-	all = palloc(sizeof(FnTimeRange) * (nrec + nown + 1));
-	set = (FnDirtySet){all, &n, nrec + nown + 1}; /* room for all: nothing coalesces */
+	if (p.clock)
+		clock = clock_windows(cfg, w, p.clock_at, &nclock);
+	all = palloc(sizeof(FnTimeRange) * (nrec + nown + nclock + 1));
+	set = (FnDirtySet){all, &n, nrec + nown + nclock + 1}; /* room for all: nothing coalesces */
 	fn_dirty_add_all(set, rec, nrec);
 	fn_dirty_add_all(set, own, nown);
+	fn_dirty_add_all(set, clock, nclock);
 	lo = Max(want.start, fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,
 	                                     GetCurrentTimestamp()));
 	dirty = palloc(sizeof(FnTimeRange) * (n + 1));
@@ -164,7 +208,7 @@ Datum flownode_read_flow(PG_FUNCTION_ARGS) {
 	InitMaterializedSRF(fcinfo, 0);
 	fq = fn_read_analyse(cfg);
 	fn_read_check_caller(cfg, fq);
-	plan = read_plan(cfg, w, want);
+	plan = read_plan(cfg, fq, w, want);
 	fn_read_run(cfg, fq, &plan, rsinfo->setResult, rsinfo->setDesc);
 	return (Datum)0;
 }

@@ -265,7 +265,7 @@ void fn_marks_pre_commit(void) {
  * that refresh may have taken these windows and, its snapshot seeing this commit,
  * trim its record, while a writer that skipped its own record on the strength of
  * the claim commits after that snapshot: its windows would be unrecorded, lost to a
- * crash and missed by read_flow (test/tap/010_durable_claim.pl). A refresh that takes
+ * crash and missed by read_flow (test/tap/011_durable_claim.pl). A refresh that takes
  * the windows after the claim removes it, and waits for the writers that relied on
  * it (§4, §5). Refusing the claim only costs the next writer a record. Caller holds
  * the slot's lock.

@@ -31,6 +31,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
+#include "utils/timestamp.h"
 
 FlowQuery *fn_read_analyse(TaskConfig *cfg) {
 	Oid save_userid;
@@ -142,7 +143,8 @@ static void read_destroy(DestReceiver *self pg_attribute_unused()) {}
 /* ---- the statements ---- */
 
 /* A statement's parameters: the dirty ranges as two arrays of the time column's
- * type ($1 starts, $2 ends) and, for the sink, the bounds ($3, $4). */
+ * type ($1 starts, $2 ends) and, for the sink, the bounds ($3, $4); for the query, the
+ * clock ($3, $1 without ranges) when it compares its time column with now(). */
 typedef struct ReadArgs {
 	int n;
 	Oid types[4];
@@ -207,6 +209,11 @@ static void run_query_part(TaskConfig *cfg, FlowQuery *fq, const FnReadPlan *pla
 	ReadArgs a = read_args(cfg, plan, false);
 	Oid save_userid;
 	int save_sec;
+
+	if (plan->clock) { /* after the ranges, as in a refresh (refresh_sql.h) */
+		a.types[a.n] = TIMESTAMPTZOID;
+		a.values[a.n++] = TimestampTzGetDatum(plan->clock_at);
+	}
 
 	/* as in a refresh: the planner cannot see the ranges, and JIT chosen on its
 	 * defaults compiled for seconds statements that read a few thousand rows */

@@ -27,6 +27,10 @@ typedef struct FnReadPlan {
 	 * window-less flow runs its whole query when ndirty > 0 */
 	const FnTimeRange *dirty;
 	int ndirty;
+	/* a query comparing its time column with now(): the time the query part takes
+	 * for it (the reader's now()) */
+	bool clock;
+	TimestampTz clock_at;
 } FnReadPlan;
 
 /* The flow's stored query analysed as a refresh analyses it (as the owner, under the

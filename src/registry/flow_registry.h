@@ -118,6 +118,8 @@ extern bool fn_registry_flow_visible(int64 flow_id);
  * scheduled time its sink follows (every window whose rows' answer changed since
  * then is marked); the row exists only for such flows. */
 extern bool fn_registry_clock_get(int64 flow_id, TimestampTz *at);
+/* The same, read in the active snapshot (read_flow: the clock its sink follows there). */
+extern bool fn_registry_clock_visible(int64 flow_id, TimestampTz *at);
 extern void fn_registry_clock_set(int64 flow_id, TimestampTz at);
 
 /*
