@@ -4,7 +4,8 @@
 
 
 def read_flow_report(sel, median, add, sections, meta):
-    data = {c: sel("read", c) for c in ("sink", "query", "read0", "read1", "read100", "read1000")}
+    data = {c: sel("read", c) for c in ("sink", "srf", "query", "read0", "read1", "read100", "read1000", "sinkhour",
+                                        "hour0", "hour1")}
     if not all(data.values()):
         return
     ms = {c: median([v[0] for v in d.values()]) for c, d in data.items()}
@@ -14,7 +15,10 @@ def read_flow_report(sel, median, add, sections, meta):
     rows = int(meta.get("READ_ROWS", "0") or 0)
     exact = bool(diffs) and all(d == 0 for d in diffs)
 
-    add("21.2", "read_flow, clean flow: time over reading the sink", f"{ms['read0'] / ms['sink']:.2f}x", "—", None)
+    add("21.2", "read_flow, clean flow: time over reading the sink directly / through a set-returning function",
+        f"{ms['read0'] / ms['sink']:.2f}x / {ms['read0'] / ms['srf']:.2f}x", "—", None)
+    add("21.2", "read_flow over one hour (600 of the sink's rows), clean / 1 dirty window; the sink's hour",
+        f"{ms['hour0']:,.1f} / {ms['hour1']:,.1f} ms; {ms['sinkhour']:,.1f} ms", "—", None)
     add("21.2", "read_flow with 1 / 100 / 1,000 dirty windows: time over the clean read",
         f"+{extra[1]:,.1f} / +{extra[100]:,.1f} / +{extra[1000]:,.1f} ms", "—", None)
     add("21.2", "read_flow with 100 dirty windows against running the query",
@@ -27,15 +31,21 @@ def read_flow_report(sel, median, add, sections, meta):
         "",
         f"One flow (1-minute windows by host: count, sum, max) over {rows:,} rows ({rows // 100:,} windows, "
         f"{rows // 10:,} sink rows), `eval_interval => '1 day'` so that only `flush_flow` refreshes. Each of "
-        f"{len(data['read0'])} rounds starts from a clean flow and times (rotated order) a read of the sink, the "
-        f"query, and `read_flow`; then commits late rows into 1, then 100, then 1,000 windows spread over the "
-        f"whole table (never refreshed before the read) and times `read_flow` after each. Every statement is "
+        f"{len(data['read0'])} rounds starts from a clean flow and times (rotated order) a read of the sink "
+        f"(directly, and through a PL/pgSQL set-returning function, which materializes its rows as `read_flow` does), "
+        f"the query, and `read_flow` whole and over one hour; then commits late rows into 1, then 100, then "
+        f"1,000 windows spread over the whole table (never refreshed before the read) and times `read_flow` "
+        f"after each, and over the hour holding the first of them after the first. Every statement is "
         f"`SELECT count(*) FROM ...` (no rows to the client). Medians in ms:",
         "",
         "| read | dirty windows | ms |",
         "|---|---|---|",
         f"| the sink (`SELECT count(*) FROM sink`) | — | {ms['sink']:,.1f} |",
+        f"| the sink through a `SETOF sink` PL/pgSQL function (`RETURN QUERY`) | — | {ms['srf']:,.1f} |",
         f"| the query | — | {ms['query']:,.1f} |",
+        f"| the sink, one hour (`WHERE minute >= h AND minute < h + 1 hour`) | — | {ms['sinkhour']:,.1f} |",
+        f"| `read_flow(NULL::sink, h, h + 1 hour)` | 0 | {ms['hour0']:,.1f} |",
+        f"| `read_flow(NULL::sink, h, h + 1 hour)` | 1 (in that hour) | {ms['hour1']:,.1f} |",
     ]
     for k in (0, 1, 100, 1000):
         lines.append(f"| `read_flow(NULL::sink)` | {dirty[k]:,.0f} | {ms[f'read{k}']:,.1f} |")
