@@ -57,6 +57,62 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.create_read_view(text, text) IS
 'creates a view over read_flow of the flow''s sink; it goes with the sink and with drop_flow';
 
+-- steering flows in place (alter_flow, pause_flow, resume_flow) and background
+-- backfills: the catalog's new columns, appended as flownode--0.2.sql has them
+ALTER TABLE flownode.flow ADD COLUMN paused boolean NOT NULL DEFAULT false,
+    ADD COLUMN backfill_from bigint, ADD COLUMN backfill_next bigint, ADD COLUMN backfill_to bigint;
+-- the writer's commit time in the durable record (the lag after a restart); records
+-- written by 0.1 count from the update
+ALTER TABLE flownode.pending ADD COLUMN committed_at timestamptz NOT NULL DEFAULT pg_catalog.now();
+
+-- create_flow gains backfill (at the end: every other argument keeps its name and position)
+DROP FUNCTION flownode.create_flow(text, text, text, interval, interval, text, boolean, boolean);
+CREATE FUNCTION flownode.create_flow(
+    flow_name text,
+    sink_table text,
+    query text,
+    eval_interval interval DEFAULT NULL,
+    expire_after interval DEFAULT NULL,
+    comment text DEFAULT NULL,
+    if_not_exists boolean DEFAULT false,
+    or_replace boolean DEFAULT false,
+    backfill text DEFAULT 'now')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_create_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.create_flow(text, text, text, interval, interval, text, boolean, boolean, text) IS
+'creates a flow: validates the query, creates the sink if absent, installs the source triggers, fills the sink (backfill => ''background'': its worker does, in chunks), starts the worker';
+
+-- steering a flow in place: the flow keeps its id, its sink and its pending work
+CREATE FUNCTION flownode.alter_flow(
+    flow_name text,
+    eval_interval interval DEFAULT NULL,
+    expire_after interval DEFAULT NULL,
+    comment text DEFAULT NULL,
+    new_name text DEFAULT NULL,
+    reset_eval_interval boolean DEFAULT false,
+    reset_expire_after boolean DEFAULT false,
+    reset_comment boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_alter_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.alter_flow(text, interval, interval, text, text, boolean, boolean, boolean) IS
+'changes what is named (reset_*: back to none) and nothing else; the worker follows when the transaction commits';
+
+CREATE FUNCTION flownode.pause_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_pause_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.pause_flow(text) IS
+'stops refreshing the flow (its writes are still recorded) until resume_flow, across restarts';
+
+CREATE FUNCTION flownode.resume_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_resume_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.resume_flow(text) IS
+'resumes a paused flow: it catches up on what was written meanwhile';
+
 -- marking fires in every replication role (0.1 made the triggers fire on origin only)
 DO $$
 DECLARE
@@ -74,8 +130,9 @@ END $$;
 
 -- flows: last_error and last_error_at only while the flow is failing; the most
 -- recent failure is kept in the new columns last_failure and last_failure_at, and
--- marking_enabled says whether every marking trigger fires (appended, so the other
--- columns keep their positions). flow_status gets new OUT
+-- marking_enabled says whether every marking trigger fires, and lag,
+-- oldest_dirty_window, last_success_at and the backfill's progress follow (appended,
+-- so the other columns keep their positions). flow_status gets new OUT
 -- columns, so it and the view over it are dropped and created again.
 DROP VIEW flownode.flows;
 DROP FUNCTION flownode.flow_status();
@@ -94,7 +151,12 @@ CREATE FUNCTION flownode.flow_status(
     OUT consecutive_failures integer,
     OUT last_failure text,
     OUT last_failure_at timestamptz,
-    OUT dirty_ranges integer)
+    OUT dirty_ranges integer,
+    OUT lag interval,
+    OUT oldest_dirty_window timestamptz,
+    OUT last_success_at timestamptz,
+    OUT backfill_windows_done bigint,
+    OUT backfill_windows_total bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -132,7 +194,12 @@ SELECT f.flow_id,
                 OR t.tgrelid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
            AND t.tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
                             'flownode.mark_dirty()'::pg_catalog.regprocedure,
-                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled
+                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled,
+       s.lag,
+       s.oldest_dirty_window,
+       s.last_success_at,
+       s.backfill_windows_done,
+       s.backfill_windows_total
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

@@ -37,7 +37,14 @@ CREATE TABLE flownode.flow (
     search_path    text,
     CONSTRAINT flow_waiting_check CHECK ((source_table IS NULL) = (query IS NULL)
                                          AND (source_table IS NULL) = (sink_table IS NULL)
-                                         AND (source_table IS NOT NULL OR sink_name IS NOT NULL))
+                                         AND (source_table IS NOT NULL OR sink_name IS NOT NULL)),
+    -- pause_flow/resume_flow: a paused flow records its marks and refreshes nothing
+    paused         boolean NOT NULL DEFAULT false,
+    -- backfill => 'background': the windows [backfill_from, backfill_to) the worker
+    -- still fills from backfill_next on, oldest first (NULL once filled)
+    backfill_from  bigint,
+    backfill_next  bigint,
+    backfill_to    bigint
 );
 CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
@@ -49,7 +56,9 @@ GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 -- rebuilt from it whenever a flow's worker starts.
 CREATE TABLE flownode.pending (
     flow_id bigint NOT NULL,
-    ranges  int8multirange NOT NULL
+    ranges  int8multirange NOT NULL,
+    -- when the writer committed (its PRE_COMMIT): the flows view's lag after a restart
+    committed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 ) WITH (autovacuum_vacuum_scale_factor = 0.0, autovacuum_vacuum_threshold = 1000,
         autovacuum_vacuum_insert_threshold = 10000);
 -- a writer into windows scattered over time records hundreds of ranges at once
@@ -87,12 +96,13 @@ CREATE FUNCTION flownode.create_flow(
     expire_after interval DEFAULT NULL,
     comment text DEFAULT NULL,
     if_not_exists boolean DEFAULT false,
-    or_replace boolean DEFAULT false)
+    or_replace boolean DEFAULT false,
+    backfill text DEFAULT 'now')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'flownode_create_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION flownode.create_flow(text, text, text, interval, interval, text, boolean, boolean) IS
-'creates a flow: validates the query, creates the sink if absent, installs the source triggers, fills the sink, starts the worker';
+COMMENT ON FUNCTION flownode.create_flow(text, text, text, interval, interval, text, boolean, boolean, text) IS
+'creates a flow: validates the query, creates the sink if absent, installs the source triggers, fills the sink (backfill => ''background'': its worker does, in chunks), starts the worker';
 
 CREATE FUNCTION flownode.drop_flow(flow_name text, if_exists boolean DEFAULT false)
 RETURNS void
@@ -132,6 +142,36 @@ AS 'MODULE_PATHNAME', 'flownode_create_read_view'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.create_read_view(text, text) IS
 'creates a view over read_flow of the flow''s sink; it goes with the sink and with drop_flow';
+
+-- steering a flow in place: the flow keeps its id, its sink and its pending work
+CREATE FUNCTION flownode.alter_flow(
+    flow_name text,
+    eval_interval interval DEFAULT NULL,
+    expire_after interval DEFAULT NULL,
+    comment text DEFAULT NULL,
+    new_name text DEFAULT NULL,
+    reset_eval_interval boolean DEFAULT false,
+    reset_expire_after boolean DEFAULT false,
+    reset_comment boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_alter_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.alter_flow(text, interval, interval, text, text, boolean, boolean, boolean) IS
+'changes what is named (reset_*: back to none) and nothing else; the worker follows when the transaction commits';
+
+CREATE FUNCTION flownode.pause_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_pause_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.pause_flow(text) IS
+'stops refreshing the flow (its writes are still recorded) until resume_flow, across restarts';
+
+CREATE FUNCTION flownode.resume_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_resume_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.resume_flow(text) IS
+'resumes a paused flow: it catches up on what was written meanwhile';
 
 -- The triggers that create_flow installs on a source table: AFTER ROW triggers for
 -- INSERT, UPDATE and DELETE whose WHEN clause marks the row's window (mark_row /
@@ -189,7 +229,12 @@ CREATE FUNCTION flownode.flow_status(
     OUT consecutive_failures integer,
     OUT last_failure text,
     OUT last_failure_at timestamptz,
-    OUT dirty_ranges integer)
+    OUT dirty_ranges integer,
+    OUT lag interval,
+    OUT oldest_dirty_window timestamptz,
+    OUT last_success_at timestamptz,
+    OUT backfill_windows_done bigint,
+    OUT backfill_windows_total bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -227,7 +272,12 @@ SELECT f.flow_id,
                 OR t.tgrelid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
            AND t.tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
                             'flownode.mark_dirty()'::pg_catalog.regprocedure,
-                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled
+                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled,
+       s.lag,
+       s.oldest_dirty_window,
+       s.last_success_at,
+       s.backfill_windows_done,
+       s.backfill_windows_total
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');

@@ -514,7 +514,7 @@ $$);
 INSERT INTO gt_cpu_renamed VALUES ('2024-01-01 00:00:10', 'a', 1), ('2024-01-01 00:05:10', 'a', 1);
 SELECT flow_name, table_catalog, comment, eval_interval, expire_after, source_table_names, sink_table_name,
        options, state_size > 0 AS has_state, dirty_windows, dirty_ranges, record_rows, record_bytes > 0 AS recorded,
-       created_time <= updated_time AS times, last_execution_time IS NULL AS never_ran, clock
+       created_time <= updated_time AS times, last_execution_time IS NOT NULL AS filled, clock
   FROM flownode.flow_info WHERE flow_name = 'cpu_state';
 SELECT 'FLOW_FLUSHED' FROM flownode.execute($$ADMIN FLUSH_FLOW('cpu_state')$$);
 SELECT state_size, dirty_windows, record_rows, last_execution_time IS NOT NULL AS ran

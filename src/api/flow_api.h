@@ -30,6 +30,7 @@ typedef struct CreateFlowArgs {
 	int64 start_waiting_flow_id;  /* > 0: starts that waiting flow (keeping its id and creation time) */
 	FlowQueryOrigin origin;       /* where errors in `query` point (statement NULL: into the query) */
 	bool clauses;                 /* messages name CREATE FLOW's clauses (EVAL INTERVAL), not arguments */
+	bool background;              /* backfill => 'background': the worker fills the sink */
 } CreateFlowArgs;
 
 /* create_flow (docs/user-guide.md §3): returns the flow's id; *waiting tells that the

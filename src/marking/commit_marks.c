@@ -36,6 +36,7 @@ typedef struct FlowCommit {
 } FlowCommit;
 
 static List *xact_commits = NIL; /* FlowCommit *, built at PRE_COMMIT */
+static TimestampTz commit_time;  /* PRE_COMMIT's clock: the changes' time for the flows view's lag */
 static bool inflight = false;    /* registered as a writer in flight (fn_inflight_begin) */
 
 /*
@@ -169,6 +170,7 @@ static void build_flow_commits(void) {
 	TimestampTz now = GetCurrentTimestamp();
 	ListCell *lc;
 
+	commit_time = now;
 	foreach (lc, fn_xact_marks()) {
 		LocalMarks *lm = lfirst(lc);
 		SourceEntry *e;
@@ -250,7 +252,7 @@ void fn_marks_pre_commit(void) {
 		if (!covered) {
 			if (writer == NULL)
 				writer = fn_pending_open();
-			fn_pending_write(writer, fc->flow_id, fc->ranges, fc->count);
+			fn_pending_write(writer, fc->flow_id, fc->ranges, fc->count, commit_time);
 			fc->recorded = true;
 		}
 	}
@@ -289,6 +291,7 @@ static void publish_marks(void) {
 			bool claim = may_claim_durable(fc, slot);
 
 			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
+			slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
 			slot->removals |= fc->removes;
 			for (uint32 i = 0; claim && i < fc->count; i++)
 				fn_durable_add(fn_slot_durable_set(slot), fc->ranges[i]);

@@ -303,6 +303,33 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 }
 
 /*
+ * A chunk of a fill (steer: backfill): the windows of one range, read as a refresh
+ * reads them (ranges as arrays, through the time index if there is one), into a new
+ * sink with a plain INSERT, else with the refresh statement.
+ */
+static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, FnTimeRange range,
+                            TimestampTz clock_at, Snapshot snap) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[3] = {get_array_type(coltype), get_array_type(coltype), TIMESTAMPTZOID};
+	Datum values[3] = {0, 0, TimestampTzGetDatum(clock_at)};
+	const char *sink = fn_qualified_relname(cfg->sink_relid);
+	AttrNumber window_attnum = get_attnum(cfg->sink_relid, list_nth(fill->out_names, fill->window_position));
+	FnRefreshShape shape = {
+	    fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS,
+	    window_attnum != InvalidAttrNumber && fn_btree_index_leads_with(cfg->sink_relid, window_attnum)
+	        ? FN_FILTER_JOIN
+	        : FN_FILTER_CONTAINS};
+	char *sql = sink_is_new ? fn_plain_insert_sql(fill, sink, shape.source)
+	                        : fn_refresh_sql(fill, sink, shape, false);
+	SPIPlanPtr plan = SPI_prepare(sql, fill->now_preds != NIL ? 3 : 2, types);
+
+	if (plan == NULL)
+		elog(ERROR, "flownode: preparing a fill statement failed: %s", SPI_result_code_string(SPI_result));
+	range_arrays(&range, 1, coltype, values);
+	return run_plan(plan, values, snap, sink_is_new ? SPI_OK_INSERT : SPI_OK_SELECT);
+}
+
+/*
  * Runs a refresh (or create_flow's fill, fq != NULL) in the current transaction: the
  * statement as the flow's owner and, with the very same snapshot, the removal of the
  * refreshed windows from the durable record as the catalog's owner. A writer that
@@ -339,7 +366,9 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	{
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		if (fill != NULL && sink_is_new)
+		if (fill != NULL && nranges == 1)
+			rows = run_fill_chunk(cfg, fill, sink_is_new, ranges[0], clock_at, snap);
+		else if (fill != NULL && sink_is_new)
 			rows = run_sql(
 			    fn_plain_insert_sql(fill, fn_qualified_relname(cfg->sink_relid), FN_FILTER_ALL_FINITE), fill,
 			    clock_at, snap, SPI_OK_INSERT);
@@ -366,6 +395,11 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 
 int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
 	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0, clock_at);
+}
+
+int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
+                            TimestampTz clock_at) {
+	return execute(cfg, fq, sink_is_new, &range, 1, 0, true, 0, clock_at);
 }
 
 int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
@@ -455,12 +489,13 @@ static bool column_extent(const char *table, const char *column, Oid coltype, Fn
 	return !null1 && !null2;
 }
 
-FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
+/* The extent of the source's times, and of the sink's windows if `sink` is given
+ * (fq NULL: the worker's analysed query). */
+static FnTimeRange extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink, FnTimeRange within) {
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
 	FnTimeRange hull = {0, 0};
 	FnTimeRange src, sink;
-	bool have_src, have_sink;
-	FlowQuery *fq;
+	bool have_src, have_sink = false;
 	SpiAs scope;
 	int nest;
 
@@ -469,11 +504,14 @@ FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
-	fq = analysed_query(cfg);
+	if (fq == NULL)
+		fq = analysed_query(cfg);
 	have_src = column_extent(fn_qualified_relname(cfg->source_relid), quote_identifier(fq->time_column),
 	                         coltype, within, &src);
-	have_sink = column_extent(plans.sink, quote_identifier(list_nth(fq->out_names, fq->window_position)),
-	                          coltype, within, &sink);
+	if (with_sink)
+		have_sink = column_extent(fn_qualified_relname(cfg->sink_relid),
+		                          quote_identifier(list_nth(fq->out_names, fq->window_position)), coltype,
+		                          within, &sink);
 	fn_spi_end(&scope);
 	PopActiveSnapshot();
 	fn_unpin_settings(nest);
@@ -486,6 +524,16 @@ FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
 	if (have_src || have_sink)
 		hull.end = hull.end == PG_INT64_MAX ? hull.end : hull.end + 1; /* [min, max] as [min, max + 1) */
 	return hull;
+}
+
+FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
+	return extent(cfg, NULL, true, within);
+}
+
+FnTimeRange fn_fill_extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink) {
+	FnTimeRange all = {MIN_TIMESTAMP, DT_NOEND};
+
+	return extent(cfg, fq, with_sink, all);
 }
 
 /* Whether an index of the source leads with its time column: the take's probes and
@@ -581,4 +629,57 @@ uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, 
 	PopActiveSnapshot();
 	fn_unpin_settings(nest);
 	return k;
+}
+
+int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 rows) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[3] = {coltype, coltype, INT8OID};
+	Datum args[3] = {Int64GetDatum(range.start), Int64GetDatum(range.end), Int64GetDatum(rows - 1)};
+	const char *column;
+	char *sql;
+	int64 end = range.end;
+	SpiAs scope;
+	int nest;
+
+	if (w == NULL || rows <= 0 || !fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum))
+		return range.end;
+	column = quote_identifier(get_attname(cfg->source_relid, cfg->time_attnum, false));
+	sql = psprintf("SELECT %s FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2"
+	               " ORDER BY %s OFFSET $3 LIMIT 1",
+	               column, fn_qualified_relname(cfg->source_relid), column, column, column);
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	if (SPI_execute_with_args(sql, 3, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading the source's times failed");
+	if (SPI_processed == 1) {
+		bool isnull;
+		int64 t = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (!isnull)
+			end = Min(fn_window_of(w, t).end, range.end);
+	}
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
+	return end;
+}
+
+void fn_fill_forget_unwindowed(TaskConfig *cfg, FlowQuery *fq) {
+	char *sql;
+	SpiAs scope;
+	int nest;
+
+	if (cfg->window.kind == FN_WINDOW_NONE)
+		return;
+	sql = psprintf("DELETE FROM %s WHERE %s IS NULL", fn_qualified_relname(cfg->sink_relid),
+	               quote_identifier(list_nth(fq->out_names, fq->window_position)));
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	if (SPI_execute(sql, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "flownode: emptying the sink's rows without a window failed");
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
 }

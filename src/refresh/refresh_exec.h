@@ -17,6 +17,9 @@
  * just created, a plain INSERT. Returns the rows written. clock_at: the scheduled
  * time now() means, for a query that compares its time column with it. */
 extern int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at);
+/* One chunk of that fill: the windows of `range` (a union of whole windows). */
+extern int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
+                                   TimestampTz clock_at);
 
 /* One refresh of `ranges` (nranges 0: nothing to refresh) in the current transaction:
  * returns the sink rows written. `removals`: some window may have lost rows (an
@@ -37,6 +40,21 @@ extern FnTimeRange *fn_refresh_clock_changes(TaskConfig *cfg, TimestampTz prev, 
  * source's times and the sink's windows there (start >= end: none), read as the
  * flow's owner. */
 extern FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within);
+/* The same over all time for create_flow's fill, with its own analysed query; the
+ * sink's windows only if with_sink. */
+extern FnTimeRange fn_fill_extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink);
+
+/*
+ * A chunk of a fill: where the chunk of `range` that starts at range.start ends, so
+ * that it reads about `rows` rows of the source: the end of the window of the
+ * rows-th row from range.start (whole windows), or range.end if fewer rows are left.
+ * Found through the source's index on the time column; without one (or for a
+ * window-less flow, w NULL) the chunk is the whole range. As the flow's owner.
+ */
+extern int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 rows);
+/* A fill in chunks covers every window of the sink's rows but rows without a
+ * window: an existing sink loses those first (the whole fill's DELETE would). */
+extern void fn_fill_forget_unwindowed(TaskConfig *cfg, FlowQuery *fq);
 
 /* Which dirty ranges (sorted, oldest first) the next refresh takes: those whose
  * source rows fit max_rows, probed through the time column's index (the cost of a

@@ -30,7 +30,12 @@
 	"flow_id, flow_name, owner, source_table, sink_table, time_attnum, window_kind, window_stride, "         \
 	"window_origin, window_unit, window_zone, with_time_zone, query, timezone, eval_interval, "              \
 	"expire_after, xmin::text, user_query, dialect, options::text, comment, sink_name, search_path, "        \
-	"created_at"
+	"created_at, "
+/* the columns pause_flow and background backfills added in 0.2; a catalog still at
+ * 0.1 (ALTER EXTENSION flownode UPDATE not run yet) reads as never paused, nothing
+ * to fill */
+#define STEERING_COLUMNS "paused, backfill_from, backfill_next, backfill_to"
+#define STEERING_COLUMNS_01 "false, NULL::bigint, NULL::bigint, NULL::bigint"
 
 /*
  * The catalog's OID, looked up by name once per backend rather than at every
@@ -39,10 +44,13 @@
  * once.
  */
 static Oid catalog_relid_cache = InvalidOid;
+static bool config_plans_stale = false; /* the catalog changed: prepare the queries again */
 
 static void forget_catalog_relid(Datum arg pg_attribute_unused(), Oid relid) {
-	if (!OidIsValid(relid) || relid == catalog_relid_cache)
+	if (!OidIsValid(relid) || relid == catalog_relid_cache) {
 		catalog_relid_cache = InvalidOid;
+		config_plans_stale = true;
+	}
 }
 
 void fn_registry_init(void) {
@@ -145,6 +153,15 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	cfg->search_path = get_text(tup, desc, 23);
 	d = SPI_getbinval(tup, desc, 24, &isnull);
 	cfg->created_at = isnull ? 0 : DatumGetTimestampTz(d);
+	d = SPI_getbinval(tup, desc, 25, &isnull);
+	cfg->paused = !isnull && DatumGetBool(d);
+	d = SPI_getbinval(tup, desc, 28, &isnull);
+	cfg->backfilling = !isnull;
+	if (cfg->backfilling) {
+		cfg->backfill_to = DatumGetInt64(d);
+		cfg->backfill_from = DatumGetInt64(SPI_getbinval(tup, desc, 26, &isnull));
+		cfg->backfill_next = DatumGetInt64(SPI_getbinval(tup, desc, 27, &isnull));
+	}
 	return cfg;
 }
 
@@ -183,9 +200,19 @@ static List *query_configs(ConfigQuery which, Oid argtype, Datum arg) {
 	int rc;
 
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	if (config_plans_stale) {
+		/* after ALTER EXTENSION UPDATE the steering columns exist: read them */
+		for (int i = 0; i < N_CONFIG_QUERIES; i++)
+			if (config_plans[i] != NULL) {
+				SPI_freeplan(config_plans[i]);
+				config_plans[i] = NULL;
+			}
+		config_plans_stale = false;
+	}
 	if (config_plans[which] == NULL) {
-		char *sql = psprintf("SELECT " CONFIG_COLUMNS " FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
-		                     config_where[which]);
+		bool steering = get_attnum(fn_catalog_relid(false), "paused") != InvalidAttrNumber;
+		char *sql = psprintf("SELECT " CONFIG_COLUMNS "%s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " %s",
+		                     steering ? STEERING_COLUMNS : STEERING_COLUMNS_01, config_where[which]);
 		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
 
 		if (plan == NULL || SPI_keepplan(plan) != 0)
@@ -274,6 +301,28 @@ int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const c
 		cutoff = DatumGetTimestamp(DirectFunctionCall2(timestamptz_zone, CStringGetTextDatum(timezone),
 		                                               TimestampTzGetDatum(cutoff)));
 	return fn_window_of(w, cutoff).start;
+}
+
+/* Calendar windows are walked one by one: past this many in one range the count is
+ * estimated from the unit's usual width (documented for the flows view). */
+#define WALK_CAP 100000
+
+int64 fn_flow_windows(const TaskConfig *cfg, FnWindow *w, FnTimeRange r) {
+	/* the timestamps r spans: the last window ends at infinity, and the part of it
+	 * past the largest timestamp holds no window (nor fits an int64 difference) */
+	int64 lo = Max(r.start, FN_TS_MIN), hi = Min(r.end, FN_TS_END);
+	uint64 span = hi > lo ? (uint64)hi - (uint64)lo : 0;
+	bool fixed = cfg->window.kind == FN_WINDOW_DATE_BIN;
+	uint64 c;
+
+	if (r.start >= r.end)
+		return 0;
+	if (w == NULL)
+		return 1;
+	c = fn_window_count(w, r, fixed ? PG_UINT64_MAX : WALK_CAP);
+	if (c >= WALK_CAP && !fixed)
+		c = Max(c, span / (uint64)fn_window_nominal_usec(w));
+	return (int64)c;
 }
 
 void fn_lock_flow(int64 flow_id, LOCKMODE mode) {
@@ -396,6 +445,51 @@ void fn_registry_update_query(int64 flow_id, const char *query, const char *time
 
 static const char *dialect_name(FlowDialect dialect) {
 	return dialect == FLOW_DIALECT_GREPTIME ? "greptimedb" : "postgres";
+}
+
+void fn_registry_alter_flow(int64 flow_id, const FlowChanges *ch) {
+	Oid types[8] = {INT8OID, TEXTOID, BOOLOID, INTERVALOID, BOOLOID, INTERVALOID, BOOLOID, TEXTOID};
+	Datum v[8];
+	char n[9] = "        ";
+
+	v[0] = Int64GetDatum(flow_id);
+	v[1] = ch->new_name ? CStringGetTextDatum(ch->new_name) : (n[1] = 'n', 0);
+	v[2] = BoolGetDatum(ch->set_eval_interval);
+	v[3] = ch->eval_interval ? IntervalPGetDatum(ch->eval_interval) : (n[3] = 'n', 0);
+	v[4] = BoolGetDatum(ch->set_expire_after);
+	v[5] = ch->expire_after ? IntervalPGetDatum(ch->expire_after) : (n[5] = 'n', 0);
+	v[6] = BoolGetDatum(ch->set_comment);
+	v[7] = ch->comment ? CStringGetTextDatum(ch->comment) : (n[7] = 'n', 0);
+	catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET flow_name = COALESCE($2, flow_name),"
+	             " eval_interval = CASE WHEN $3 THEN $4 ELSE eval_interval END,"
+	             " expire_after = CASE WHEN $5 THEN $6 ELSE expire_after END,"
+	             " comment = CASE WHEN $7 THEN $8 ELSE comment END"
+	             " WHERE flow_id = $1",
+	             8, types, v, n);
+}
+
+void fn_registry_set_paused(int64 flow_id, bool paused) {
+	Oid types[2] = {INT8OID, BOOLOID};
+	Datum v[2] = {Int64GetDatum(flow_id), BoolGetDatum(paused)};
+
+	catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " SET paused = $2 WHERE flow_id = $1", 2,
+	             types, v, NULL);
+}
+
+bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to) {
+	Oid types[4] = {INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum v[4] = {Int64GetDatum(flow_id), Int64GetDatum(from), Int64GetDatum(next), Int64GetDatum(to)};
+	char n[5] = "    ";
+
+	if (next >= to)
+		n[1] = n[2] = n[3] = 'n'; /* done */
+	/* never waits for a transaction that holds the row (an alter_flow not committed
+	 * yet): the caller tries again with its next chunk */
+	return catalog_exec("UPDATE " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                    " SET backfill_from = $2, backfill_next = $3, backfill_to = $4"
+	                    " WHERE flow_id = (SELECT flow_id FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                    " WHERE flow_id = $1 FOR NO KEY UPDATE SKIP LOCKED)",
+	                    4, types, v, n) == 1;
 }
 
 int64 fn_registry_insert_flow(const FlowDefinition *def) {

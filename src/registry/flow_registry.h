@@ -42,7 +42,27 @@ typedef struct TaskConfig {
 	char *sink_name;   /* waiting: the sink as written */
 	char *search_path; /* waiting: the creator's search_path */
 	TimestampTz created_at;
+	bool paused; /* pause_flow: marks are recorded, nothing is refreshed */
+	/* backfill => 'background': [backfill_from, backfill_to) is filled by the worker,
+	 * oldest first, and done up to backfill_next (window bounds, or [0, 1) for a
+	 * window-less flow); all three 0 when there is nothing left to fill */
+	bool backfilling;
+	int64 backfill_from;
+	int64 backfill_next;
+	int64 backfill_to;
 } TaskConfig;
+
+/* What alter_flow changes: each set_* names an attribute, whose new value may be
+ * NULL (none: adaptive, never expire, no comment). */
+typedef struct FlowChanges {
+	bool set_eval_interval;
+	Interval *eval_interval;
+	bool set_expire_after;
+	Interval *expire_after;
+	bool set_comment;
+	const char *comment;
+	const char *new_name; /* NULL: keep the name */
+} FlowChanges;
 
 /* A new flow's row, as create_flow validated it. */
 typedef struct FlowDefinition {
@@ -89,6 +109,11 @@ extern void fn_registry_init(void);
 extern int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const char *timezone,
                              FnWindow *w, TimestampTz now);
 
+/* The windows of the flow (w: its window, NULL for a window-less flow: 1) in r: a
+ * calendar range of more than 100,000 windows is counted from the unit's usual
+ * width. */
+extern int64 fn_flow_windows(const TaskConfig *cfg, FnWindow *w, FnTimeRange r);
+
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
 extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
 extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
@@ -113,6 +138,14 @@ extern bool fn_registry_is_sink(Oid relid);
 /* Whether the flow's row is visible in the active snapshot (the catalog is otherwise
  * read as it is now): read_flow's snapshot may predate the flow. */
 extern bool fn_registry_flow_visible(int64 flow_id);
+/* alter_flow, pause_flow/resume_flow: the named attributes of the flow's row. */
+extern void fn_registry_alter_flow(int64 flow_id, const FlowChanges *changes);
+extern void fn_registry_set_paused(int64 flow_id, bool paused);
+/* A background backfill's progress (next >= to: done, the columns cleared), written
+ * in the transaction that filled up to `next`; false, without waiting, when another
+ * transaction holds the flow's row (the progress stays behind: harmless, a chunk
+ * filled again rewrites nothing). */
+extern bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to);
 
 /* flownode.flow_clock: for a flow that compares its time column with now(), the
  * scheduled time its sink follows (every window whose rows' answer changed since
