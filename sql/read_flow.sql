@@ -198,6 +198,22 @@ SELECT read_diff('hot') AS hot, sink_diff('hot') > 0 AS hot_lags, read_diff('tot
 SELECT * FROM flownode.read_flow(NULL::hot, '2024-01-01 00:30', '2024-01-01 00:30:01');
 SELECT * FROM flownode.read_flow(NULL::totals);
 
+-- a background backfill that has not filled everything: the windows it has not
+-- reached are computed (the flow is paused in the transaction that creates it, so its
+-- worker fills nothing)
+CREATE TABLE bf (ts timestamptz NOT NULL, v int);
+CREATE INDEX ON bf (ts);
+INSERT INTO bf SELECT timestamptz '2024-01-01' + i * interval '1 minute', i FROM generate_series(0, 299) i;
+BEGIN;
+SELECT flownode.create_flow('bf_1h', 'bf_1h',
+  $$SELECT date_trunc('hour', ts) AS hour, count(*) AS n, sum(v) AS total FROM bf GROUP BY 1$$,
+  eval_interval => '1 hour', backfill => 'background') > 0 AS created;
+SELECT flownode.pause_flow('bf_1h');
+COMMIT;
+SELECT read_diff('bf_1h'), (SELECT count(*) FROM bf_1h) AS sink_rows;
+SELECT * FROM flownode.read_flow(NULL::bf_1h, '2024-01-01 01:30', '2024-01-01 03:00') ORDER BY 1;
+SELECT flownode.resume_flow('bf_1h');
+
 -- errors
 SELECT * FROM flownode.read_flow(1);
 SELECT * FROM flownode.read_flow(NULL);
@@ -296,7 +312,7 @@ RESET ROLE;
 
 -- cleanup
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
-DROP TABLE metrics, hot, totals, hosts_seen, m, m_1m, m_busy, m_hosts, noidx, noidx_day, recent, recent_1d, nowsrc, now_1h, extra_sink, guarded, guarded_1h;
+DROP TABLE bf, bf_1h, metrics, hot, totals, hosts_seen, m, m_1m, m_busy, m_hosts, noidx, noidx_day, recent, recent_1d, nowsrc, now_1h, extra_sink, guarded, guarded_1h;
 DROP SCHEMA "Live Views";
 REVOKE CREATE ON SCHEMA public FROM rf_owner;
 DROP ROLE rf_owner, rf_reader;

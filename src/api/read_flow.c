@@ -145,6 +145,8 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	FnReadPlan p = {.read_sink = true, .bounds = want};
 	uint32 nrec, nown, nclock = 0, n = 0;
 	FnTimeRange *rec, *own, *all, *dirty, *clock = NULL;
+	FnTimeRange unfilled;
+	TimestampTz oldest; /* unused */
 	FnDirtySet set;
 	int64 lo;
 
@@ -152,7 +154,7 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 		p.clock = true;
 		p.clock_at = GetCurrentTransactionStartTimestamp();
 	}
-	if (!fn_registry_flow_visible(cfg->flow_id)) {
+	if (!fn_registry_flow_visible(cfg->flow_id, &unfilled.start, &unfilled.end)) {
 		/* the snapshot predates the flow (created or replaced since): it holds no fill
 		 * of the sink, but every row of the source the query reads */
 		FnTimeRange *everything = palloc(sizeof(FnTimeRange));
@@ -163,11 +165,11 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 		p.ndirty = 1;
 		return p;
 	}
-	rec = fn_record_read(cfg->flow_id, &nrec);
+	rec = fn_record_read(cfg->flow_id, &nrec, &oldest);
 	own = fn_marks_local_windows(cfg->flow_id, &nown);
 	if (w == NULL) {
 		/* window-less: any mark means the whole query, else the whole sink */
-		p.read_sink = nrec + nown == 0 && !p.clock;
+		p.read_sink = nrec + nown == 0 && !p.clock && unfilled.start >= unfilled.end;
 		p.dirty = &p.bounds;
 		p.ndirty = p.read_sink ? 0 : 1;
 		return p;
@@ -181,12 +183,22 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	fn_dirty_add_all(set, clock, nclock);
 	lo = Max(want.start, fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,
 	                                     GetCurrentTimestamp()));
-	dirty = palloc(sizeof(FnTimeRange) * (n + 1));
+	dirty = palloc(sizeof(FnTimeRange) * (n + 2));
 	for (uint32 i = 0; i < n; i++) {
 		FnTimeRange r = {Max(all[i].start, lo), Min(all[i].end, want.end)};
 
 		if (r.start < r.end)
 			dirty[p.ndirty++] = r;
+	}
+	/* windows a background backfill has not reached in this snapshot hold no fill (past
+	 * expire_after too: the backfill fills those), merged in: the query part reads each
+	 * range once */
+	unfilled = (FnTimeRange){Max(unfilled.start, want.start), Min(unfilled.end, want.end)};
+	if (unfilled.start < unfilled.end) {
+		uint32 k = (uint32)p.ndirty;
+
+		fn_dirty_add((FnDirtySet){dirty, &k, n + 2}, unfilled);
+		p.ndirty = (int)k;
 	}
 	p.dirty = dirty;
 	return p;

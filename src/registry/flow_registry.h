@@ -136,8 +136,9 @@ extern void fn_registry_update_query(int64 flow_id, const char *query, const cha
                                      const char *window_text);
 extern bool fn_registry_is_sink(Oid relid);
 /* Whether the flow's row is visible in the active snapshot (the catalog is otherwise
- * read as it is now): read_flow's snapshot may predate the flow. */
-extern bool fn_registry_flow_visible(int64 flow_id);
+ * read as it is now): read_flow's snapshot may predate the flow; and the windows a
+ * background backfill has not filled yet in that snapshot, [from, to) (0, 0: none). */
+extern bool fn_registry_flow_visible(int64 flow_id, int64 *unfilled_from, int64 *unfilled_to);
 /* alter_flow, pause_flow/resume_flow: the named attributes of the flow's row. */
 extern void fn_registry_alter_flow(int64 flow_id, const FlowChanges *changes);
 extern void fn_registry_set_paused(int64 flow_id, bool paused);
