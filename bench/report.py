@@ -772,6 +772,13 @@ After the rounds the sink was compared with the view: {'identical' if check == 0
 
 dimension_section()
 
+# ---- issue 21.2: exact real-time reads (report_read.py) -------------------------
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_read import read_flow_report  # noqa: E402
+
+read_flow_report(sel, median, add, sections, meta)
+
 # ---- write ---------------------------------------------------------------------
 
 def md_table():
@@ -782,7 +789,7 @@ def md_table():
 
 
 secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "refresh", "freshness",
-            "catchup_create", "catchup_backfill", "idle", "busy", "callgrind"]
+            "catchup_create", "catchup_backfill", "idle", "busy", "read", "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
 settings = "\n".join(f"    {x}" for x in meta.get("settings", "").split(";") if x)
 missed = [t for t in table if t[4] == "**MISSED**"]

@@ -13,7 +13,7 @@
 # alternates the baseline and the flow variant (the order rotates every round),
 # and the reported ratio is the median of the per-round ratios.
 # `--only 'copy refresh'` runs some sections only (micro copy multirow single
-# record refresh freshness catchup idle busy callgrind); the report then shows what
+# record refresh freshness catchup idle busy read callgrind); the report then shows what
 # ran. callgrind (instruction counts of the write path, bench/callgrind.sh) is part
 # of the full run only.
 set -euo pipefail
@@ -23,7 +23,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record refresh freshness catchup idle busy dimension callgrind"
+SECTIONS="micro copy multirow single record refresh freshness catchup idle busy dimension read callgrind"
 while (($#)); do
   a=$1
   shift
@@ -97,6 +97,9 @@ fi
 SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS REC_TX REC_ROUNDS R_ROWS
   R_ROUNDS R_MV_ROUNDS F_SECONDS F_RATE Y_PER_MIN Y_PAIRS B_PAIRS IDLE_FLOWS IDLE_SECONDS IDLE_FAST_SECONDS BUSY_FLOWS BUSY_ROWS
   BUSY_PAIRS"
+# issue 21.2 (read_flow): its section, sizes and bench_read
+# shellcheck source=read_flow.sh
+. "$BENCH/read_flow.sh"
 
 # a quick run is indicative only: it never replaces the full run's results
 if [[ $MODE == quick ]]; then RESULTS="$BENCH/results/quick"; else RESULTS="$BENCH/results"; fi

@@ -54,6 +54,23 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.refresh_flow(text, timestamptz, timestamptz) IS
 'recomputes every window of the flow that overlaps [from, to) (NULL: unbounded), windows past expire_after included; returns the windows between the first and last row there';
 
+-- Exact real-time reads (docs/user-guide.md §3, read_flow): in one snapshot, the
+-- sink's rows of the clean windows and the flow's query over the dirty ones.
+CREATE FUNCTION flownode.read_flow(sink anyelement, "from" timestamptz DEFAULT NULL,
+                                   "to" timestamptz DEFAULT NULL)
+RETURNS SETOF anyelement
+AS 'MODULE_PATHNAME', 'flownode_read_flow'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION flownode.read_flow(anyelement, timestamptz, timestamptz) IS
+'the flow''s current answer in the sink''s row type: read_flow(NULL::sink_table), optionally only the windows overlapping [from, to)';
+
+CREATE FUNCTION flownode.create_read_view(flow_name text, view_name text)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'flownode_create_read_view'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.create_read_view(text, text) IS
+'creates a view over read_flow of the flow''s sink; it goes with the sink and with drop_flow';
+
 -- steering flows in place (alter_flow, pause_flow, resume_flow) and background
 -- backfills: the catalog's new columns, appended as flownode--0.2.sql has them
 ALTER TABLE flownode.flow ADD COLUMN paused boolean NOT NULL DEFAULT false,

@@ -13,6 +13,7 @@
 #include "flownode.h"
 
 #include "api/flow_api.h"
+#include "api/read_flow.h"
 #include "lifecycle/flow_binding.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/xact_hooks.h"
@@ -593,6 +594,7 @@ void fn_drop_flow(const char *flow_name, bool if_exists) {
 	}
 	check_owner(cfg);
 	fn_remove_flow(cfg);
+	fn_drop_read_views(cfg->sink_relid); /* they read nothing without the flow */
 }
 
 Datum flownode_drop_flow(PG_FUNCTION_ARGS) {

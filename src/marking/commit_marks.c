@@ -27,6 +27,9 @@ typedef struct FlowCommit {
 	int64 flow_id;
 	FlowSlot *slot; /* claimed at PRE_COMMIT */
 	bool recorded;  /* written to flownode.pending at PRE_COMMIT */
+	/* the slot's refresh state when the durable set was looked at (publish_marks) */
+	bool saw_refresh;
+	uint64 refresh_seq;
 	bool removes;
 	uint32 count;
 	uint32 capacity;
@@ -125,6 +128,44 @@ static void cut_expired(const FlowMarker *m, FlowCommit *fc, TimestampTz now) {
 		(void)fn_dirty_cut_below(set, line);
 }
 
+/*
+ * This transaction's own marks for one flow, in the flow's windows: what it wrote and
+ * has not committed (not in the record yet), which its own snapshot sees. Sorted and
+ * merged; palloc'd in the caller's context. read_flow adds them to the record's.
+ */
+FnTimeRange *fn_marks_local_windows(int64 flow_id, uint32 *n) {
+	ListCell *lc;
+	uint32 total = 0;
+	FnTimeRange *out;
+	FnDirtySet set;
+
+	foreach (lc, fn_xact_marks()) {
+		LocalMarks *lm = lfirst(lc);
+
+		fn_marks_grow_and_flush(lm);
+		total += lm->count;
+	}
+	out = palloc(sizeof(FnTimeRange) * (total + 1));
+	*n = 0;
+	set = (FnDirtySet){out, n, total + 1}; /* room for all: nothing coalesces */
+	foreach (lc, fn_xact_marks()) {
+		LocalMarks *lm = lfirst(lc);
+		FlowMarker *m = NULL;
+
+		for (int i = 0; i < lm->nmembers && m == NULL; i++)
+			if (lm->member_ids[i] == flow_id)
+				m = fn_find_flow(fn_source_entry(lm->relid), flow_id);
+		if (m != NULL && lm->count > 0) {
+			FnTimeRange *tmp = palloc(sizeof(FnTimeRange) * lm->count);
+
+			/* as many ranges as the set at most, sorted: merged without coalescing */
+			fn_dirty_add_all(set, tmp, round_to_windows(m, lm, tmp));
+			pfree(tmp);
+		}
+	}
+	return out;
+}
+
 /* Each flow's windows, from the sets of the groups it was marked in. */
 static void build_flow_commits(void) {
 	TimestampTz now = GetCurrentTimestamp();
@@ -215,6 +256,8 @@ void fn_marks_pre_commit(void) {
 			covered = fn_dirty_covers(fn_slot_durable_set(fc->slot), fc->ranges[i]);
 		if (!covered)
 			widen_to_dirty_ranges(fc);
+		fc->saw_refresh = fc->slot->refreshing;
+		fc->refresh_seq = fc->slot->refresh_seq;
 		LWLockRelease(fn_slot_lock(fc->slot));
 		if (!covered) {
 			if (writer == NULL)
@@ -243,6 +286,22 @@ static void wake_downstream(FlowSlot *slot) {
 		SetLatch(slot->worker_latch);
 }
 
+/*
+ * Whether a commit's record may be claimed in the durable set (the next writers of
+ * those windows then skip theirs): only if no refresh was between its take and its
+ * end at any moment from PRE_COMMIT's look at the durable set to now. Otherwise
+ * that refresh may have taken these windows and, its snapshot seeing this commit,
+ * trim its record, while a writer that skipped its own record on the strength of
+ * the claim commits after that snapshot: its windows would be unrecorded, lost to a
+ * crash and missed by read_flow (test/tap/018_durable_claim.pl). A refresh that takes
+ * the windows after the claim removes it, and waits for the writers that relied on
+ * it (§4, §5). Refusing the claim only costs the next writer a record. Caller holds
+ * the slot's lock.
+ */
+static bool may_claim_durable(const FlowCommit *fc, const FlowSlot *slot) {
+	return fc->recorded && !fc->saw_refresh && !slot->refreshing && slot->refresh_seq == fc->refresh_seq;
+}
+
 /* Runs at COMMIT: nothing here may fail. */
 static void publish_marks(void) {
 	ListCell *lc;
@@ -255,11 +314,13 @@ static void publish_marks(void) {
 			continue;
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		if (slot->in_use && slot->flow_id == fc->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
+			bool claim = may_claim_durable(fc, slot);
+
 			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
 			slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
 			slot->removals |= fc->removes;
 			wake_downstream(slot);
-			if (fc->recorded)
+			if (claim)
 				fn_durable_add_all(fn_slot_durable_set(slot), fc->ranges, fc->count);
 		}
 		LWLockRelease(fn_slot_lock(slot));

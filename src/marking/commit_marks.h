@@ -9,8 +9,13 @@
 
 #include "postgres.h"
 
+#include "core/time_range.h"
+
 extern void fn_marks_pre_commit(void);
 extern void fn_marks_commit(void);
 extern void fn_marks_abort(void);
+/* This transaction's own, uncommitted marks for the flow, in its windows (read_flow:
+ * its snapshot sees the rows, the record does not hold them yet). */
+extern FnTimeRange *fn_marks_local_windows(int64 flow_id, uint32 *n);
 
 #endif

@@ -272,3 +272,40 @@ char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape
 	appendStringInfoString(&s, "SELECT (SELECT count(*) FROM fn_upsert) + (SELECT count(*) FROM fn_delete)");
 	return s.data;
 }
+
+/*
+ * read_flow's statements (refresh/read_exec.c). The query over the dirty windows of
+ * $1/$2 is the refresh's own restricted query (one shape for any number of windows,
+ * each range read through the source's time index where there is one).
+ */
+char *fn_read_query_sql(const FlowQuery *fq, FnRangeFilter source) {
+	return restricted_query(fq, source);
+}
+
+/*
+ * The sink's rows whose window lies in [$3, $4) and in none of the dirty ranges
+ * $1/$2 (their multirange, built once: each row is a binary search of it). The
+ * bounds are plain comparisons on the window column, so the planner, seeing their
+ * values, reads a range through the sink's index on the window column and the
+ * whole sink with a scan; the rows of dirty windows it reads are few. A window-less
+ * flow's sink is read whole.
+ */
+char *fn_read_sink_sql(const FlowQuery *fq, const char *sink) {
+	StringInfoData s;
+	const char *w;
+	const char *range;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "SELECT fn_sink.* FROM %s AS fn_sink", sink);
+	if (fq->window.kind == FN_WINDOW_NONE)
+		return s.data;
+	w = col(fq, fq->window_position);
+	range = fq->window.with_time_zone ? "tstz" : "ts";
+	appendStringInfo(&s,
+	                 " WHERE fn_sink.%s OPERATOR(pg_catalog.>=) $3 AND fn_sink.%s OPERATOR(pg_catalog.<) $4"
+	                 " AND NOT (fn_sink.%s OPERATOR(pg_catalog.<@) (SELECT COALESCE("
+	                 "pg_catalog.range_agg(pg_catalog.%srange(fn_r.lo, fn_r.hi)), pg_catalog.%smultirange())"
+	                 " FROM unnest($1, $2) AS fn_r(lo, hi)))",
+	                 w, w, w, range, range);
+	return s.data;
+}

@@ -35,4 +35,9 @@ extern char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, FnRangeFil
 /* Whether windows that only gained rows may skip the DELETE (no group can vanish). */
 extern bool fn_refresh_can_skip_vanished(const FlowQuery *fq);
 
+/* read_flow: the query restricted to the dirty windows $1/$2 (or every finite time),
+ * and the sink's rows in [$3, $4) outside them (window-less: the whole sink). */
+extern char *fn_read_query_sql(const FlowQuery *fq, FnRangeFilter source);
+extern char *fn_read_sink_sql(const FlowQuery *fq, const char *sink);
+
 #endif

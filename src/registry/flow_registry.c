@@ -526,6 +526,51 @@ bool fn_registry_is_sink(Oid relid) {
 	                    types, values, NULL) > 0;
 }
 
+bool fn_registry_flow_visible(int64 flow_id, int64 *unfilled_from, int64 *unfilled_to) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+	SpiAs scope;
+	bool visible, null_next, null_to;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	/* read-only: in the active snapshot, not a new one */
+	if (SPI_execute_with_args("SELECT backfill_next, backfill_to FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
+	                          " WHERE flow_id = $1",
+	                          1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading the flow catalog failed");
+	visible = SPI_processed > 0;
+	*unfilled_from = *unfilled_to = 0;
+	if (visible) {
+		Datum next = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null_next);
+		Datum to = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null_to);
+
+		if (!null_next && !null_to) {
+			*unfilled_from = DatumGetInt64(next);
+			*unfilled_to = DatumGetInt64(to);
+		}
+	}
+	fn_spi_end(&scope);
+	return visible;
+}
+
+bool fn_registry_clock_visible(int64 flow_id, TimestampTz *at) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+	SpiAs scope;
+	bool found, isnull;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	/* read-only: in the active snapshot, with the sink and the record it goes with */
+	if (SPI_execute_with_args("SELECT evaluated_at FROM " FLOWNODE_SCHEMA ".flow_clock WHERE flow_id = $1", 1,
+	                          types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading flownode.flow_clock failed");
+	found = SPI_processed == 1;
+	if (found)
+		*at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	fn_spi_end(&scope);
+	return found;
+}
+
 bool fn_registry_clock_get(int64 flow_id, TimestampTz *at) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(flow_id)};

@@ -149,6 +149,10 @@ extern bool fn_registry_is_sink(Oid relid);
 /* A restored flow bound to this database: its time column's attnum here (a restore
  * may have renumbered the source's columns), and its flow_binding row. */
 extern void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_column);
+/* Whether the flow's row is visible in the active snapshot (the catalog is otherwise
+ * read as it is now): read_flow's snapshot may predate the flow; and the windows a
+ * background backfill has not filled yet in that snapshot, [from, to) (0, 0: none). */
+extern bool fn_registry_flow_visible(int64 flow_id, int64 *unfilled_from, int64 *unfilled_to);
 /* alter_flow, pause_flow/resume_flow: the named attributes of the flow's row. */
 extern void fn_registry_alter_flow(int64 flow_id, const FlowChanges *changes);
 extern void fn_registry_set_paused(int64 flow_id, bool paused);
@@ -162,6 +166,8 @@ extern bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int6
  * scheduled time its sink follows (every window whose rows' answer changed since
  * then is marked); the row exists only for such flows. */
 extern bool fn_registry_clock_get(int64 flow_id, TimestampTz *at);
+/* The same, read in the active snapshot (read_flow: the clock its sink follows there). */
+extern bool fn_registry_clock_visible(int64 flow_id, TimestampTz *at);
 extern void fn_registry_clock_set(int64 flow_id, TimestampTz at);
 
 /*

@@ -53,6 +53,13 @@ typedef struct FlowSlot {
 	 * (next_eval_after_upstream) instead of a window's usual size later; cleared
 	 * by the worker when it has taken it into its schedule */
 	bool upstream_wrote;
+	/* A refresh holds windows it took, from its take until it commits or gives them
+	 * back: a commit that recorded windows meanwhile (or since it looked at the
+	 * durable set) must not claim them in the durable set, since that refresh may
+	 * trim its record without seeing the writers that would then skip theirs
+	 * (commit_marks.c, publish_marks). refresh_seq counts the refreshes that ended. */
+	bool refreshing;
+	uint64 refresh_seq;
 
 	/* alter_flow, pause_flow, resume_flow: bumped when one commits, so the worker reads
 	 * its configuration again; `paused` is set at that commit too, so a flush that

@@ -106,6 +106,21 @@ static void take_since(FlowSlot *slot) {
 		slot->dirty_since = 0;
 }
 
+/* A refresh's take ends (committed, failed or given back at exit): commits may claim
+ * their records in the durable set again (publish_marks). Caller holds the slot's lock. */
+static void end_take_locked(FlowSlot *slot) {
+	if (slot->refreshing) {
+		slot->refreshing = false;
+		slot->refresh_seq++;
+	}
+}
+
+static void end_take(void) {
+	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+	end_take_locked(task.slot);
+	LWLockRelease(fn_slot_lock(task.slot));
+}
+
 /* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
 static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_unused()) {
 	FlowSlot *slot = task.slot;
@@ -115,6 +130,7 @@ static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_u
 		return;
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	if (slot->worker_pid == MyProcPid) {
+		end_take_locked(slot);
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
 		if (task.nchunk + task.nbacklog > 0)
@@ -307,6 +323,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			 * are no longer known as durably recorded, since this refresh removes them
 			 * from the record */
 			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+			slot->refreshing = true; /* until end_take: no durable claims meanwhile */
 			for (uint32 i = 0; i < task.nchunk; i++) {
 				fn_dirty_subtract(from, task.chunk[i]);
 				fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
@@ -331,6 +348,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, clock_at);
 		end_refresh_transaction();
 		task.nchunk = 0;
+		end_take();
 	}
 	PG_CATCH();
 	{
@@ -346,6 +364,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		AbortCurrentTransaction();
 		/* put them back (not into the durable set: they may hold coalesced gaps) */
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		end_take_locked(slot);
 		fn_dirty_add_all(from, task.chunk, task.nchunk);
 		if (task.nchunk > 0 && removals && from_shared)
 			slot->removals = true;
@@ -456,6 +475,7 @@ static void take_inside(FnDirtySet dirty, FnTimeRange want) {
 		if (r.start < r.end)
 			task.chunk[task.nchunk++] = r;
 	}
+	slot->refreshing = true; /* until end_take: no durable claims meanwhile */
 	fn_dirty_subtract(dirty, want);
 	/* the refresh trims the record over all of `want`: the durable set must no longer
 	 * claim any of it, or a writer would skip its record there */
@@ -469,6 +489,7 @@ static void put_back_taken(void) {
 	FlowSlot *slot = task.slot;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	end_take_locked(slot);
 	fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
 	if (task.nchunk > 0) {
 		slot->removals = true;
@@ -518,6 +539,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 		}
 		end_refresh_transaction();
 		task.nchunk = 0;
+		end_take();
 	}
 	PG_CATCH();
 	{
@@ -599,6 +621,7 @@ static bool run_backfill_chunk(int64 *windows) {
 		}
 		end_refresh_transaction();
 		task.nchunk = 0;
+		end_take();
 	}
 	PG_CATCH();
 	{
