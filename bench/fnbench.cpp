@@ -41,7 +41,8 @@
 //       (or runs SHELL COMMAND, e.g. a fast shutdown) and polls /proc until the
 //       worker process is gone. Prints "gone_ms<TAB>command_ms<TAB>in_refresh_ms
 //       <TAB>flush_ms" (command_ms: the command's own duration, flush_ms: the
-//       flush's total time when it survived, else -1).
+//       flush's total time when it survived, else -1). Exits with 3 (nothing sent)
+//       when the flush ends before one refresh statement lasted DELAY_MS.
 //   fnbench cpu PIDFILE
 //       prints the CPU seconds used so far by the pids listed in PIDFILE, and how
 //       many of them exist.
@@ -595,6 +596,13 @@ int cmd_freshness(int argc, char **argv) {
 	                 flow + "'";
 	long polls = 0, last_runs = -1;
 	int worker_pid = 0;
+	{ // known before the first segment starts, so that its worker CPU is measured too
+		PGresult *wr =
+		    PQexec(pc, ("SELECT worker_pid FROM flownode.flows WHERE flow_name = '" + flow + "'").c_str());
+		if (PQresultStatus(wr) == PGRES_TUPLES_OK && PQntuples(wr) == 1 && !PQgetisnull(wr, 0, 0))
+			worker_pid = std::atoi(PQgetvalue(wr, 0, 0));
+		PQclear(wr);
+	}
 	// per segment: the machine's CPU and the worker's at its start (sampled by the poller)
 	std::vector<std::pair<double, double>> seg_cpu(segs.size() + 1, {-1, -1});
 	std::vector<double> seg_wcpu(segs.size() + 1, -1);
@@ -768,6 +776,17 @@ int cmd_interrupt(int argc, char **argv) {
 		PQclear(r);
 		if (active && in_refresh >= delay_ms)
 			break;
+		// the flush may end before any one refresh statement lasted delay_ms (a refresh
+		// is several statements): exit 3, and the caller tries again with a shorter delay
+		if (!PQconsumeInput(fc))
+			die(std::string("flush: ") + PQerrorMessage(fc));
+		if (!PQisBusy(fc)) {
+			while ((r = PQgetResult(fc)) != nullptr)
+				PQclear(r);
+			std::fprintf(stderr, "fnbench: the flush ended before a refresh statement lasted %.0f ms\n",
+			             delay_ms);
+			return 3;
+		}
 		if (seconds_since(f0) > 120)
 			die("the worker did not start a refresh within 120 s");
 		std::this_thread::sleep_for(std::chrono::milliseconds(2));

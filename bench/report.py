@@ -433,7 +433,7 @@ def msruns(d, digits=0):
 
 def val(item, case, rnd="0", k=0):
     v = sel(item, case).get(rnd)
-    return None if not v else v[k]
+    return None if not v or len(v) <= k else v[k]
 
 
 sp_flush, sp_plain = sel("sparse", "flush"), sel("sparse", "plain")
@@ -687,9 +687,10 @@ After both, the sink equals the query in every window a late row touched:
 term, stop = sel("interrupt", "terminate"), sel("interrupt", "stop")
 if term or stop:
     full = val("interrupt", "full")
+    nref = val("interrupt", "full", k=1) or 1
     if term:
         add("20.3", "pg_terminate_backend of the worker half-way through its largest refresh (a flush that reads "
-            f"{int(meta.get('SC_MID', 0)) / 1e6:,.0f}M rows, {fms(full, 0)}): until the process is gone",
+            f"{int(meta.get('SC_MID', 0)) / 1e6:,.0f}M rows, {fms(full, 0)} in {nref:.0f} refresh(es)): until the process is gone",
             ", ".join(fms(term[k][0], 1) for k in sorted(term, key=int)), "≤ 1,000 ms",
             max(x[0] for x in term.values()) <= 1000)
     if stop:
@@ -704,10 +705,11 @@ if term or stop:
     sections.append(f"""## 20.3 Interrupts in the middle of the largest refresh
 
 The largest refresh of the run: {int(meta.get('SC_LATE', 0)):,} late rows scattered over the
-{int(meta.get('SC_MID', 0)):,}-row table without its time index (one statement that reads the whole
-table). One such `flush_flow`, uninterrupted: {fms(full, 0)}. Then, {int(meta.get('INT_ROUNDS', 0))} time(s), a
-new batch and `flush_flow` on one connection while `bench/fnbench interrupt` watches the
-worker in `pg_stat_activity` and, once it has been in its refresh for half that time, sends
+{int(meta.get('SC_MID', 0)):,}-row table without its time index (statements that read the whole
+table each). One such `flush_flow`, uninterrupted: {fms(full, 0)} in {nref:.0f} refresh(es). Then,
+{int(meta.get('INT_ROUNDS', 0))} time(s), a new batch and `flush_flow` on one connection while
+`bench/fnbench interrupt` watches the worker in `pg_stat_activity` and, once it has been in one
+refresh statement for half the time of one (half as long again if the flush ended first), sends
 `pg_terminate_backend` and polls `/proc` until the process has exited; the flush must still
 return (served by the next worker, which reloads the durable record). Then the same with
 `pg_ctl stop -m fast` instead (the server is started again after it).
@@ -765,8 +767,11 @@ if os.path.exists(fcsv):
         q = [s[1] for s in samples if s[3] == int(g["segment"]) and s[0] < g["start_s"] + 15]
         q2 = [s[1] for s in samples if s[3] == int(g["segment"]) and s[0] >= g["end_s"] - 15]
         seg_rows.append((g, lags, p50, p99, mx, ach, sat, wpct, other, pct(q, 99), pct(q2, 99)))
-        # the target applies up to the rate where the machine saturates
-        verdict_ok = None if (saturated_at is not None and req >= saturated_at) else (p99 is not None and p99 <= target_ms)
+        # the target applies up to the rate where the machine saturates: met if the p99 is
+        # within it at any rate, missed only below saturation, n/a beyond it (the machine's
+        # CPU counts every process, other tenants' too)
+        ok99 = p99 is not None and p99 <= target_ms
+        verdict_ok = True if ok99 else (None if (saturated_at is not None and req >= saturated_at) else False)
         add("20.4", f"freshness p50 / p99 / max at {req:,.0f} rows/s requested ({ach:,.0f} achieved; machine CPU "
             f"{g['machine_cpu_pct']:.0f}%, of which the flow's worker {wpct:.0f}%), 4 writers, {dur:.0f} s"
             + (" — the machine SATURATED" if sat else ""),

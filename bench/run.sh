@@ -846,10 +846,10 @@ EOF
 
 # ---- issue 20.3: interrupts in the middle of the largest refresh ------------------
 # The largest refresh of the run: SC_LATE late rows scattered over sc_SC_MID without
-# its time index, one statement that reads the whole table. One such flush_flow,
-# uninterrupted, gives its duration; then the worker is terminated
-# (pg_terminate_backend) INT_ROUNDS times half-way through it, and the server is
-# stopped once (pg_ctl stop -m fast) half-way through it. Timed: from the signal
+# its time index: refresh statements that each read the whole table. One such
+# flush_flow, uninterrupted, gives its duration and how many refreshes it ran; then the
+# worker is terminated (pg_terminate_backend) INT_ROUNDS times half-way through one of
+# those statements, and the server is stopped once (pg_ctl stop -m fast) the same way. Timed: from the signal
 # until the worker process is gone. After each, the sink must be exact.
 bench_interrupt() {
   local n=$SC_MID r ms delay line bin
@@ -859,26 +859,42 @@ bench_interrupt() {
   scale_index "$n" off
   sc_late_table
   SC_BATCH=$((SC_BATCH + 1))
+  local runs0 runs1
+  runs0=$(flow_value "sc_${n}_f" runs)
   ms=$({
     sc_batch "$n" "$SC_BATCH"
     echo "@full_0 SELECT flownode.flush_flow('sc_${n}_f');"
   } | "$FB" sql "$CONN" | cut -f2)
-  rec interrupt full - - 0 "$ms"
-  delay=$(awk -v m="$ms" 'BEGIN {printf "%.0f", m / 2}')
+  runs1=$(flow_value "sc_${n}_f" runs)
+  rec interrupt full - - 0 "$ms" "$((runs1 - runs0))"
+  # half-way through one refresh statement (a flush can be several)
+  delay=$(awk -v m="$ms" -v k="$((runs1 - runs0))" 'BEGIN {if (k < 1) k = 1; printf "%.0f", m / k / 2}')
+  # interrupt_once MODE [COMMAND]: a new batch of late rows, then fnbench interrupt; when
+  # the flush ends before a refresh statement lasted the delay (fnbench exits 3, nothing
+  # sent), again with half the delay
+  interrupt_once() {
+    local try rc
+    for ((try = 1; try <= 4; try++)); do
+      SC_BATCH=$((SC_BATCH + 1))
+      sc_batch "$n" "$SC_BATCH" | "$FB" sql "$CONN" >/dev/null
+      rc=0
+      line=$("$FB" interrupt "$CONN" "sc_${n}_f" "$delay" "$@") || rc=$?
+      ((rc == 0)) && return 0
+      ((rc == 3)) || fn_die "fnbench interrupt failed ($rc)"
+      delay=$((delay / 2))
+      log "   the flush ended first: again with a delay of $delay ms"
+    done
+    fn_die "no refresh statement lasted $delay ms"
+  }
   for ((r = 1; r <= INT_ROUNDS; r++)); do
-    SC_BATCH=$((SC_BATCH + 1))
-    sc_batch "$n" "$SC_BATCH" | "$FB" sql "$CONN" >/dev/null
-    line=$("$FB" interrupt "$CONN" "sc_${n}_f" "$delay" terminate)
+    interrupt_once terminate
     # shellcheck disable=SC2086
     rec interrupt terminate - - "$r" $line
     wait_active "sc_$n" 1
   done
   rec interrupt check_terminate - - 0 "$(sql -c "$(sc_check "$n")")"
-  SC_BATCH=$((SC_BATCH + 1))
-  sc_batch "$n" "$SC_BATCH" | "$FB" sql "$CONN" >/dev/null
   bin="$(fn_pg_bindir)"
-  line=$("$FB" interrupt "$CONN" "sc_${n}_f" "$delay" command \
-    "cd / && runuser -u postgres -- '$bin/pg_ctl' -D '$DIR/data' -m fast -w -t 120 stop >/dev/null")
+  interrupt_once command "cd / && runuser -u postgres -- '$bin/pg_ctl' -D '$DIR/data' -m fast -w -t 120 stop >/dev/null"
   # shellcheck disable=SC2086
   rec interrupt stop - - 1 $line
   start_cluster
