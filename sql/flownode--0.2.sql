@@ -7,8 +7,8 @@ CREATE TABLE flownode.flow (
     flow_id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     flow_name      text NOT NULL UNIQUE,
     owner          oid NOT NULL,
-    source_table   oid NOT NULL,
-    sink_table     oid NOT NULL,
+    source_table   oid,             -- NULL while the flow waits for its source
+    sink_table     oid,             -- (defer_on_missing_source, flownode.execute)
     time_column    name,
     time_attnum    smallint,
     window_expr    text,
@@ -18,13 +18,33 @@ CREATE TABLE flownode.flow (
     window_unit    text,
     window_zone    text,
     with_time_zone boolean,
-    query          text NOT NULL,   -- deparsed, every name schema-qualified
+    query          text,            -- deparsed, every name schema-qualified (NULL while waiting)
     user_query     text NOT NULL,   -- as the user wrote it
     timezone       text NOT NULL,   -- TimeZone the query is evaluated in
     eval_interval  interval,
     expire_after   interval,
     comment        text,
-    created_at     timestamptz NOT NULL DEFAULT pg_catalog.now()
+    created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- GreptimeDB compatibility (flownode.execute, docs/user-guide.md "Coming from
+    -- GreptimeDB"): user_query is in this dialect; the WITH options as given; when the
+    -- definition last changed (CREATE OR REPLACE, a rename it follows, its start
+    -- after waiting); and, while it waits for its source, the sink as written and the
+    -- search_path the names are read with
+    dialect        text NOT NULL DEFAULT 'postgres' CHECK (dialect IN ('postgres', 'greptimedb')),
+    options        jsonb NOT NULL DEFAULT '{}',
+    updated_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    sink_name      text,
+    search_path    text,
+    CONSTRAINT flow_waiting_check CHECK ((source_table IS NULL) = (query IS NULL)
+                                         AND (source_table IS NULL) = (sink_table IS NULL)
+                                         AND (source_table IS NOT NULL OR sink_name IS NOT NULL)),
+    -- pause_flow/resume_flow: a paused flow records its marks and refreshes nothing
+    paused         boolean NOT NULL DEFAULT false,
+    -- backfill => 'background': the windows [backfill_from, backfill_to) the worker
+    -- still fills from backfill_next on, oldest first (NULL once filled)
+    backfill_from  bigint,
+    backfill_next  bigint,
+    backfill_to    bigint
 );
 CREATE INDEX flow_source_idx ON flownode.flow (source_table);
 REVOKE ALL ON flownode.flow FROM PUBLIC;
@@ -36,7 +56,9 @@ GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 -- rebuilt from it whenever a flow's worker starts.
 CREATE TABLE flownode.pending (
     flow_id bigint NOT NULL,
-    ranges  int8multirange NOT NULL
+    ranges  int8multirange NOT NULL,
+    -- when the writer committed (its PRE_COMMIT): the flows view's lag after a restart
+    committed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 ) WITH (autovacuum_vacuum_scale_factor = 0.0, autovacuum_vacuum_threshold = 1000,
         autovacuum_vacuum_insert_threshold = 10000);
 -- a writer into windows scattered over time records hundreds of ranges at once
@@ -55,6 +77,17 @@ ALTER TABLE flownode.pending ALTER COLUMN ranges SET STORAGE MAIN;
 CREATE INDEX pending_flow_idx ON flownode.pending (flow_id);
 REVOKE ALL ON flownode.pending FROM PUBLIC;
 
+-- The clock of a flow that compares its time column with now() (docs/internals.md
+-- §6): the scheduled time its sink follows. Each evaluation marks the windows whose
+-- rows' answer changed between it and its own scheduled time, then moves it, in the
+-- refresh's transaction; a worker that starts again (after a restart or a crash)
+-- marks from here.
+CREATE TABLE flownode.flow_clock (
+    flow_id      bigint PRIMARY KEY REFERENCES flownode.flow ON DELETE CASCADE,
+    evaluated_at timestamptz NOT NULL
+);
+REVOKE ALL ON flownode.flow_clock FROM PUBLIC;
+
 CREATE FUNCTION flownode.create_flow(
     flow_name text,
     sink_table text,
@@ -63,12 +96,13 @@ CREATE FUNCTION flownode.create_flow(
     expire_after interval DEFAULT NULL,
     comment text DEFAULT NULL,
     if_not_exists boolean DEFAULT false,
-    or_replace boolean DEFAULT false)
+    or_replace boolean DEFAULT false,
+    backfill text DEFAULT 'now')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'flownode_create_flow'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION flownode.create_flow(text, text, text, interval, interval, text, boolean, boolean) IS
-'creates a flow: validates the query, creates the sink if absent, installs the source triggers, fills the sink, starts the worker';
+COMMENT ON FUNCTION flownode.create_flow(text, text, text, interval, interval, text, boolean, boolean, text) IS
+'creates a flow: validates the query, creates the sink if absent, installs the source triggers, fills the sink (backfill => ''background'': its worker does, in chunks), starts the worker';
 
 CREATE FUNCTION flownode.drop_flow(flow_name text, if_exists boolean DEFAULT false)
 RETURNS void
@@ -91,6 +125,36 @@ AS 'MODULE_PATHNAME', 'flownode_refresh_flow'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.refresh_flow(text, timestamptz, timestamptz) IS
 'recomputes every window of the flow that overlaps [from, to) (NULL: unbounded), windows past expire_after included; returns the windows between the first and last row there';
+
+-- steering a flow in place: the flow keeps its id, its sink and its pending work
+CREATE FUNCTION flownode.alter_flow(
+    flow_name text,
+    eval_interval interval DEFAULT NULL,
+    expire_after interval DEFAULT NULL,
+    comment text DEFAULT NULL,
+    new_name text DEFAULT NULL,
+    reset_eval_interval boolean DEFAULT false,
+    reset_expire_after boolean DEFAULT false,
+    reset_comment boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_alter_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.alter_flow(text, interval, interval, text, text, boolean, boolean, boolean) IS
+'changes what is named (reset_*: back to none) and nothing else; the worker follows when the transaction commits';
+
+CREATE FUNCTION flownode.pause_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_pause_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.pause_flow(text) IS
+'stops refreshing the flow (its writes are still recorded) until resume_flow, across restarts';
+
+CREATE FUNCTION flownode.resume_flow(flow_name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'flownode_resume_flow'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION flownode.resume_flow(text) IS
+'resumes a paused flow: it catches up on what was written meanwhile';
 
 -- The triggers that create_flow installs on a source table: AFTER ROW triggers for
 -- INSERT, UPDATE and DELETE whose WHEN clause marks the row's window (mark_row /
@@ -147,7 +211,13 @@ CREATE FUNCTION flownode.flow_status(
     OUT last_error_at timestamptz,
     OUT consecutive_failures integer,
     OUT last_failure text,
-    OUT last_failure_at timestamptz)
+    OUT last_failure_at timestamptz,
+    OUT dirty_ranges integer,
+    OUT lag interval,
+    OUT oldest_dirty_window timestamptz,
+    OUT last_success_at timestamptz,
+    OUT backfill_windows_done bigint,
+    OUT backfill_windows_total bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -163,7 +233,8 @@ SELECT f.flow_id,
        f.expire_after,
        f.comment,
        f.owner::pg_catalog.regrole AS owner,
-       COALESCE(s.state, 'waiting_for_worker') AS state,
+       CASE WHEN f.source_table IS NULL THEN 'waiting_for_source'
+            ELSE COALESCE(s.state, 'waiting_for_worker') END AS state,
        COALESCE(s.dirty_windows, 0) AS dirty_windows,
        s.last_run_at,
        s.last_run_duration,
@@ -184,8 +255,73 @@ SELECT f.flow_id,
                 OR t.tgrelid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(f.source_table) p))
            AND t.tgfoid IN ('flownode.mark_insert()'::pg_catalog.regprocedure,
                             'flownode.mark_dirty()'::pg_catalog.regprocedure,
-                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled
+                            'flownode.mark_truncate()'::pg_catalog.regprocedure)) AS marking_enabled,
+       s.lag,
+       s.oldest_dirty_window,
+       s.last_success_at,
+       s.backfill_windows_done,
+       s.backfill_windows_total
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
 GRANT SELECT ON flownode.flows TO PUBLIC;
+
+-- flownode.execute: GreptimeDB's flow statements, as text (docs/user-guide.md "Coming
+-- from GreptimeDB"): CREATE [OR REPLACE] FLOW ..., DROP FLOW, ADMIN FLUSH_FLOW('name'),
+-- SHOW FLOWS [LIKE 'pattern'], SHOW CREATE FLOW name. One column of text per row:
+-- a flow's name per row for SHOW FLOWS, the CREATE FLOW text for SHOW CREATE FLOW,
+-- the windows refreshed for ADMIN FLUSH_FLOW, no row for CREATE and DROP.
+CREATE FUNCTION flownode.execute(statement text)
+RETURNS TABLE (result text)
+AS 'MODULE_PATHNAME', 'flownode_execute'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION flownode.execute(text) IS
+'runs one of GreptimeDB''s flow statements: CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN FLUSH_FLOW, SHOW FLOWS, SHOW CREATE FLOW';
+
+-- The CREATE FLOW statement that recreates a flow (SHOW CREATE FLOW), NULL for a flow
+-- the caller may not see.
+CREATE FUNCTION flownode.flow_definition(flow_id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'flownode_flow_definition'
+LANGUAGE C STABLE STRICT;
+
+-- What GreptimeDB's information_schema.flows shows, for the flows of roles you are a
+-- member of: the definition, the options, the times, the source, and the flow's
+-- state: its dirty windows and ranges in shared memory and its durable record.
+CREATE VIEW flownode.flow_info AS
+SELECT f.flow_name,
+       f.flow_id,
+       COALESCE(s.dirty_ranges, 0)::bigint * 16 + COALESCE(r.record_bytes, 0) AS state_size,
+       pg_catalog.current_database()::text AS table_catalog,
+       flownode.flow_definition(f.flow_id) AS flow_definition,
+       f.comment,
+       f.expire_after,
+       f.eval_interval,
+       CASE WHEN f.source_table IS NULL THEN '{}'::oid[] ELSE ARRAY[f.source_table] END AS source_table_ids,
+       (SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)
+               pg_catalog.quote_ident(c.relname)
+          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.oid = f.source_table) AS source_table_names,
+       COALESCE((SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||)
+                        pg_catalog.quote_ident(c.relname)
+                   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                  WHERE c.oid = f.sink_table), f.sink_name) AS sink_table_name,
+       f.options,
+       f.created_at AS created_time,
+       f.updated_at AS updated_time,
+       s.last_run_at AS last_execution_time,
+       CASE WHEN f.source_table IS NULL THEN 'waiting_for_source'
+            ELSE COALESCE(s.state, 'waiting_for_worker') END AS state,
+       COALESCE(s.dirty_windows, 0) AS dirty_windows,
+       COALESCE(s.dirty_ranges, 0) AS dirty_ranges,
+       COALESCE(r.record_rows, 0) AS record_rows,
+       COALESCE(r.record_bytes, 0) AS record_bytes,
+       k.evaluated_at AS clock
+  FROM flownode.flow f
+  LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
+  LEFT JOIN (SELECT p.flow_id, pg_catalog.count(*) AS record_rows,
+                    pg_catalog.sum(pg_catalog.pg_column_size(p.*))::bigint AS record_bytes
+               FROM flownode.pending p GROUP BY p.flow_id) r ON r.flow_id = f.flow_id
+  LEFT JOIN flownode.flow_clock k ON k.flow_id = f.flow_id
+ WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
+GRANT SELECT ON flownode.flow_info TO PUBLIC;

@@ -346,3 +346,6 @@ SELECT flownode.flush_flow('pe_1h'), flownode.flush_flow('pe_1d');
 SELECT pe_open_diff(), flow_diff('pe_1d');
 SELECT count(*) AS frozen_kept FROM pe_frozen f JOIN pe_1h s USING (hour, n);
 DROP TABLE pe_d1;
+
+-- leave no flow behind for the files that follow
+SELECT count(flownode.drop_flow(flow_name)) >= 0 AS dropped FROM flownode.flows;

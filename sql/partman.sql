@@ -101,3 +101,6 @@ BEGIN
 END $$;
 DROP EXTENSION pg_partman;
 DROP SCHEMA partman CASCADE;
+
+-- leave no flow behind for the files that follow
+SELECT count(flownode.drop_flow(flow_name)) >= 0 AS dropped FROM flownode.flows;

@@ -15,6 +15,7 @@ int fn_max_rows_per_refresh = 1000000;
 int fn_min_refresh_interval_ms = 5000;
 int fn_max_backoff_ms = 300000;
 int fn_statement_timeout_ms = 600000;
+int fn_backfill_chunk_rows = 100000;
 bool fn_launcher_enabled = true;
 
 /*
@@ -64,5 +65,12 @@ void fn_define_settings(bool preloaded) {
 	                        "own (ALTER ROLE ... SET statement_timeout); 0 disables it.",
 	                        NULL, &fn_statement_timeout_ms, 600000, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_MS, NULL,
 	                        NULL, NULL);
+	DefineCustomIntVariable(
+	    "flownode.backfill_chunk_rows",
+	    "Source rows one chunk of a sink's fill reads (create_flow's backfill), rounded up "
+	    "to whole windows.",
+	    "A background backfill commits each chunk in its own transaction; create_flow's "
+	    "fill reports its progress between chunks.",
+	    &fn_backfill_chunk_rows, 100000, 1, INT_MAX, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("flownode");
 }

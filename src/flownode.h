@@ -19,6 +19,7 @@ extern int fn_max_rows_per_refresh;
 extern int fn_min_refresh_interval_ms;
 extern int fn_max_backoff_ms;
 extern int fn_statement_timeout_ms;
+extern int fn_backfill_chunk_rows;
 extern bool fn_launcher_enabled;
 
 /* Defines them (from _PG_init); those read at server start only when preloaded. */

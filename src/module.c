@@ -6,6 +6,7 @@
 #include "flownode.h"
 
 #include "fmgr.h"
+#include "greptime/gt_waiting.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/utility_hook.h"
 #include "lifecycle/xact_hooks.h"
@@ -55,6 +56,7 @@ void _PG_init(void) {
 	fn_xact_hooks_init();
 	fn_flow_removal_init();
 	fn_utility_hook_init(preloaded);
+	fn_gt_waiting_init();
 	if (!preloaded)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;

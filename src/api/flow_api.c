@@ -1,5 +1,6 @@
 /*
- * flow_api.c: the SQL API: create_flow, drop_flow, flush_flow (docs/user-guide.md).
+ * flow_api.c: the SQL API: create_flow, drop_flow, flush_flow, refresh_flow, and the
+ * steering calls alter_flow, pause_flow, resume_flow (docs/user-guide.md).
  * Everything create_flow does happens in the caller's transaction, so a failure
  * leaves no flow, trigger, sink or worker behind; workers are started and stopped
  * only when that transaction commits.
@@ -11,6 +12,7 @@
  */
 #include "flownode.h"
 
+#include "api/flow_api.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
@@ -51,6 +53,7 @@
 #include "utils/tuplestore.h"
 #include "utils/inval.h"
 #include "utils/wait_event.h"
+#include "utils/guc.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "parser/parse_func.h"
@@ -59,8 +62,22 @@ PG_FUNCTION_INFO_V1(flownode_create_flow);
 PG_FUNCTION_INFO_V1(flownode_drop_flow);
 PG_FUNCTION_INFO_V1(flownode_flush_flow);
 PG_FUNCTION_INFO_V1(flownode_refresh_flow);
+PG_FUNCTION_INFO_V1(flownode_alter_flow);
+PG_FUNCTION_INFO_V1(flownode_pause_flow);
+PG_FUNCTION_INFO_V1(flownode_resume_flow);
 
-#define MIN_EVAL_INTERVAL_USEC 100000
+/* create_flow's fill reports its progress this often (a NOTICE), and how long it
+ * took once it took longer than this */
+#define FILL_NOTICE_USEC (5 * USECS_PER_SEC)
+
+void fn_check_flow_interval(const Interval *iv, const char *name, int64 min_usec) {
+	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
+	if (fn_interval_usec(iv) < min_usec)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("%s must be at least 100 milliseconds", name)));
+}
 
 static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec) {
 	Interval *iv;
@@ -68,12 +85,7 @@ static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *na
 	if (PG_ARGISNULL(argno))
 		return NULL;
 	iv = PG_GETARG_INTERVAL_P(argno);
-	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
-	if (fn_interval_usec(iv) < min_usec)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("%s must be at least 100 milliseconds", name)));
+	fn_check_flow_interval(iv, name, min_usec);
 	return iv;
 }
 
@@ -104,16 +116,197 @@ static void notice_missing_time_index(Oid source_relid, const FlowQuery *fq) {
 	                         quote_identifier(fq->time_column))));
 }
 
-Datum flownode_create_flow(PG_FUNCTION_ARGS) {
-	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
-	char *sink_name = fn_text_arg(fcinfo, 1, "sink_table");
-	char *query = fn_text_arg(fcinfo, 2, "query");
-	Interval *eval_interval = interval_arg(fcinfo, 3, "eval_interval", MIN_EVAL_INTERVAL_USEC);
-	Interval *expire_after = interval_arg(fcinfo, 4, "expire_after", 1);
-	char *comment = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
-	bool if_not_exists = bool_arg(fcinfo, 6, "if_not_exists");
-	bool or_replace = bool_arg(fcinfo, 7, "or_replace");
-	const char *timezone = pg_get_timezone_name(session_timezone);
+/* How the arguments are named in messages: create_flow's, or the clauses of the
+ * CREATE FLOW statement flownode.execute ran. */
+typedef struct ArgWords {
+	const char *eval_interval; /* eval_interval, EVAL INTERVAL */
+	const char *expire_after;
+	const char *add_eval;     /* "pass eval_interval => '1 minute'" ... */
+	const char *add_eval_cap; /* ... at the start of a sentence */
+	const char *exists_hint;
+} ArgWords;
+
+static const ArgWords api_words = {
+    "eval_interval", "expire_after", "pass eval_interval => '1 minute'", "Pass eval_interval => '1 minute'",
+    "Use or_replace => true to replace it, or if_not_exists => true to keep it."};
+static const ArgWords clause_words = {
+    "EVAL INTERVAL", "EXPIRE AFTER", "add EVAL INTERVAL '1 minute'", "Add EVAL INTERVAL '1 minute'",
+    "Use CREATE OR REPLACE FLOW to replace it, or CREATE FLOW IF NOT EXISTS to keep it."};
+
+/* A flow without windows is recomputed whole at each evaluation after a change
+ * (GreptimeDB's rule): it has no adaptive cadence, so it needs eval_interval. */
+static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) pg_attribute_noreturn();
+static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
+	const char *why, *hint;
+
+	switch (fq->shape) {
+	case FLOW_SHAPE_SINGLE:
+		why = "the flow query aggregates without GROUP BY";
+		hint = psprintf("%s: a flow of one row is recomputed whole at each evaluation after a change.",
+		                w->add_eval_cap);
+		break;
+	case FLOW_SHAPE_COPY:
+		why = "the flow query outputs no NOT NULL timestamp column of its source";
+		hint = psprintf("Output the rows' time (a NOT NULL timestamp column): its seconds become the flow's "
+		                "windows; or %s: a flow without windows is recomputed whole at each evaluation after "
+		                "a change.",
+		                w->add_eval);
+		break;
+	default:
+		why = "the flow query has no time window in its GROUP BY";
+		hint = psprintf("Group by date_bin(...) or date_trunc(...) over a timestamp column, or %s: a "
+		                "window-less flow is recomputed whole at each evaluation after a change.",
+		                w->add_eval);
+		break;
+	}
+	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+	                errmsg("%s, so %s is required", why, w->eval_interval), errhint("%s", hint)));
+}
+
+/*
+ * A flow whose source table does not exist yet (defer_on_missing_source): its row
+ * keeps the text, the sink's name and the search_path they are read with, until a
+ * table of that name is created (greptime/gt_waiting.c starts it then).
+ */
+static int64 create_waiting_flow(const CreateFlowArgs *a, const char *timezone, TimestampTz created_at,
+                                 RangeVar *source) {
+	WaitingFlowDefinition def;
+	int64 flow_id;
+
+	def.flow_name = a->flow_name;
+	def.owner = GetUserId();
+	def.user_query = a->query;
+	def.sink_name = a->sink_name;
+	def.timezone = timezone;
+	def.search_path = GetConfigOption("search_path", false, false);
+	def.eval_interval = a->eval_interval;
+	def.expire_after = a->expire_after;
+	def.comment = a->comment;
+	def.dialect = a->dialect;
+	def.options = a->options;
+	def.created_at = created_at;
+	flow_id = fn_registry_insert_waiting_flow(&def);
+	ereport(NOTICE, (errmsg("flow \"%s\" waits for its source table \"%s\"", a->flow_name,
+	                        NameListToString(list_make1(makeString(source->relname)))),
+	                 errdetail("It starts when a table of that name is created.")));
+	return flow_id;
+}
+
+/* create_flow's backfill argument: true for 'background' (the worker fills the sink
+ * after create_flow returned), false for 'now' (create_flow fills it). A library
+ * called through 0.1's create_flow, which has no such argument, fills now. */
+static bool background_arg(FunctionCallInfo fcinfo, int argno) {
+	char *v;
+
+	if (PG_NARGS() <= argno)
+		return false;
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backfill must not be NULL")));
+	v = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(v, "background") != 0 && strcmp(v, "now") != 0)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("backfill must be 'now' or 'background'"),
+		         errdetail("'now' fills the sink in create_flow's transaction; 'background' returns at once "
+		                   "and lets the flow's worker fill it, oldest first, in chunks.")));
+	return strcmp(v, "background") == 0;
+}
+
+static double usec_to_sec(int64 usec) {
+	return (double)usec / USECS_PER_SEC;
+}
+
+/*
+ * backfill => 'now': the sink filled from what the source holds, in this
+ * transaction. A small source (fewer rows than flownode.backfill_chunk_rows, or no
+ * index on the time column to cut it with) in one statement, as ever; a larger one
+ * chunk by chunk, oldest first, with a NOTICE of the progress every few seconds.
+ * The chunks cover every window of the source's rows and of an existing sink's, so
+ * the sink ends exact either way. Returns the rows written.
+ */
+static int64 fill_now(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
+	FnWindow *w = cfg->window.kind != FN_WINDOW_NONE ? fn_window_create(&cfg->window) : NULL;
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz noticed = start;
+	FnTimeRange all = {0, 0};
+	int64 end = 0;
+	int64 rows = 0;
+	int64 total;
+
+	if (w != NULL)
+		all = fn_fill_extent(cfg, fq, !sink_is_new);
+	if (all.start < all.end) {
+		all = (FnTimeRange){fn_window_of(w, all.start).start, fn_window_of(w, all.end - 1).end};
+		end = fn_fill_chunk_end(cfg, w, all, fn_backfill_chunk_rows);
+	}
+	if (all.start >= all.end || end >= all.end)
+		return fn_refresh_fill(cfg, fq, sink_is_new, clock_at); /* one statement */
+
+	if (!sink_is_new)
+		fn_fill_forget_unwindowed(cfg, fq);
+	total = fn_flow_windows(cfg, w, all);
+	for (int64 next = all.start; next < all.end; next = end) {
+		TimestampTz now;
+
+		if (next != all.start)
+			end = fn_fill_chunk_end(cfg, w, (FnTimeRange){next, all.end}, fn_backfill_chunk_rows);
+		rows += fn_refresh_fill_range(cfg, fq, sink_is_new, (FnTimeRange){next, end}, clock_at);
+		CHECK_FOR_INTERRUPTS();
+		now = GetCurrentTimestamp();
+		if (end < all.end && now - noticed >= FILL_NOTICE_USEC) {
+			ereport(NOTICE, (errmsg("flow \"%s\": filled " INT64_FORMAT " of " INT64_FORMAT
+			                        " windows (" INT64_FORMAT " sink rows) in %.1f s",
+			                        cfg->flow_name, fn_flow_windows(cfg, w, (FnTimeRange){all.start, end}),
+			                        total, rows, usec_to_sec(now - start))));
+			noticed = now;
+		}
+	}
+	return rows;
+}
+
+/*
+ * backfill => 'background': instead of filling, the flow records the windows its
+ * worker fills, [backfill_from, backfill_to): every window of the source's rows (and
+ * of an existing sink's), from the oldest; [0, 1) for a window-less flow. Nothing
+ * to fill: no backfill.
+ */
+static void plan_backfill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
+	FnTimeRange all = {0, 1};
+
+	if (cfg->window.kind != FN_WINDOW_NONE) {
+		FnWindow *w = fn_window_create(&cfg->window);
+
+		all = fn_fill_extent(cfg, fq, !sink_is_new);
+		if (all.start >= all.end)
+			return; /* no row in the source, nor in the sink */
+		all = (FnTimeRange){fn_window_of(w, all.start).start, fn_window_of(w, all.end - 1).end};
+		if (!sink_is_new)
+			fn_fill_forget_unwindowed(cfg, fq);
+	}
+	(void)fn_registry_set_backfill(cfg->flow_id, all.start, all.start, all.end); /* our own row */
+}
+
+static int creating_depth = 0;
+
+bool fn_creating_flow(void) {
+	return creating_depth > 0;
+}
+
+static int64 create_flow(const CreateFlowArgs *a, bool *waiting);
+
+int64 fn_create_flow(const CreateFlowArgs *a, bool *waiting) {
+	volatile int64 flow_id = 0;
+
+	creating_depth++;
+	PG_TRY();
+	{ flow_id = create_flow(a, waiting); }
+	PG_FINALLY();
+	{ creating_depth--; }
+	PG_END_TRY();
+	return flow_id;
+}
+
+static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
+	const char *timezone = a->timezone ? a->timezone : pg_get_timezone_name(session_timezone);
 	TaskConfig *existing;
 	FlowQuery *fq;
 	bool sink_is_new = false;
@@ -122,11 +315,22 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	FlowDefinition def;
 	int nest;
 	int64 flow_id;
+	TimestampTz clock_at;
+	TimestampTz created_at = 0;
+	FlowSlot *slot;
+	Interval *eval_interval = a->eval_interval;
+	Interval *expire_after = a->expire_after;
+	const ArgWords *w = a->clauses ? &clause_words : &api_words;
 
+	*waiting = false;
 	PreventCommandDuringRecovery("create_flow()");
-	if (if_not_exists && or_replace)
+	if (a->if_not_exists && a->or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
+	if (eval_interval != NULL)
+		fn_check_flow_interval(eval_interval, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	if (expire_after != NULL)
+		fn_check_flow_interval(expire_after, "expire_after", 1);
 	fn_check_preloaded();
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -135,34 +339,61 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 		         errdetail("It fills the sink from a snapshot taken after it locked the source, so that "
 		                   "no concurrent write is missed.")));
 
-	existing = fn_load_task_config_by_name(flow_name, true);
-	if (existing != NULL) {
-		if (if_not_exists) {
-			ereport(NOTICE, (errcode(ERRCODE_DUPLICATE_OBJECT),
-			                 errmsg("flow \"%s\" already exists, skipping", flow_name)));
-			PG_RETURN_INT64(existing->flow_id);
-		}
-		if (!or_replace)
-			ereport(ERROR,
-			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", flow_name),
-			         errhint("Use or_replace => true to replace it, or if_not_exists => true to keep it.")));
-		check_owner(existing);
+	existing = fn_load_task_config_by_name(a->flow_name, true);
+	if (existing != NULL && a->start_waiting_flow_id > 0 && existing->flow_id == a->start_waiting_flow_id) {
+		/* a waiting flow starts: it keeps its id and its creation time */
+		created_at = existing->created_at;
 		fn_remove_flow(existing);
 		CommandCounterIncrement();
+	} else if (existing != NULL) {
+		if (a->if_not_exists) {
+			ereport(NOTICE, (errcode(ERRCODE_DUPLICATE_OBJECT),
+			                 errmsg("flow \"%s\" already exists, skipping", a->flow_name)));
+			return existing->flow_id;
+		}
+		if (!a->or_replace)
+			ereport(ERROR,
+			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", a->flow_name),
+			         errhint("%s", w->exists_hint)));
+		check_owner(existing);
+		created_at = existing->created_at; /* replaced: created then, updated now */
+		fn_remove_flow(existing);
+		CommandCounterIncrement();
+	} else if (a->start_waiting_flow_id > 0)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+		                errmsg("flow \"%s\" no longer waits for its source", a->flow_name)));
+
+	if (a->defer_on_missing_source) {
+		RangeVar *source = fn_flow_query_source(a->query, &a->origin);
+
+		if (source != NULL && !OidIsValid(RangeVarGetRelid(source, NoLock, true))) {
+			*waiting = true;
+			return create_waiting_flow(a, timezone, created_at, source);
+		}
 	}
 
-	fq = fn_analyze_flow_query(query, timezone);
+	fq = fn_analyze_flow_query_dialect(a->query, timezone, a->dialect, &a->origin);
 	source_relid = fq->source_relid;
 	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
+		window_less_needs_eval_interval(fq, w);
+	if (fq->now_preds != NIL && eval_interval == NULL)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("the flow query has no time window in its GROUP BY, so eval_interval is required"),
-		         errhint("Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass "
-		                 "eval_interval => '1 minute': a window-less flow is recomputed whole at each "
-		                 "evaluation after a change.")));
+		         errmsg("the flow query compares its time column with now(), so %s is required",
+		                w->eval_interval),
+		         errdetail("now() in a flow is the scheduled time of each evaluation (multiples of %s "
+		                   "since the Unix epoch), as in GreptimeDB.",
+		                   w->eval_interval),
+		         errhint("%s: each evaluation then also refreshes the windows whose rows entered or left "
+		                 "the comparison since the one before.",
+		                 w->add_eval_cap)));
 	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("expire_after needs a time window in the flow query's GROUP BY")));
+		                errmsg("%s needs a time window in the flow query", w->expire_after),
+		                errhint(fq->shape == FLOW_SHAPE_COPY
+		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
+		                              "timestamp column of its source."
+		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
 
 	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)
@@ -179,7 +410,7 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 
 	/* writers wait from here on, and see the trigger once we commit */
 	LockRelationOid(source_relid, ShareRowExclusiveLock);
-	sink_relid = fn_prepare_sink(sink_name, fq, source_relid, &sink_is_new);
+	sink_relid = fn_prepare_sink(a->sink_name, fq, source_relid, &sink_is_new);
 	if (fn_registry_is_sink(sink_relid))
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -192,15 +423,19 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	def.fq = fn_analyze_flow_query(def.stored_query, timezone);
 	fn_unpin_settings(nest);
 
-	def.flow_name = flow_name;
+	def.flow_name = a->flow_name;
 	def.owner = GetUserId();
 	def.sink_relid = sink_relid;
-	def.user_query = query;
+	def.user_query = a->query;
 	def.timezone = timezone;
 	def.eval_interval = eval_interval;
 	def.expire_after = expire_after;
-	def.comment = comment;
+	def.comment = a->comment;
 	def.window_text = fq->window_text;
+	def.dialect = a->dialect;
+	def.options = a->options;
+	def.flow_id = a->start_waiting_flow_id;
+	def.created_at = created_at;
 	flow_id = fn_registry_insert_flow(&def);
 
 	/* the triggers, on every partition too (which locks them against writes) */
@@ -208,24 +443,60 @@ Datum flownode_create_flow(PG_FUNCTION_ARGS) {
 	fn_sync_marking_triggers(source_relid);
 
 	/* claim the flow's shared memory now, so flownode.max_flows fails here */
-	{
-		FlowSlot *slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
-
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->reserved_by = MyProcPid; /* until this transaction ends */
-		LWLockRelease(fn_slot_lock(slot));
-	}
+	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->reserved_by = MyProcPid; /* until this transaction ends */
+	LWLockRelease(fn_slot_lock(slot));
 	fn_on_commit_start_worker(flow_id, GetUserId());
 
-	/* fill the sink from what the source holds now */
-	(void)fn_refresh_fill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+	/* fill the sink from what the source holds now, or let the worker do it; a query
+	 * comparing its time column with now() is evaluated at this moment's scheduled
+	 * time, which the flow's clock then holds (the worker marks the windows that
+	 * change from there) */
+	clock_at = fq->now_preds != NIL ? fn_scheduled_time(GetCurrentTimestamp(), eval_interval) : 0;
+	if (a->background)
+		plan_backfill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+	else {
+		TimestampTz start = GetCurrentTimestamp();
+		int64 rows = fill_now(fn_load_task_config(flow_id, false), def.fq, sink_is_new, clock_at);
+		TimestampTz end = GetCurrentTimestamp();
+
+		if (end - start >= FILL_NOTICE_USEC)
+			ereport(NOTICE, (errmsg("flow \"%s\": sink filled with " INT64_FORMAT " rows in %.1f s",
+			                        a->flow_name, rows, usec_to_sec(end - start))));
+		/* the flows view shows the fill as the flow's first run (the slot is this
+		 * transaction's until it commits, and freed if it aborts) */
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->rows_written = rows;
+		slot->last_run_at = slot->last_success_at = end;
+		slot->last_run_usec = end - start;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	if (fq->now_preds != NIL)
+		fn_registry_clock_set(flow_id, clock_at);
 	notice_missing_time_index(source_relid, fq);
-	PG_RETURN_INT64(flow_id);
+	return flow_id;
 }
 
-Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
-	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
-	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
+Datum flownode_create_flow(PG_FUNCTION_ARGS) {
+	CreateFlowArgs a;
+	bool waiting;
+
+	memset(&a, 0, sizeof(a));
+	a.flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	a.sink_name = fn_text_arg(fcinfo, 1, "sink_table");
+	a.query = fn_text_arg(fcinfo, 2, "query");
+	a.eval_interval = interval_arg(fcinfo, 3, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	a.expire_after = interval_arg(fcinfo, 4, "expire_after", 1);
+	a.comment = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
+	a.if_not_exists = bool_arg(fcinfo, 6, "if_not_exists");
+	a.or_replace = bool_arg(fcinfo, 7, "or_replace");
+	a.dialect = FLOW_DIALECT_POSTGRES;
+	a.background = background_arg(fcinfo, 8);
+	PG_RETURN_INT64(fn_create_flow(&a, &waiting));
+}
+
+void fn_drop_flow(const char *flow_name, bool if_exists) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery("drop_flow()");
@@ -236,10 +507,17 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 			ereport(ERROR,
 			        (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
 		ereport(NOTICE, (errmsg("flow \"%s\" does not exist, skipping", flow_name)));
-		PG_RETURN_VOID();
+		return;
 	}
 	check_owner(cfg);
 	fn_remove_flow(cfg);
+}
+
+Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	bool if_exists = bool_arg(fcinfo, 1, "if_exists");
+
+	fn_drop_flow(flow_name, if_exists);
 	PG_RETURN_VOID();
 }
 
@@ -301,6 +579,13 @@ static uint64 post_request(FlowSlot *slot, WorkerRequest kind, FnTimeRange range
 	return mine;
 }
 
+static void paused_error(TaskConfig *cfg, const char *call) {
+	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+	                errmsg("cannot %s flow \"%s\": it is paused", call, cfg->flow_name),
+	                errdetail("A paused flow refreshes nothing; its writes are recorded."),
+	                errhint("Resume it with flownode.resume_flow(%s).", quote_literal_cstr(cfg->flow_name))));
+}
+
 /*
  * Waits until the flow's worker has served request `mine`; returns the windows it
  * refreshed, or raises the refresh's error. ERROR when the flow is dropped meanwhile,
@@ -317,10 +602,11 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerR
 
 	ConditionVariablePrepareToSleep(&slot->flush_cv);
 	for (;;) {
-		bool done, attached, waiting, gone;
+		bool done, attached, waiting, gone, paused;
 
 		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
 		gone = !slot->in_use || slot->flow_id != cfg->flow_id || slot->dropped;
+		paused = slot->paused;
 		done = kind == REQUEST_FLUSH ? slot->flush_completed >= mine : slot->repair_completed >= mine;
 		attached = slot->worker_pid != 0;
 		waiting = slot->state == FLOW_WAITING_FOR_WORKER;
@@ -332,6 +618,10 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerR
 		LWLockRelease(fn_slot_lock(slot));
 		if (done)
 			break;
+		if (paused) { /* paused after the call looked: the worker will not serve it */
+			ConditionVariableCancelSleep();
+			paused_error(cfg, kind == REQUEST_FLUSH ? "flush" : "refresh");
+		}
 		if (gone) {
 			ConditionVariableCancelSleep();
 			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -374,8 +664,7 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerR
 
 /* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
  * can serve it without waiting for the caller. */
-static TaskConfig *requested_flow(FunctionCallInfo fcinfo, Oid *catalog, const char *call) {
-	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const char *call) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery(psprintf("%s_flow()", call));
@@ -384,23 +673,53 @@ static TaskConfig *requested_flow(FunctionCallInfo fcinfo, Oid *catalog, const c
 	fn_check_preloaded();
 	cfg = fn_load_task_config_by_name(flow_name, false);
 	check_owner(cfg);
-	check_no_conflicting_locks(cfg, call);
+	if (cfg->waiting)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("flow \"%s\" is waiting for its source table", flow_name),
+		                errdetail("Its query reads a table that does not exist yet: %s", cfg->user_query),
+		                errhint("It starts when a table of that name is created.")));
+	if (cfg->paused)
+		paused_error(cfg, call);
+	/* the worker follows the committed settings, and writes the catalog row (a
+	 * backfill's progress) this transaction holds */
+	if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("cannot %s flow \"%s\" in the transaction that altered it", call, cfg->flow_name),
+		         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
+	if (!fn_flow_created_here(cfg->flow_id)) /* that one is answered without its worker */
+		check_no_conflicting_locks(cfg, call);
 	return cfg;
 }
 
-Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
+/* A flush or refresh in the transaction that created the flow: create_flow has just
+ * filled the sink (0 windows), unless its worker is to fill it after the commit. */
+static int64 created_here_flush(TaskConfig *cfg, const char *call) {
+	if (cfg->backfilling)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("cannot %s flow \"%s\" in the transaction that created it with backfill => "
+		                       "'background'",
+		                       call, cfg->flow_name),
+		                errhint("Commit first: its worker fills the sink once the flow is committed.")));
+	return 0;
+}
+
+int64 fn_flush_flow(const char *flow_name) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(fcinfo, &catalog, "flush");
+	TaskConfig *cfg = requested_flow(flow_name, &catalog, "flush");
 	FlowSlot *slot;
 	FnTimeRange none = {0, 0};
 
-	if (cfg->created_here)
-		PG_RETURN_INT64(0); /* create_flow filled the sink; its worker starts at commit */
+	if (fn_flow_created_here(cfg->flow_id))
+		return created_here_flush(cfg, "flush");
 	/* writers that committed before this call but have not yet published */
 	fn_inflight_wait_all();
 	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	PG_RETURN_INT64(
-	    await_request(cfg, catalog, slot, REQUEST_FLUSH, post_request(slot, REQUEST_FLUSH, none)));
+	return await_request(cfg, catalog, slot, REQUEST_FLUSH, post_request(slot, REQUEST_FLUSH, none));
+}
+
+Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
+	PG_RETURN_INT64(fn_flush_flow(fn_text_arg(fcinfo, 0, "flow_name")));
 }
 
 /* A refresh_flow bound: a timestamptz, as the flow's column holds it (a timestamp
@@ -426,7 +745,7 @@ static int64 bound_arg(FunctionCallInfo fcinfo, int argno, TaskConfig *cfg, bool
  */
 Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(fcinfo, &catalog, "refresh");
+	TaskConfig *cfg = requested_flow(fn_text_arg(fcinfo, 0, "flow_name"), &catalog, "refresh");
 	FnTimeRange want = {bound_arg(fcinfo, 1, cfg, false), bound_arg(fcinfo, 2, cfg, true)};
 	FlowSlot *slot;
 
@@ -444,10 +763,140 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 			want.end = fn_window_of(w, want.end - 1).end;
 	} else
 		want = (FnTimeRange){MIN_TIMESTAMP, DT_NOEND};
-	if (cfg->created_here)
-		PG_RETURN_INT64(0); /* create_flow has just filled the sink */
+	if (fn_flow_created_here(cfg->flow_id))
+		PG_RETURN_INT64(created_here_flush(cfg, "refresh"));
 	fn_inflight_wait_all();
 	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
 	PG_RETURN_INT64(
 	    await_request(cfg, catalog, slot, REQUEST_REPAIR, post_request(slot, REQUEST_REPAIR, want)));
+}
+
+/* ---- steering: alter_flow, pause_flow, resume_flow ---- */
+
+static void both_error(const char *attr) {
+	ereport(ERROR,
+	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+	         errmsg("%s and reset_%s cannot both be given", attr, attr),
+	         errhint("Pass %s => ... to set it, or reset_%s => true to set it back to none.", attr, attr)));
+}
+
+/*
+ * The flow a steering call names, locked against other steering calls and drops
+ * (fn_lock_flow), read again once locked, and the caller's. `mode`:
+ * ShareUpdateExclusiveLock lets a refresh in flight run on (it reads the settings it
+ * started with); pause_flow takes AccessExclusiveLock, which waits for it and keeps
+ * the next from starting until the pause commits: from then on nothing is refreshed.
+ */
+static TaskConfig *steered_flow(const char *flow_name, const char *call, LOCKMODE mode) {
+	TaskConfig *cfg;
+
+	PreventCommandDuringRecovery(call);
+	(void)fn_catalog_relid(false);
+	cfg = fn_load_task_config_by_name(flow_name, false);
+	check_owner(cfg);
+	fn_lock_flow(cfg->flow_id, mode);
+	cfg = fn_load_task_config(cfg->flow_id, true);
+	if (cfg == NULL) /* dropped (or renamed) while we waited: as if it never was */
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("flow \"%s\" does not exist", flow_name)));
+	return cfg;
+}
+
+/*
+ * alter_flow(flow_name, eval_interval, expire_after, comment, new_name,
+ * reset_eval_interval, reset_expire_after, reset_comment): changes what is named and
+ * nothing else; the flow keeps its id, its sink and its pending work. A reset_*
+ * argument sets that attribute back to none (adaptive, never expire, no comment).
+ * The worker reads the settings again when the transaction commits: a new
+ * eval_interval is its cadence from then on, a new expire_after applies from its
+ * next evaluation.
+ */
+Datum flownode_alter_flow(PG_FUNCTION_ARGS) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	Interval *eval_interval = interval_arg(fcinfo, 1, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	Interval *expire_after = interval_arg(fcinfo, 2, "expire_after", 1);
+	char *comment = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	char *new_name = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	bool reset_eval = bool_arg(fcinfo, 5, "reset_eval_interval");
+	bool reset_expire = bool_arg(fcinfo, 6, "reset_expire_after");
+	bool reset_comment = bool_arg(fcinfo, 7, "reset_comment");
+	FlowChanges ch = {0};
+	TaskConfig *cfg;
+
+	if (eval_interval != NULL && reset_eval)
+		both_error("eval_interval");
+	if (expire_after != NULL && reset_expire)
+		both_error("expire_after");
+	if (comment != NULL && reset_comment)
+		both_error("comment");
+	if (new_name != NULL && new_name[0] == '\0')
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("new_name must not be empty")));
+	ch.set_eval_interval = eval_interval != NULL || reset_eval;
+	ch.eval_interval = eval_interval;
+	ch.set_expire_after = expire_after != NULL || reset_expire;
+	ch.expire_after = expire_after;
+	ch.set_comment = comment != NULL || reset_comment;
+	ch.comment = comment;
+	ch.new_name = new_name;
+	if (!ch.set_eval_interval && !ch.set_expire_after && !ch.set_comment && new_name == NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("alter_flow needs something to change"),
+		         errhint("Name at least one of eval_interval, expire_after, comment, new_name, "
+		                 "reset_eval_interval, reset_expire_after or reset_comment.")));
+
+	cfg = steered_flow(flow_name, "alter_flow()", ShareUpdateExclusiveLock);
+	if (cfg->window.kind == FN_WINDOW_NONE && reset_eval)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("flow \"%s\" has no time window in its GROUP BY, so it needs an eval_interval",
+		                       cfg->flow_name)));
+	if (cfg->window.kind == FN_WINDOW_NONE && expire_after != NULL)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("expire_after needs a time window in the flow query's GROUP BY")));
+	if (new_name != NULL && strcmp(new_name, cfg->flow_name) != 0 &&
+	    fn_load_task_config_by_name(new_name, true) != NULL)
+		ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", new_name),
+		                errhint("Flow names are unique in a database: drop or rename that flow first.")));
+
+	/* Writers cut their marks at the expiry line they know (their source's cached
+	 * flows): wait for every transaction writing the source, as create_flow does, and
+	 * let the next ones see the new line (the relcache invalidation), so that no
+	 * write is cut at the old one after this commits. */
+	if (ch.set_expire_after) {
+		LockRelationOid(cfg->source_relid, ShareRowExclusiveLock);
+		CacheInvalidateRelcacheByRelid(cfg->source_relid);
+	}
+	fn_registry_alter_flow(cfg->flow_id, &ch);
+	fn_on_commit_config_changed(cfg->flow_id, cfg->paused);
+	PG_RETURN_VOID();
+}
+
+/* pause_flow / resume_flow: the flow's paused flag, in the catalog (it survives a
+ * restart) and, at commit, in its slot. */
+static void set_paused(FunctionCallInfo fcinfo, bool pause) {
+	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
+	TaskConfig *cfg = steered_flow(flow_name, pause ? "pause_flow()" : "resume_flow()",
+	                               pause ? AccessExclusiveLock : ShareUpdateExclusiveLock);
+
+	if (cfg->paused == pause) {
+		ereport(NOTICE, (errmsg("flow \"%s\" is %s, skipping", cfg->flow_name,
+		                        pause ? "already paused" : "not paused")));
+		return;
+	}
+	fn_registry_set_paused(cfg->flow_id, pause);
+	fn_on_commit_config_changed(cfg->flow_id, pause);
+}
+
+/*
+ * pause_flow(flow_name): from its commit on, the flow refreshes nothing (a refresh
+ * in flight is waited for) while its writes are still marked and recorded, until
+ * resume_flow; flush_flow and refresh_flow fail saying it is paused.
+ */
+Datum flownode_pause_flow(PG_FUNCTION_ARGS) {
+	set_paused(fcinfo, true);
+	PG_RETURN_VOID();
+}
+
+/* resume_flow(flow_name): the worker catches up at once on what was written meanwhile. */
+Datum flownode_resume_flow(PG_FUNCTION_ARGS) {
+	set_paused(fcinfo, false);
+	PG_RETURN_VOID();
 }

@@ -1,8 +1,9 @@
 /*
  * flow_status.c: the function behind the flows view: each flow's state from its
- * shared-memory slot, for the roles that are members of its owner. On a hot
- * standby no worker runs and shared memory knows nothing: every flow is 'standby',
- * with its dirty windows counted from the replicated durable record.
+ * shared-memory slot and its catalog row (paused, a background backfill's
+ * progress), for the roles that are members of its owner. On a hot standby no
+ * worker runs and shared memory knows nothing: every flow is 'standby', with its
+ * dirty windows and lag taken from the replicated durable record.
  */
 #include "flownode.h"
 
@@ -14,24 +15,14 @@
 #include "record/durable_record.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
+#include "pgtime.h"
 #include "utils/acl.h"
+#include "utils/datetime.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(flownode_flow_status);
-
-/* Calendar windows are walked one by one: past this many in one range the count is
- * estimated from the unit's usual width (documented). */
-#define WALK_CAP 100000
-
-/* The timestamps a range spans: the last window ends at infinity, and that part of
- * it past the largest timestamp holds no window (nor fits an int64 difference). */
-static uint64 span_usec(FnTimeRange r) {
-	int64 lo = Max(r.start, FN_TS_MIN), hi = Min(r.end, FN_TS_END);
-
-	return hi > lo ? (uint64)hi - (uint64)lo : 0;
-}
 
 /* flow_status's OUT columns, in their order */
 enum {
@@ -49,38 +40,62 @@ enum {
 	COL_CONSECUTIVE_FAILURES,
 	COL_LAST_FAILURE,
 	COL_LAST_FAILURE_AT,
+	COL_DIRTY_RANGES,
+	COL_LAG,
+	COL_OLDEST_DIRTY_WINDOW,
+	COL_LAST_SUCCESS_AT,
+	COL_BACKFILL_DONE,
+	COL_BACKFILL_TOTAL,
 	NUM_COLS
 };
 
+/* What a flow's row is made of: its slot's copy, or what stands for it. */
+typedef struct FlowView {
+	const char *state;
+	FnTimeRange *ranges; /* the dirty set, sorted */
+	uint32 nranges;
+	TimestampTz since; /* the oldest change that may not be in the sink; 0: none */
+} FlowView;
+
 /* The windows of the flow's sorted, disjoint dirty ranges (a range merged from
  * neighbours counts the clean windows between them too). */
-static int64 count_windows(TaskConfig *cfg, const FnTimeRange *ranges, uint32 n) {
-	FnWindow *w;
+static int64 count_windows(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n) {
 	int64 dirty = 0;
 
 	if (cfg->window.kind == FN_WINDOW_NONE)
 		return n > 0 ? 1 : 0;
-	if (n == 0)
-		return 0;
-	w = fn_window_create(&cfg->window);
-	for (uint32 i = 0; i < n; i++) {
-		uint64 c =
-		    fn_window_count(w, ranges[i], cfg->window.kind == FN_WINDOW_DATE_BIN ? PG_UINT64_MAX : WALK_CAP);
-
-		if (c >= WALK_CAP && cfg->window.kind != FN_WINDOW_DATE_BIN)
-			c = Max(c, span_usec(ranges[i]) / (uint64)fn_window_nominal_usec(w));
-		dirty += (int64)c;
-	}
+	for (uint32 i = 0; i < n; i++)
+		dirty += fn_flow_windows(cfg, w, ranges[i]);
 	return dirty;
 }
 
-/* A flow as its slot shows it; false when it has no slot (the view shows it as
- * waiting_for_worker). */
-static bool slot_row(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls) {
+/*
+ * A window start as a timestamptz: a timestamp column holds the flow's local time
+ * (as refresh_flow reads its bounds), converted in the flow's zone. The first window
+ * of the timestamp range may have no UTC instant there: it shows as -infinity.
+ */
+static TimestampTz window_start(TaskConfig *cfg, int64 start) {
+	struct pg_tm tm;
+	fsec_t fsec;
+	int tz;
+	TimestampTz t;
+	pg_tz *zone;
+
+	if (cfg->window.with_time_zone)
+		return start;
+	zone = pg_tzset(cfg->timezone);
+	if (zone == NULL || timestamp2tm(start, NULL, &tm, &fsec, NULL, NULL) != 0)
+		return DT_NOBEGIN;
+	tz = DetermineTimeZoneOffset(&tm, zone);
+	if (tm2timestamp(&tm, fsec, &tz, &t) != 0 || !IS_VALID_TIMESTAMP(t))
+		return DT_NOBEGIN;
+	return t;
+}
+
+/* A flow as its slot shows it; false when it has no slot. */
+static bool slot_view(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls, FlowView *v) {
 	FlowSlot *slot;
 	FlowSlot copy;
-	FnTimeRange *ranges;
-	const char *state;
 	Interval *duration = palloc0(sizeof(Interval));
 
 	LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -91,27 +106,29 @@ static bool slot_row(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls) {
 	}
 	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
 	memcpy(&copy, slot, offsetof(FlowSlot, dirty));
-	ranges = palloc(sizeof(FnTimeRange) * Max(1, slot->ndirty));
-	memcpy(ranges, slot->dirty, sizeof(FnTimeRange) * slot->ndirty);
+	v->ranges = palloc(sizeof(FnTimeRange) * Max(1, slot->ndirty));
+	memcpy(v->ranges, slot->dirty, sizeof(FnTimeRange) * slot->ndirty);
 	LWLockRelease(fn_slot_lock(slot));
 	LWLockRelease(fn_registry_lock());
 
+	v->nranges = copy.ndirty;
+	v->since = fn_since_min(copy.dirty_since, copy.held_since);
 	if (copy.worker_pid == 0)
-		state = "waiting_for_worker";
+		v->state = "waiting_for_worker";
 	else if (copy.consecutive_failures > 0)
-		state = "failing";
+		v->state = "failing";
 	else
-		state = "active";
-	values[COL_STATE] = CStringGetTextDatum(state);
-	values[COL_DIRTY_WINDOWS] = Int64GetDatum(count_windows(cfg, ranges, copy.ndirty));
+		v->state = "active";
 	values[COL_LAST_RUN_AT] = TimestampTzGetDatum(copy.last_run_at);
 	nulls[COL_LAST_RUN_AT] = copy.last_run_at == 0;
 	duration->time = copy.last_run_usec;
 	values[COL_LAST_RUN_DURATION] = IntervalPGetDatum(duration);
 	nulls[COL_LAST_RUN_DURATION] = copy.last_run_at == 0;
+	values[COL_LAST_SUCCESS_AT] = TimestampTzGetDatum(copy.last_success_at);
+	nulls[COL_LAST_SUCCESS_AT] = copy.last_success_at == 0;
 	/* the current error, only while failing; the last failure stays in its own columns */
 	values[COL_LAST_ERROR] = CStringGetTextDatum(copy.last_failure);
-	nulls[COL_LAST_ERROR] = strcmp(state, "failing") != 0 || copy.last_failure[0] == '\0';
+	nulls[COL_LAST_ERROR] = copy.consecutive_failures == 0 || copy.last_failure[0] == '\0';
 	values[COL_LAST_ERROR_AT] = TimestampTzGetDatum(copy.last_failure_at);
 	nulls[COL_LAST_ERROR_AT] = nulls[COL_LAST_ERROR];
 	values[COL_RUNS] = Int64GetDatum(copy.runs);
@@ -124,30 +141,68 @@ static bool slot_row(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls) {
 	nulls[COL_LAST_FAILURE] = copy.last_failure[0] == '\0';
 	values[COL_LAST_FAILURE_AT] = TimestampTzGetDatum(copy.last_failure_at);
 	nulls[COL_LAST_FAILURE_AT] = copy.last_failure_at == 0;
-	pfree(ranges);
 	return true;
 }
 
-/*
- * A flow on a hot standby: no worker can run there, and shared memory holds
- * nothing (writes, and so marks, happen on the primary). What will be pending
- * after a promotion is the durable record, which reaches the standby with the WAL.
- */
-static void standby_row(TaskConfig *cfg, Datum *values, bool *nulls) {
-	uint32 n;
-	FnTimeRange *ranges = fn_record_read(cfg->flow_id, &n);
-
-	values[COL_STATE] = CStringGetTextDatum("standby");
-	values[COL_DIRTY_WINDOWS] = Int64GetDatum(count_windows(cfg, ranges, n));
+/* A flow without a slot (no worker has claimed one since the server started, or
+ * flownode is not preloaded), or on a hot standby: no counters. On a hot standby
+ * no worker can run, and shared memory holds nothing (writes, and so marks, happen
+ * on the primary): what will be pending after a promotion is the durable record,
+ * which reaches the standby with the WAL. */
+static void no_slot_view(TaskConfig *cfg, bool standby, Datum *values, bool *nulls, FlowView *v) {
+	v->state = standby ? "standby" : "waiting_for_worker";
+	v->nranges = 0;
+	v->ranges = NULL;
+	v->since = 0;
+	if (standby)
+		v->ranges = fn_record_read(cfg->flow_id, &v->nranges, &v->since);
 	values[COL_RUNS] = Int64GetDatum(0);
 	values[COL_FAILURES] = Int64GetDatum(0);
 	values[COL_ROWS_WRITTEN] = Int64GetDatum(0);
 	values[COL_CONSECUTIVE_FAILURES] = Int32GetDatum(0);
-	nulls[COL_LAST_RUN_AT] = nulls[COL_LAST_RUN_DURATION] = true;
+	nulls[COL_LAST_RUN_AT] = nulls[COL_LAST_RUN_DURATION] = nulls[COL_LAST_SUCCESS_AT] = true;
 	nulls[COL_LAST_ERROR] = nulls[COL_LAST_ERROR_AT] = true;
 	nulls[COL_WORKER_PID] = true;
 	nulls[COL_LAST_FAILURE] = nulls[COL_LAST_FAILURE_AT] = true;
-	pfree(ranges);
+}
+
+/* The flow's row: its state, dirty windows, lag and backfill from the view. */
+static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, bool *nulls) {
+	FnWindow *w = cfg->window.kind != FN_WINDOW_NONE ? fn_window_create(&cfg->window) : NULL;
+	FlowView v;
+	TimestampTz since;
+
+	if (standby || fn_slot_count() == 0 || !slot_view(cfg, catalog, values, nulls, &v))
+		no_slot_view(cfg, standby, values, nulls, &v);
+	/* a pause is the user's: shown over everything but the standby */
+	if (!standby && cfg->paused)
+		v.state = "paused";
+	else if (strcmp(v.state, "active") == 0 && cfg->backfilling)
+		v.state = "backfilling";
+	values[COL_STATE] = CStringGetTextDatum(v.state);
+	values[COL_DIRTY_WINDOWS] = Int64GetDatum(count_windows(cfg, w, v.ranges, v.nranges));
+	values[COL_DIRTY_RANGES] = Int32GetDatum((int32)v.nranges);
+	nulls[COL_OLDEST_DIRTY_WINDOW] = v.nranges == 0 || w == NULL;
+	if (!nulls[COL_OLDEST_DIRTY_WINDOW])
+		values[COL_OLDEST_DIRTY_WINDOW] = TimestampTzGetDatum(window_start(cfg, v.ranges[0].start));
+
+	/* lag: since the oldest change that may not be in the sink; a backfill's rows
+	 * count from the flow's creation */
+	since = cfg->backfilling ? fn_since_min(v.since, cfg->created_at) : v.since;
+	nulls[COL_LAG] = since == 0;
+	if (since != 0) {
+		TimestampTz now = Max(GetCurrentTimestamp(), since);
+
+		values[COL_LAG] =
+		    DirectFunctionCall2(timestamp_mi, TimestampTzGetDatum(now), TimestampTzGetDatum(since));
+	}
+	nulls[COL_BACKFILL_DONE] = nulls[COL_BACKFILL_TOTAL] = !cfg->backfilling;
+	if (cfg->backfilling) {
+		values[COL_BACKFILL_DONE] =
+		    Int64GetDatum(fn_flow_windows(cfg, w, (FnTimeRange){cfg->backfill_from, cfg->backfill_next}));
+		values[COL_BACKFILL_TOTAL] =
+		    Int64GetDatum(fn_flow_windows(cfg, w, (FnTimeRange){cfg->backfill_from, cfg->backfill_to}));
+	}
 }
 
 Datum flownode_flow_status(PG_FUNCTION_ARGS) {
@@ -158,8 +213,6 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 	ListCell *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (!standby && fn_slot_count() == 0)
-		PG_RETURN_VOID(); /* not preloaded: the view shows every flow waiting_for_worker */
 	flows = fn_load_all_flows();
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
@@ -169,10 +222,7 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 		if (!has_privs_of_role(GetUserId(), cfg->owner))
 			continue; /* each role sees the state of its own flows only */
 		values[COL_FLOW_ID] = Int64GetDatum(cfg->flow_id);
-		if (standby)
-			standby_row(cfg, values, nulls);
-		else if (!slot_row(cfg, catalog, values, nulls))
-			continue;
+		flow_row(cfg, catalog, standby, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -39,6 +39,10 @@ static void remove_rows(TaskConfig *cfg) {
 void fn_remove_flow(TaskConfig *cfg) {
 	/* first: waits for a refresh in flight, holds off the next (fn_lock_flow) */
 	fn_lock_flow(cfg->flow_id, AccessExclusiveLock);
+	if (cfg->waiting) { /* it has nothing but its row: no trigger, slot, record or worker */
+		fn_registry_delete_flow(cfg->flow_id);
+		return;
+	}
 	remove_rows(cfg);
 	CommandCounterIncrement();
 	/* the triggers no flow needs any more go; the caches of the source's tree too */

@@ -19,6 +19,7 @@
 #include "miscadmin.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
+#include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -30,7 +31,8 @@ typedef enum PendingKind {
 	PENDING_DROP,
 	PENDING_DROP_ALL,
 	PENDING_TRIGGER_CLEANUP,
-	PENDING_MARK_ALL
+	PENDING_MARK_ALL,
+	PENDING_CONFIG
 } PendingKind;
 
 typedef struct PendingAction {
@@ -38,6 +40,7 @@ typedef struct PendingAction {
 	int64 flow_id;
 	Oid owner;
 	bool owner_can_login;
+	bool paused;            /* PENDING_CONFIG: the flow's pause state at commit */
 	Oid catalog_relid;      /* the table, for PENDING_TRIGGER_CLEANUP and PENDING_MARK_ALL */
 	SubTransactionId subid; /* undone if this subtransaction aborts */
 } PendingAction;
@@ -105,6 +108,30 @@ static void stop_flow_slot(FlowSlot *slot) {
 		fn_free_slot(slot);
 }
 
+/* The flow's settings changed: its worker reads them again (latch), and a flush
+ * waiting on the slot sees a pause at once. Cannot fail. */
+static void config_changed(PendingAction *a) {
+	FlowSlot *slot;
+	Latch *latch = NULL;
+
+	if (fn_slot_count() == 0)
+		return; /* not preloaded: no worker to tell */
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	slot = fn_find_slot(MyDatabaseId, a->catalog_relid, a->flow_id);
+	if (slot != NULL) {
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		slot->config_seq++;
+		slot->paused = a->paused;
+		latch = slot->worker_latch;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
+	if (latch)
+		SetLatch(latch);
+	if (slot != NULL)
+		ConditionVariableBroadcast(&slot->flush_cv);
+}
+
 static void run_commit_actions(void) {
 	ListCell *lc;
 
@@ -113,6 +140,10 @@ static void run_commit_actions(void) {
 
 		if (a->kind == PENDING_TRIGGER_CLEANUP || a->kind == PENDING_MARK_ALL)
 			continue; /* done at PRE_COMMIT */
+		if (a->kind == PENDING_CONFIG) {
+			config_changed(a);
+			continue;
+		}
 		if (a->kind == PENDING_START)
 			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
 			                           a->owner_can_login);
@@ -202,6 +233,31 @@ void fn_on_commit_start_worker(int64 flow_id, Oid owner) {
 
 void fn_on_commit_drop_flow(int64 flow_id) {
 	add_pending(PENDING_DROP, flow_id, InvalidOid, fn_catalog_relid(false));
+}
+
+void fn_on_commit_config_changed(int64 flow_id, bool paused) {
+	add_pending(PENDING_CONFIG, flow_id, InvalidOid, fn_catalog_relid(false));
+	((PendingAction *)llast(pending_actions))->paused = paused;
+}
+
+static bool has_action(PendingKind kind, int64 flow_id) {
+	ListCell *lc;
+
+	foreach (lc, pending_actions) {
+		PendingAction *a = lfirst(lc);
+
+		if (a->kind == kind && a->flow_id == flow_id && a->catalog_relid == fn_catalog_relid(false))
+			return true;
+	}
+	return false;
+}
+
+bool fn_flow_created_here(int64 flow_id) {
+	return has_action(PENDING_START, flow_id);
+}
+
+bool fn_flow_changed_here(int64 flow_id) {
+	return has_action(PENDING_CONFIG, flow_id);
 }
 
 void fn_on_pre_commit_cleanup_triggers(Oid source_relid) {

@@ -16,6 +16,13 @@ extern void fn_on_commit_start_worker(int64 flow_id, Oid owner);
 extern void fn_on_commit_drop_flow(int64 flow_id);
 /* At commit: stop every flow of the database's catalog (DROP EXTENSION). */
 extern void fn_on_commit_stop_all(Oid catalog_relid);
+/* At commit: the flow's settings changed (alter_flow, pause_flow, resume_flow), and
+ * `paused` is its pause state now: its worker reads them again. */
+extern void fn_on_commit_config_changed(int64 flow_id, bool paused);
+/* Whether the current transaction created the flow, or changed its settings (and
+ * has not rolled that back). */
+extern bool fn_flow_created_here(int64 flow_id);
+extern bool fn_flow_changed_here(int64 flow_id);
 /* At PRE_COMMIT: remove the source's triggers if no flow reads it any more. */
 extern void fn_on_pre_commit_cleanup_triggers(Oid source_relid);
 /* At PRE_COMMIT: mark every window the flows over the table may hold, if it is still

@@ -33,6 +33,7 @@ typedef struct FlowCommit {
 } FlowCommit;
 
 static List *xact_commits = NIL; /* FlowCommit *, built at PRE_COMMIT */
+static TimestampTz commit_time;  /* PRE_COMMIT's clock: the changes' time for the flows view's lag */
 static bool inflight = false;    /* registered as a writer in flight (fn_inflight_begin) */
 
 /*
@@ -128,6 +129,7 @@ static void build_flow_commits(void) {
 	TimestampTz now = GetCurrentTimestamp();
 	ListCell *lc;
 
+	commit_time = now;
 	foreach (lc, fn_xact_marks()) {
 		LocalMarks *lm = lfirst(lc);
 		SourceEntry *e;
@@ -207,7 +209,7 @@ void fn_marks_pre_commit(void) {
 		if (!covered) {
 			if (writer == NULL)
 				writer = fn_pending_open();
-			fn_pending_write(writer, fc->flow_id, fc->ranges, fc->count);
+			fn_pending_write(writer, fc->flow_id, fc->ranges, fc->count, commit_time);
 			fc->recorded = true;
 		}
 	}
@@ -228,6 +230,7 @@ static void publish_marks(void) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		if (slot->in_use && slot->flow_id == fc->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
 			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
+			slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
 			slot->removals |= fc->removes;
 			for (uint32 i = 0; fc->recorded && i < fc->count; i++)
 				fn_durable_add(fn_slot_durable_set(slot), fc->ranges[i]);

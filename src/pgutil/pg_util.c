@@ -83,3 +83,15 @@ bool fn_btree_index_leads_with(Oid relid, AttrNumber attnum) {
 	table_close(rel, AccessShareLock);
 	return found;
 }
+
+TimestampTz fn_scheduled_time(TimestampTz now, const Interval *eval_interval) {
+	const int64 unix_epoch = (int64)(UNIX_EPOCH_JDATE - POSTGRES_EPOCH_JDATE) * USECS_PER_DAY;
+	int64 step = fn_interval_usec(eval_interval);
+	int64 since, k;
+
+	if (step <= 0 || TIMESTAMP_NOT_FINITE(now))
+		return now;
+	since = now - unix_epoch; /* no overflow: both within PostgreSQL's range */
+	k = since / step - (since % step < 0 ? 1 : 0);
+	return unix_epoch + k * step;
+}

@@ -30,5 +30,8 @@ extern char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname
 extern bool fn_btree_index_leads_with(Oid relid, AttrNumber attnum);
 /* An interval's length in microseconds (a month counts 30 days). */
 extern int64 fn_interval_usec(const Interval *iv);
+/* The scheduled time of the evaluation running at `now`: the last multiple of the
+ * eval_interval since the Unix epoch (GreptimeDB's schedule) not after `now`. */
+extern TimestampTz fn_scheduled_time(TimestampTz now, const Interval *eval_interval);
 
 #endif

@@ -13,7 +13,16 @@
 /* ERROR, naming the first function or construct of the analysed `query` whose result
  * can change without a write to the source (the clock, the session, the catalogs,
  * other tables, a setting a flow does not pin), with a hint. `sql` is the text the
- * query was analysed from: the error points into it. */
+ * query was analysed from: the error points into it. The evaluation's clock (see
+ * fn_is_clock_now) passes: flow_query.c accepts it only where the flow gives it a
+ * meaning. */
 extern void fn_check_deterministic(Query *query, const char *sql);
+
+/* now(), transaction_timestamp(), CURRENT_TIMESTAMP or LOCALTIMESTAMP (without a
+ * precision): the time of an evaluation, which a flow with eval_interval binds to the
+ * evaluation's scheduled time (docs/user-guide.md §4). */
+extern bool fn_is_clock_now(Node *node);
+/* Its location in the query text, -1 when unknown. */
+extern int fn_clock_now_location(Node *node);
 
 #endif

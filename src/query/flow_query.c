@@ -6,6 +6,12 @@
 #include "flownode.h"
 
 #include "common/int.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_index.h"
+#include "nodes/nodes.h"
+#include "mb/pg_wchar.h"
+#include "parser/parse_expr.h"
+#include "parser/parse_node.h"
 
 #include "query/flow_query.h"
 
@@ -25,6 +31,7 @@
 #include "parser/analyze.h"
 #include "parser/parse_clause.h"
 #include "parser/parsetree.h"
+#include "parser/parser.h"
 #include "access/stratnum.h"
 #include "parser/scansup.h"
 #include "tcop/tcopprot.h"
@@ -159,22 +166,491 @@ static Node *strip_relabel(Node *n) {
 	return n;
 }
 
-/* Errors inside the flow query point into the flow query, not the caller's SQL. */
+/* The text errors point into: the flow query, or the statement it is part of. */
+typedef struct QueryErrorArg {
+	const char *sql;
+	const FlowQueryOrigin *origin;
+} QueryErrorArg;
+
+/* Errors inside the flow query point into the flow query (or the statement around
+ * it), not the caller's SQL. */
 static void flow_query_error_context(void *arg) {
-	const char *sql = (const char *)arg;
+	QueryErrorArg *q = (QueryErrorArg *)arg;
 	int pos = geterrposition();
 
 	if (pos > 0) {
 		errposition(0);
-		internalerrposition(pos);
-		internalerrquery(sql);
+		if (q->origin != NULL && q->origin->statement != NULL) {
+			internalerrposition(pg_mbstrlen_with_len(q->origin->statement, q->origin->offset) + pos);
+			internalerrquery(q->origin->statement);
+		} else {
+			internalerrposition(pos);
+			internalerrquery(q->sql);
+		}
 	}
 	errcontext("flow query");
 }
 
-FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
+/* GreptimeDB's date_bin(stride, ts): DataFusion's origin, the Unix epoch. */
+#define GREPTIME_DATE_BIN_ORIGIN "1970-01-01 00:00:00+00"
+
+static bool is_date_bin_name(List *funcname) {
+	const char *name = strVal(llast(funcname));
+
+	if (strcmp(name, "date_bin") != 0)
+		return false;
+	return list_length(funcname) == 1 ||
+	       (list_length(funcname) == 2 && strcmp(strVal(linitial(funcname)), "pg_catalog") == 0);
+}
+
+/*
+ * GreptimeDB writes date_bin(stride, ts); PostgreSQL's date_bin needs an origin. A
+ * call with two arguments gets GreptimeDB's origin as its third, on the raw parse
+ * tree (the text stays as written), unless a date_bin of two arguments exists here.
+ */
+static bool greptime_date_bin_walker(Node *node, void *context) {
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncCall)) {
+		FuncCall *fc = (FuncCall *)node;
+
+		if (is_date_bin_name(fc->funcname) && list_length(fc->args) == 2 && fc->agg_order == NIL &&
+		    fc->agg_filter == NULL && fc->over == NULL && !fc->agg_star && !fc->agg_distinct &&
+		    !fc->func_variadic &&
+		    FuncnameGetCandidates(fc->funcname, 2, NIL, false, false, false, true) == NULL) {
+			A_Const *origin = makeNode(A_Const);
+
+			origin->val.sval.type = T_String;
+			origin->val.sval.sval = pstrdup(GREPTIME_DATE_BIN_ORIGIN);
+			origin->location = -1;
+			fc->args = lappend(fc->args, origin);
+		}
+	}
+	return raw_expression_tree_walker(node, greptime_date_bin_walker, context);
+}
+
+/*
+ * GreptimeDB (DataFusion) reads an output name in HAVING as that output's
+ * expression: HAVING max_temp > 100. PostgreSQL looks only at the source's columns;
+ * where it finds none, the output of that name is taken, as DataFusion does (a
+ * column of the source keeps precedence).
+ */
+static Node *having_output_name(ParseState *pstate, ColumnRef *cref, Node *found) {
+	List *targets = (List *)pstate->p_ref_hook_state;
+	ResTarget *match = NULL;
+	const char *name;
+	ListCell *lc;
+
+	if (found != NULL || pstate->p_expr_kind != EXPR_KIND_HAVING || list_length(cref->fields) != 1 ||
+	    !IsA(linitial(cref->fields), String))
+		return NULL;
+	name = strVal(linitial(cref->fields));
+	foreach (lc, targets) {
+		ResTarget *rt = lfirst_node(ResTarget, lc);
+
+		if (rt->name != NULL && strcmp(rt->name, name) == 0) {
+			if (match != NULL)
+				return NULL; /* ambiguous: PostgreSQL's error stands */
+			match = rt;
+		}
+	}
+	if (match == NULL)
+		return NULL;
+	return transformExpr(pstate, copyObject(match->val), EXPR_KIND_HAVING);
+}
+
+static void greptime_parser_setup(ParseState *pstate, void *arg) {
+	pstate->p_post_columnref_hook = having_output_name;
+	pstate->p_ref_hook_state = arg;
+}
+
+/*
+ * SELECT DISTINCT is the GROUP BY of its outputs. Over a GROUP BY, DISTINCT changes
+ * nothing when every output is a group key (GreptimeDB's user guide writes both);
+ * over aggregated rows it would, and is refused.
+ */
+static void distinct_as_group_by(Query *q) {
+	ListCell *lc;
+
+	if (q->distinctClause == NIL)
+		return;
+	if (q->hasDistinctOn)
+		QUERY_ERROR("DISTINCT ON is not supported",
+		            "Keep one row per key with GROUP BY and an aggregate such as max(...).");
+	if (q->groupClause == NIL && !q->hasAggs && q->havingQual == NULL) {
+		q->groupClause = q->distinctClause;
+		q->distinctClause = NIL;
+		return;
+	}
+	foreach (lc, q->targetList) {
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		bool grouped = false;
+		ListCell *gc;
+
+		if (tle->resjunk)
+			continue;
+		foreach (gc, q->groupClause)
+			grouped |= tle->ressortgroupref != 0 &&
+			           lfirst_node(SortGroupClause, gc)->tleSortGroupRef == tle->ressortgroupref;
+		if (!grouped)
+			QUERY_ERROR("DISTINCT over aggregated rows is not supported",
+			            "Group by the columns you want distinct instead.");
+	}
+	q->distinctClause = NIL; /* every output is a group key: the groups are distinct */
+}
+
+/* 0-based output position of a target entry (junk entries are not outputs). */
+static int output_position(Query *q, TargetEntry *tle) {
+	int out = 0;
+	ListCell *lc;
+
+	foreach (lc, q->targetList) {
+		TargetEntry *t = lfirst(lc);
+
+		if (t == tle)
+			break;
+		if (!t->resjunk)
+			out++;
+	}
+	return out;
+}
+
+static bool attr_notnull(Oid relid, AttrNumber attnum) {
+	HeapTuple atttup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(attnum));
+	bool notnull = false;
+
+	if (HeapTupleIsValid(atttup)) {
+		notnull = ((Form_pg_attribute)GETSTRUCT(atttup))->attnotnull;
+		ReleaseSysCache(atttup);
+	}
+	return notnull;
+}
+
+/* The first output that is the source's column `attnum` as it is, or NULL. */
+static TargetEntry *output_of_column(FlowQuery *fq, AttrNumber attnum) {
+	ListCell *lc;
+
+	foreach (lc, fq->query->targetList) {
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Node *expr = (Node *)tle->expr;
+
+		if (!tle->resjunk && IsA(expr, Var) && ((Var *)expr)->varno == fq->source_rtindex &&
+		    ((Var *)expr)->varlevelsup == 0 && ((Var *)expr)->varattno == attnum)
+			return tle;
+	}
+	return NULL;
+}
+
+/* The GROUP BY keys (all outputs), the window first; their equalities. */
+static void grouped_keys(FlowQuery *fq, const char *timezone) {
+	Query *q = fq->query;
+	List *key_tles = NIL;
+	List *key_eqops = NIL;
+	TargetEntry *window_tle = NULL;
+	Oid window_eqop = InvalidOid;
+	ListCell *lc, *ec;
+
+	foreach (lc, q->groupClause) {
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		TargetEntry *tle = get_sortgroupclause_tle(sgc, q->targetList);
+		Node *expr = strip_relabel((Node *)tle->expr);
+
+		if (tle->resjunk)
+			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			                errmsg("invalid flow query: every GROUP BY expression must be an output column"),
+			                errhint("The group keys become the sink's primary key.")));
+		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function(((FuncExpr *)expr)->funcid)) {
+			window_tle = tle;
+			window_eqop = sgc->eqop;
+			read_window(fq, (FuncExpr *)expr, timezone);
+		} else {
+			key_tles = lappend(key_tles, tle);
+			key_eqops = lappend_oid(key_eqops, sgc->eqop);
+		}
+	}
+	if (window_tle != NULL) {
+		key_tles = lcons(window_tle, key_tles);
+		key_eqops = lcons_oid(window_eqop, key_eqops);
+	}
+
+	forboth(lc, key_tles, ec, key_eqops) {
+		TargetEntry *tle = lfirst(lc);
+		Node *expr = strip_relabel((Node *)tle->expr);
+		int out = output_position(q, tle);
+		bool notnull = (tle == window_tle);
+
+		if (tle == window_tle)
+			fq->window_position = out;
+		if (!notnull && IsA(expr, Var) && ((Var *)expr)->varno == fq->source_rtindex &&
+		    ((Var *)expr)->varattno > 0)
+			notnull = attr_notnull(fq->source_relid, ((Var *)expr)->varattno);
+		fq->key_positions = lappend_int(fq->key_positions, out);
+		fq->key_notnull = lappend_int(fq->key_notnull, notnull ? 1 : 0);
+		fq->key_eqops = lappend_oid(fq->key_eqops, lfirst_oid(ec));
+	}
+	if (window_tle != NULL)
+		fq->window_text = deparse_expression(
+		    (Node *)window_tle->expr, deparse_context_for(get_rel_name(fq->source_relid), fq->source_relid),
+		    false, false);
+}
+
+/*
+ * A flow without aggregation keeps one sink row per source row, keyed by the
+ * source's primary key, which every output must name as it is. Its windows are
+ * seconds of the first NOT NULL timestamp column among its outputs, a key column
+ * first: a write marks the second of its row, and a refresh recomputes the copy of
+ * those seconds (the sink column holds the time itself, so sink rows of a refreshed
+ * second are found by it). Without such a column it has no windows.
+ */
+static void copy_keys(FlowQuery *fq) {
+	Relation rel = table_open(fq->source_relid, AccessShareLock);
+	const char *relname = RelationGetRelationName(rel);
+	Oid pk = RelationGetPrimaryKeyIndex(rel);
+	HeapTuple itup;
+	Form_pg_index idx;
+	oidvector *classes;
+	bool isnull;
+	TargetEntry *time_tle = NULL;
+
+	if (!OidIsValid(pk))
+		ereport(ERROR,
+		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		         errmsg("invalid flow query: a flow without aggregation needs a primary key on its source "
+		                "table \"%s\"",
+		                relname),
+		         errdetail("Its sink keeps one row per source row, keyed by the source's primary key."),
+		         errhint("Add one with ALTER TABLE %s ADD PRIMARY KEY (...), or aggregate with GROUP BY.",
+		                 quote_identifier(relname))));
+	itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pk));
+	if (!HeapTupleIsValid(itup))
+		elog(ERROR, "flownode: cache lookup failed for index %u", pk);
+	idx = (Form_pg_index)GETSTRUCT(itup);
+	classes =
+	    (oidvector *)DatumGetPointer(SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull));
+	for (int k = 0; k < idx->indnkeyatts; k++) {
+		AttrNumber att = idx->indkey.values[k];
+		TargetEntry *tle = output_of_column(fq, att);
+		Oid type = get_atttype(fq->source_relid, att);
+		Oid family = get_opclass_family(classes->values[k]);
+		Oid eqop = get_opfamily_member(family, type, type, BTEqualStrategyNumber);
+
+		if (tle == NULL)
+			ereport(ERROR,
+			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			         errmsg("invalid flow query: a flow without aggregation must output every column of "
+			                "its source's primary key, and \"%s\" is missing",
+			                get_attname(fq->source_relid, att, false)),
+			         errdetail("Its sink is keyed by the primary key of \"%s\".", relname),
+			         errhint("Add the column, as it is, to the SELECT list (AS may rename it).")));
+		if (!OidIsValid(eqop) || GetDefaultOpClass(type, BTREE_AM_OID) != classes->values[k])
+			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			                errmsg("invalid flow query: the primary key of \"%s\" compares \"%s\" with an "
+			                       "operator class that is not its type's default",
+			                       relname, get_attname(fq->source_relid, att, false)),
+			                errdetail("The sink's key compares it with the default one.")));
+		fq->key_positions = lappend_int(fq->key_positions, output_position(fq->query, tle));
+		fq->key_notnull = lappend_int(fq->key_notnull, 1);
+		fq->key_eqops = lappend_oid(fq->key_eqops, eqop);
+		if (time_tle == NULL && (type == TIMESTAMPOID || type == TIMESTAMPTZOID))
+			time_tle = tle;
+	}
+	ReleaseSysCache(itup);
+	table_close(rel, NoLock);
+
+	if (time_tle == NULL) { /* another NOT NULL timestamp column among the outputs */
+		ListCell *lc;
+
+		foreach (lc, fq->query->targetList) {
+			TargetEntry *tle = lfirst_node(TargetEntry, lc);
+			Var *var = (Var *)tle->expr;
+
+			if (!tle->resjunk && IsA(var, Var) && var->varno == fq->source_rtindex && var->varlevelsup == 0 &&
+			    var->varattno > 0 && (var->vartype == TIMESTAMPOID || var->vartype == TIMESTAMPTZOID) &&
+			    attr_notnull(fq->source_relid, var->varattno)) {
+				time_tle = tle;
+				break;
+			}
+		}
+	}
+	if (time_tle != NULL) {
+		Var *var = (Var *)time_tle->expr;
+		FnWindowSpec *spec = &fq->window;
+
+		memset(spec, 0, sizeof(*spec));
+		spec->kind = FN_WINDOW_DATE_BIN;
+		spec->with_time_zone = var->vartype == TIMESTAMPTZOID;
+		spec->stride_time = FN_COPY_WINDOW_USEC;
+		spec->origin = 0; /* 2000-01-01 */
+		fn_window_check(spec);
+		fq->time_attnum = var->varattno;
+		fq->time_column = get_attname(fq->source_relid, var->varattno, false);
+		fq->window_position = output_position(fq->query, time_tle);
+		fq->window_text =
+		    psprintf("date_bin('1 second', %s, '2000-01-01')", quote_identifier(fq->time_column));
+	}
+}
+
+/* The first use of the evaluation's clock in a tree, or NULL. */
+static bool find_clock_walker(Node *node, Node **found) {
+	if (node == NULL)
+		return false;
+	if (fn_is_clock_now(node)) {
+		*found = node;
+		return true;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *)node, find_clock_walker, (void *)found, 0);
+	return expression_tree_walker(node, find_clock_walker, (void *)found);
+}
+
+static Node *find_clock(Node *node) {
+	Node *found = NULL;
+
+	(void)find_clock_walker(node, &found);
+	return found;
+}
+
+static int clock_error_position(const char *sql, Node *clock) {
+	int location = fn_clock_now_location(clock);
+
+	return location < 0 ? 0 : errposition(pg_mbstrlen_with_len(sql, location) + 1);
+}
+
+/* Refuses a use of now() the flow gives no meaning to, pointing at it. */
+static void refuse_clock(const char *sql, Node *clock, const FlowQuery *fq) pg_attribute_noreturn();
+static void refuse_clock(const char *sql, Node *clock, const FlowQuery *fq) {
+	const char *detail = "A flow gives the clock one meaning: in WHERE, its time column compared with an "
+	                     "expression of now() (the scheduled time of each evaluation, with eval_interval).";
+
+	if (fq->time_column == NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		         errmsg("invalid flow query: now() can change without a write to the source"),
+		         errdetail("%s", detail),
+		         errhint("A flow without windows cannot follow the clock: filter when you read the sink."),
+		         clock_error_position(sql, clock)));
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+	                errmsg("invalid flow query: now() can change without a write to the source"),
+	                errdetail("%s", detail),
+	                errhint("Write %s > now() - interval '5 minutes' (or <, <=, >=, BETWEEN).",
+	                        quote_identifier(fq->time_column)),
+	                clock_error_position(sql, clock)));
+}
+
+/* Whether `node` compares the time column of type timestamp with a timestamptz. */
+static bool compares_local_time_with_clock(FlowQuery *fq, Node *node) {
+	ListCell *lc;
+
+	if (!IsA(node, OpExpr) || fq->time_attnum <= 0 || fq->window.with_time_zone)
+		return false;
+	foreach (lc, ((OpExpr *)node)->args) {
+		Var *var = (Var *)strip_relabel(lfirst(lc));
+
+		if (IsA(var, Var) && var->varno == fq->source_rtindex && var->varlevelsup == 0 &&
+		    var->varattno == fq->time_attnum)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A comparison `time column OP threshold`, the threshold an expression of now() and
+ * constants, OP one of <, <=, >, >= of the column type's own btree family (so the
+ * column and the threshold have one type and one order). NULL when `node` is not one.
+ */
+static NowPredicate *clock_predicate(FlowQuery *fq, Node *node) {
+	OpExpr *op;
+	Node *left, *right, *threshold;
+	Var *var;
+	bool column_left;
+	Oid family;
+	int strategy;
+	NowPredicate *pred;
+
+	if (!IsA(node, OpExpr) || list_length(((OpExpr *)node)->args) != 2)
+		return NULL;
+	op = (OpExpr *)node;
+	left = strip_relabel(linitial(op->args));
+	right = strip_relabel(lsecond(op->args));
+	column_left = IsA(left, Var);
+	var = (Var *)(column_left ? left : right);
+	threshold = column_left ? right : left;
+	if (!IsA(var, Var) || var->varno != fq->source_rtindex || var->varlevelsup != 0 ||
+	    var->varattno != fq->time_attnum || fq->time_attnum <= 0)
+		return NULL;
+	if (find_clock(threshold) == NULL || contain_var_clause(threshold) || contain_agg_clause(threshold) ||
+	    exprType(threshold) != var->vartype)
+		return NULL;
+	family = get_opclass_family(GetDefaultOpClass(var->vartype, BTREE_AM_OID));
+	strategy = get_op_opfamily_strategy(op->opno, family);
+	if (strategy == 0 || strategy == BTEqualStrategyNumber)
+		return NULL;
+	if (!column_left) /* threshold OP column: column (commuted OP) threshold */
+		strategy = BTMaxStrategyNumber + 1 - strategy;
+	pred = palloc(sizeof(NowPredicate));
+	pred->strategy = strategy;
+	pred->threshold = (Expr *)copyObject(threshold);
+	return pred;
+}
+
+/* The clock's comparisons in WHERE, under AND, OR and NOT; any other use refused. */
+static void collect_clock_predicates(FlowQuery *fq, Node *qual, const char *sql) {
+	Node *clock;
+	NowPredicate *pred;
+
+	if (qual == NULL || (clock = find_clock(qual)) == NULL)
+		return;
+	if (IsA(qual, BoolExpr)) {
+		ListCell *lc;
+
+		foreach (lc, ((BoolExpr *)qual)->args)
+			collect_clock_predicates(fq, lfirst(lc), sql);
+		return;
+	}
+	if (IsA(qual, List)) {
+		ListCell *lc;
+
+		foreach (lc, (List *)qual)
+			collect_clock_predicates(fq, lfirst(lc), sql);
+		return;
+	}
+	pred = clock_predicate(fq, qual);
+	if (pred == NULL && compares_local_time_with_clock(fq, qual))
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		     errmsg("invalid flow query: time column \"%s\" has type timestamp, and now() is a timestamptz",
+		            fq->time_column),
+		     errdetail("A flow compares its time column with the clock in the column's own type."),
+		     errhint("Compare it with LOCALTIMESTAMP (now() in the flow's time zone): %s > LOCALTIMESTAMP "
+		             "- interval '5 minutes'.",
+		             quote_identifier(fq->time_column)),
+		     clock_error_position(sql, clock)));
+	if (pred == NULL)
+		refuse_clock(sql, clock, fq);
+	fq->now_preds = lappend(fq->now_preds, pred);
+}
+
+/* Where the query uses the evaluation's clock: only in comparisons with the time
+ * column in WHERE (fq->now_preds); anywhere else it is refused. */
+static void check_clock(FlowQuery *fq, const char *sql) {
+	Query *q = fq->query;
+	Node *quals = q->jointree->quals;
+	Node *elsewhere;
+
+	q->jointree->quals = NULL;
+	elsewhere = find_clock((Node *)q);
+	q->jointree->quals = quals;
+	if (elsewhere != NULL)
+		refuse_clock(sql, elsewhere, fq);
+	collect_clock_predicates(fq, quals, sql);
+}
+
+static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dialect,
+                          const FlowQueryOrigin *origin) {
 	FlowQuery *fq = palloc0(sizeof(FlowQuery));
 	ErrorContextCallback errcb;
+	QueryErrorArg errarg = {sql, origin};
 	List *raw;
 	RawStmt *rs;
 	SelectStmt *sel;
@@ -182,17 +658,15 @@ FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 	RangeTblEntry *rte = NULL;
 	ListCell *lc;
 	int pos;
-	List *key_tles = NIL;
-	TargetEntry *window_tle = NULL;
 
 	errcb.callback = flow_query_error_context;
-	errcb.arg = (void *)sql;
+	errcb.arg = (void *)&errarg;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 	raw = pg_parse_query(sql);
 	if (list_length(raw) != 1)
 		QUERY_ERROR(list_length(raw) == 0 ? "the query is empty" : "the query must be exactly one statement",
-		            "Pass a single SELECT ... GROUP BY statement.");
+		            "Pass a single SELECT statement.");
 	rs = linitial_node(RawStmt, raw);
 	if (!IsA(rs->stmt, SelectStmt))
 		QUERY_ERROR("the query must be a SELECT statement", NULL);
@@ -208,7 +682,11 @@ FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 	if (sel->withClause != NULL)
 		QUERY_ERROR("WITH is not supported", NULL);
 
-	q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
+	if (dialect == FLOW_DIALECT_GREPTIME) {
+		(void)raw_expression_tree_walker((Node *)sel, greptime_date_bin_walker, NULL);
+		q = parse_analyze_withcb(rs, sql, greptime_parser_setup, copyObject(sel->targetList), NULL);
+	} else
+		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
 	error_context_stack = errcb.previous;
 	fq->query = q;
 
@@ -224,13 +702,13 @@ FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 		QUERY_ERROR("LIMIT and OFFSET are not supported", NULL);
 	if (q->groupingSets != NIL)
 		QUERY_ERROR("GROUPING SETS, ROLLUP and CUBE are not supported", NULL);
-	if (q->distinctClause != NIL)
-		QUERY_ERROR("DISTINCT is not supported", NULL);
-	if (q->groupClause == NIL)
-		QUERY_ERROR(
-		    "the query must aggregate with GROUP BY",
-		    "A flow keeps one sink row per group: write SELECT date_bin(...) AS w, ..., agg(...) FROM "
-		    "source GROUP BY w, ...");
+	distinct_as_group_by(q);
+	if (q->groupClause != NIL)
+		fq->shape = FLOW_SHAPE_GROUPED;
+	else if (q->hasAggs || q->havingQual != NULL)
+		fq->shape = FLOW_SHAPE_SINGLE;
+	else
+		fq->shape = FLOW_SHAPE_COPY;
 
 	/* exactly one plain table */
 	if (list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
@@ -302,62 +780,43 @@ FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
 		pos++;
 	}
 
-	/* group keys, all of which must be output columns; the window key goes first */
+	/* the sink's key and the time window */
 	fq->window_position = -1;
-	foreach (lc, q->groupClause) {
-		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		TargetEntry *tle = get_sortgroupclause_tle(sgc, q->targetList);
-		Node *expr = strip_relabel((Node *)tle->expr);
-
-		if (tle->resjunk)
-			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			                errmsg("invalid flow query: every GROUP BY expression must be an output column"),
-			                errhint("The group keys become the sink's primary key.")));
-		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function(((FuncExpr *)expr)->funcid)) {
-			window_tle = tle;
-			read_window(fq, (FuncExpr *)expr, timezone);
-		} else
-			key_tles = lappend(key_tles, tle);
-	}
-	if (window_tle != NULL)
-		key_tles = lcons(window_tle, key_tles);
-
-	foreach (lc, key_tles) {
-		TargetEntry *tle = lfirst(lc);
-		Node *expr = strip_relabel((Node *)tle->expr);
-		int out = 0;
-		bool notnull = (tle == window_tle);
-		ListCell *lc2;
-
-		foreach (lc2, q->targetList) {
-			TargetEntry *t = lfirst(lc2);
-
-			if (t == tle)
-				break;
-			if (!t->resjunk)
-				out++;
-		}
-		if (tle == window_tle)
-			fq->window_position = out;
-		if (!notnull && IsA(expr, Var) && ((Var *)expr)->varno == fq->source_rtindex &&
-		    ((Var *)expr)->varattno > 0) {
-			HeapTuple atttup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(fq->source_relid),
-			                                   Int16GetDatum(((Var *)expr)->varattno));
-
-			if (HeapTupleIsValid(atttup)) {
-				notnull = ((Form_pg_attribute)GETSTRUCT(atttup))->attnotnull;
-				ReleaseSysCache(atttup);
-			}
-		}
-		fq->key_positions = lappend_int(fq->key_positions, out);
-		fq->key_notnull = lappend_int(fq->key_notnull, notnull ? 1 : 0);
-	}
-
-	if (window_tle != NULL)
-		fq->window_text = deparse_expression(
-		    (Node *)window_tle->expr, deparse_context_for(get_rel_name(fq->source_relid), fq->source_relid),
-		    false, false);
-	else
-		fq->window.kind = FN_WINDOW_NONE;
+	fq->window.kind = FN_WINDOW_NONE;
+	if (fq->shape == FLOW_SHAPE_GROUPED)
+		grouped_keys(fq, timezone);
+	else if (fq->shape == FLOW_SHAPE_COPY)
+		copy_keys(fq);
+	error_context_stack = &errcb;
+	check_clock(fq, sql);
+	error_context_stack = errcb.previous;
 	return fq;
+}
+
+FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
+	return analyze(sql, timezone, FLOW_DIALECT_POSTGRES, NULL);
+}
+
+FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect,
+                                         const FlowQueryOrigin *origin) {
+	return analyze(sql, timezone, dialect, origin);
+}
+
+RangeVar *fn_flow_query_source(const char *sql, const FlowQueryOrigin *origin) {
+	QueryErrorArg errarg = {sql, origin};
+	ErrorContextCallback errcb = {error_context_stack, flow_query_error_context, (void *)&errarg};
+	List *raw;
+	SelectStmt *sel;
+
+	error_context_stack = &errcb;
+	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
+	error_context_stack = errcb.previous;
+
+	if (list_length(raw) != 1 || !IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt))
+		return NULL;
+	sel = (SelectStmt *)linitial_node(RawStmt, raw)->stmt;
+	if (sel->op != SETOP_NONE || list_length(sel->fromClause) != 1 ||
+	    !IsA(linitial(sel->fromClause), RangeVar))
+		return NULL;
+	return linitial_node(RangeVar, sel->fromClause);
 }

@@ -10,28 +10,69 @@
 #include "access/attnum.h"
 
 #include "nodes/parsenodes.h"
+#include "nodes/primnodes.h"
 
 #include "bridge/core_bridge.h"
 
+/* What a flow keeps in its sink, one row per ... */
+typedef enum FlowShape {
+	FLOW_SHAPE_GROUPED, /* ... group of a GROUP BY (or of the SELECT DISTINCT it means) */
+	FLOW_SHAPE_COPY,    /* ... source row: no aggregation, keyed by the source's primary key */
+	FLOW_SHAPE_SINGLE,  /* aggregates without GROUP BY: one row (none when HAVING says so), no key */
+} FlowShape;
+
+/* A comparison of the time column with the clock: `column <strategy> threshold`, the
+ * threshold an expression of now() and constants (docs/user-guide.md §4, now()). */
+typedef struct NowPredicate {
+	int strategy;    /* BTLessStrategyNumber ... BTGreaterStrategyNumber, column on the left */
+	Expr *threshold; /* analysed; now() in it is the evaluation's scheduled time */
+} NowPredicate;
+
 typedef struct FlowQuery {
 	Query *query; /* analysed; the refresh rewrites a copy (query_rewrite.h) */
+	FlowShape shape;
 	Oid source_relid;
 	int source_rtindex;
 	List *out_names;      /* char *, output column names (non-junk) */
 	List *out_types;      /* Oid */
 	List *out_typmods;    /* int32 */
 	List *out_collations; /* Oid */
-	List *key_positions;  /* int, 0-based output positions of GROUP BY keys, window first */
+	List *key_positions;  /* int, 0-based output positions of the sink's key, window first */
 	List *key_notnull;    /* bool as int: key is known NOT NULL */
+	List *key_eqops;      /* Oid: the equality the query tells the keys apart with */
 	int window_position;  /* 0-based output position of the window column, -1 if none */
 	FnWindowSpec window;
 	AttrNumber time_attnum;
 	char *time_column;
 	char *window_text; /* deparsed window expression for the flows view */
+	List *now_preds;   /* NowPredicate *: the time column compared with now(); NIL if none */
 } FlowQuery;
+
+/* How the query text is read: as written (create_flow), or as GreptimeDB writes it
+ * (flownode.execute): date_bin(stride, ts) with GreptimeDB's origin, the Unix epoch,
+ * and output names in HAVING (HAVING max_temp > 100). */
+typedef enum FlowDialect { FLOW_DIALECT_POSTGRES, FLOW_DIALECT_GREPTIME } FlowDialect;
+
+/* Where a flow query's text sits, for errors to point at: inside `statement`, from
+ * byte `offset` (a CREATE FLOW statement given to flownode.execute). */
+typedef struct FlowQueryOrigin {
+	const char *statement;
+	int offset;
+} FlowQueryOrigin;
 
 /* Parses and analyses `sql` under the current search_path; validates; ERROR on bad
  * input. date_trunc on a timestamptz without a zone is in `timezone`. */
 extern FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone);
+/* The same for a query in `dialect`; errors point into origin's statement when not
+ * NULL (else into `sql`). */
+extern FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect,
+                                                const FlowQueryOrigin *origin);
+
+/* The table a flow query reads, from its raw parse tree alone (it may not exist);
+ * NULL when the text is not one SELECT from one table (analysis says why). */
+extern RangeVar *fn_flow_query_source(const char *sql, const FlowQueryOrigin *origin);
+
+/* Windows of a flow without aggregation: seconds of its time column. */
+#define FN_COPY_WINDOW_USEC USECS_PER_SEC
 
 #endif

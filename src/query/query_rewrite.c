@@ -7,6 +7,8 @@
 
 #include "query/query_rewrite.h"
 
+#include "query/determinism.h"
+
 #include "access/relation.h"
 #include "access/stratnum.h"
 #include "catalog/pg_am.h"
@@ -22,8 +24,10 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
+#include "utils/timestamp.h"
 
 static const char *const pinned_names[] = {"search_path", "datestyle", "intervalstyle", "extra_float_digits"};
 static const char *const pinned_values[] = {"pg_catalog, pg_temp", "ISO, YMD", "postgres", "3"};
@@ -246,4 +250,58 @@ void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid col
 		return;
 	}
 	query->jointree->quals = make_and_qual(query->jointree->quals, filter);
+}
+
+static Expr *bound_param(Oid type, int paramid) {
+	Param *p = makeNode(Param);
+
+	p->paramkind = PARAM_EXTERN;
+	p->paramid = paramid;
+	p->paramtype = type;
+	p->paramtypmod = -1;
+	p->paramcollid = InvalidOid;
+	p->location = -1;
+	return (Expr *)p;
+}
+
+/* What the evaluation's clock is replaced by: a parameter or a constant. */
+typedef struct ClockBinding {
+	int paramid; /* > 0: $paramid */
+	TimestampTz at;
+} ClockBinding;
+
+static Node *bound_clock(Node *clock, const ClockBinding *b) {
+	Expr *value;
+
+	if (b->paramid > 0)
+		value = bound_param(TIMESTAMPTZOID, b->paramid);
+	else
+		value = (Expr *)makeConst(TIMESTAMPTZOID, -1, InvalidOid, sizeof(int64), TimestampTzGetDatum(b->at),
+		                          false, FLOAT8PASSBYVAL);
+	if (IsA(clock, SQLValueFunction) && ((SQLValueFunction *)clock)->op == SVFOP_LOCALTIMESTAMP)
+		return (Node *)makeFuncExpr(F_TIMESTAMPTZ_TIMESTAMP, TIMESTAMPOID, list_make1(value), InvalidOid,
+		                            InvalidOid, COERCE_EXPLICIT_CALL);
+	return (Node *)value;
+}
+
+static Node *bind_clock_mutator(Node *node, ClockBinding *b) {
+	if (node == NULL)
+		return NULL;
+	if (fn_is_clock_now(node))
+		return bound_clock(node, b);
+	if (IsA(node, Query))
+		return (Node *)query_tree_mutator((Query *)node, bind_clock_mutator, (void *)b, 0);
+	return expression_tree_mutator(node, bind_clock_mutator, (void *)b);
+}
+
+Query *fn_bind_clock_param(Query *query, int paramid) {
+	ClockBinding b = {paramid, 0};
+
+	return query_tree_mutator(query, bind_clock_mutator, (void *)&b, 0);
+}
+
+Node *fn_bind_clock_const(Node *expr, TimestampTz at) {
+	ClockBinding b = {0, at};
+
+	return bind_clock_mutator(expr, &b);
 }

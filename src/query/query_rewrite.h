@@ -9,6 +9,7 @@
 
 #include "access/attnum.h"
 
+#include "datatype/timestamp.h"
 #include "nodes/parsenodes.h"
 
 /*
@@ -24,6 +25,12 @@ typedef enum FnRangeFilter {
 /* Restricts the query to the ranges (see FnRangeFilter) or to every finite time. */
 extern void fn_inject_time_filter(Query *query, int rtindex, AttrNumber attnum, Oid coltype,
                                   FnRangeFilter filter);
+/* The evaluation's clock (now(), CURRENT_TIMESTAMP, LOCALTIMESTAMP...) bound to the
+ * timestamptz parameter $paramid: a new query. LOCALTIMESTAMP becomes the parameter
+ * in the (pinned) TimeZone. */
+extern Query *fn_bind_clock_param(Query *query, int paramid);
+/* The same in an expression, bound to the constant `at`. */
+extern Node *fn_bind_clock_const(Node *expr, TimestampTz at);
 /* Deparses a copy with every name schema-qualified (call under pinned settings). */
 extern char *fn_deparse_query(Query *query);
 /* Pins search_path, DateStyle, IntervalStyle, extra_float_digits and (when not NULL)

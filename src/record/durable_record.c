@@ -33,6 +33,7 @@
 #include "utils/lsyscache.h"
 #include "utils/multirangetypes.h"
 #include "utils/rangetypes.h"
+#include "utils/timestamp.h"
 #include "utils/typcache.h"
 
 /*
@@ -164,14 +165,20 @@ PendingWriter *fn_pending_open(void) {
 	return w;
 }
 
-/* Called at PRE_COMMIT of a writer: one row for this flow's windows. */
-void fn_pending_write(PendingWriter *w, int64 flow_id, const FnTimeRange *ranges, uint32 n) {
-	Datum values[2];
-	bool nulls[2] = {false, false};
+/* Called at PRE_COMMIT of a writer: one row for this flow's windows. A record of
+ * 0.1 (before ALTER EXTENSION flownode UPDATE) has no committed_at: the tuple is
+ * formed for the table's own columns. */
+void fn_pending_write(PendingWriter *w, int64 flow_id, const FnTimeRange *ranges, uint32 n,
+                      TimestampTz committed_at) {
+	Datum values[3];
+	bool nulls[3] = {false, false, false};
 	HeapTuple tup;
 
+	if (RelationGetDescr(w->rel)->natts > 3)
+		elog(ERROR, "flownode: flownode.pending has more columns than this library writes");
 	values[0] = Int64GetDatum(flow_id);
 	values[1] = ranges_datum(ranges, n);
+	values[2] = TimestampTzGetDatum(committed_at);
 	tup = heap_form_tuple(RelationGetDescr(w->rel), values, nulls);
 	/* heap insert plus its index, without the executor */
 	CatalogTupleInsertWithInfo(w->rel, tup, w->indexes);
@@ -190,7 +197,7 @@ void fn_pending_close(PendingWriter *w) {
  * Read as the catalog's owner: the caller may be a role that cannot read the
  * table (the flows view on a standby). Needs a transaction and a snapshot.
  */
-FnTimeRange *fn_record_read(int64 flow_id, uint32 *n) {
+FnTimeRange *fn_record_read(int64 flow_id, uint32 *n, TimestampTz *oldest) {
 	SpiAs scope;
 	Oid argtypes[1] = {INT8OID};
 	Datum args[1] = {Int64GetDatum(flow_id)};
@@ -214,6 +221,20 @@ FnTimeRange *fn_record_read(int64 flow_id, uint32 *n) {
 		if (!n1 && !n2)
 			ranges[(*n)++] = r;
 	}
+	*oldest = 0;
+	if (*n > 0 && get_attnum(pending_relid(), "committed_at") != InvalidAttrNumber) {
+		if (SPI_execute_with_args(
+		        "SELECT pg_catalog.min(committed_at) FROM flownode.pending WHERE flow_id = $1", 1, argtypes,
+		        args, NULL, true, 0) != SPI_OK_SELECT ||
+		    SPI_processed != 1)
+			elog(ERROR, "flownode: reading flownode.pending failed");
+		else {
+			bool isnull;
+			Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+			*oldest = isnull ? 0 : DatumGetTimestampTz(d);
+		}
+	}
 	fn_spi_end(&scope);
 	return ranges;
 }
@@ -225,9 +246,14 @@ FnTimeRange *fn_record_read(int64 flow_id, uint32 *n) {
  */
 void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
 	uint32 n;
-	FnTimeRange *ranges = fn_record_read(flow_id, &n);
+	TimestampTz oldest;
+	FnTimeRange *ranges = fn_record_read(flow_id, &n, &oldest);
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	/* the changes waiting since the record's oldest commit (a record written before
+	 * it kept its time counts from now) */
+	if (n > 0)
+		slot->dirty_since = fn_since_min(slot->dirty_since, oldest != 0 ? oldest : GetCurrentTimestamp());
 	for (uint32 i = 0; i < n; i++) {
 		fn_dirty_add(fn_slot_dirty_set(slot), ranges[i]);
 		fn_durable_add(fn_slot_durable_set(slot), ranges[i]);

@@ -8,6 +8,7 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "utils/snapshot.h"
 
 #include "core/time_range.h"
@@ -18,11 +19,13 @@ extern void fn_record_init(void);
 /* A commit's writes: the table and its index opened once for every flow it records. */
 typedef struct PendingWriter PendingWriter;
 extern PendingWriter *fn_pending_open(void);
-extern void fn_pending_write(PendingWriter *w, int64 flow_id, const FnTimeRange *ranges, uint32 n);
+extern void fn_pending_write(PendingWriter *w, int64 flow_id, const FnTimeRange *ranges, uint32 n,
+                             TimestampTz committed_at);
 extern void fn_pending_close(PendingWriter *w);
 
-/* The flow's recorded windows, merged and sorted, read as the catalog's owner. */
-extern FnTimeRange *fn_record_read(int64 flow_id, uint32 *n);
+/* The flow's recorded windows, merged and sorted, read as the catalog's owner; and
+ * when the oldest record was committed (0: none, or not known). */
+extern FnTimeRange *fn_record_read(int64 flow_id, uint32 *n, TimestampTz *oldest);
 /* The flow's recorded windows into its slot's dirty and durable sets (worker start). */
 extern void fn_reload_pending(int64 flow_id, FlowSlot *slot);
 /* Removes refreshed (and expired) windows, in the refresh's snapshot (under SPI). */

@@ -29,6 +29,9 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "access/stratnum.h"
+#include "executor/executor.h"
+#include "optimizer/optimizer.h"
 
 /*
  * A worker refreshes the same flow over and over: it keeps the flow's analysed query
@@ -200,12 +203,17 @@ static int64 run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect)
 	return (int64)SPI_processed;
 }
 
-static int64 run_sql(const char *sql, Snapshot snap, int expect) {
-	SPIPlanPtr plan = SPI_prepare(sql, 0, NULL);
+/* A statement over the whole query: its one parameter, if any, is the evaluation's
+ * scheduled time (a flow comparing its time column with now()). */
+static int64 run_sql(const char *sql, FlowQuery *fq, TimestampTz clock_at, Snapshot snap, int expect) {
+	Oid type = TIMESTAMPTZOID;
+	Datum value = TimestampTzGetDatum(clock_at);
+	bool clock = fq->now_preds != NIL;
+	SPIPlanPtr plan = SPI_prepare(sql, clock ? 1 : 0, &type);
 
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
-	return run_plan(plan, NULL, snap, expect);
+	return run_plan(plan, clock ? &value : NULL, snap, expect);
 }
 
 static bool row_security_enabled(Oid relid) {
@@ -237,14 +245,14 @@ static void range_arrays(const FnTimeRange *ranges, int nranges, Oid coltype, Da
 /* The refresh statement for the ranges, as the flow's owner; without the
  * vanished-groups DELETE when the windows saw only inserts and the query allows. */
 static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap,
-                                   bool removals, uint64 windows) {
+                                   bool removals, uint64 windows, TimestampTz clock_at) {
 	bool windowed = cfg->window.kind != FN_WINDOW_NONE;
 	int g = windows <= GENERIC_PLAN_MAX_WINDOWS ? 1 : 0;
 	int opts = g ? CURSOR_OPT_GENERIC_PLAN : 0;
 	int nargs = windowed ? 2 : 0;
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-	Oid types[2] = {get_array_type(coltype), get_array_type(coltype)};
-	Datum values[2] = {0, 0};
+	Oid types[3] = {get_array_type(coltype), get_array_type(coltype), TIMESTAMPTZOID};
+	Datum values[3] = {0, 0, 0};
 
 	plans_for(cfg);
 	/* the source or sink changed since the statements were built: drop them, read the
@@ -253,6 +261,12 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 		(void)analysed_query(cfg);
 	if (windowed)
 		range_arrays(ranges, nranges, coltype, values);
+	/* the evaluation's scheduled time, when the query compares its time column with
+	 * now(), follows the ranges (refresh_sql.h) */
+	if (plans.fq->now_preds != NIL) {
+		types[nargs] = TIMESTAMPTZOID;
+		values[nargs++] = TimestampTzGetDatum(clock_at);
+	}
 	/* A backlog of windows the sink has never held (a backfill of old data) needs
 	 * neither the upsert nor the DELETE: a plain INSERT, as create_flow fills a new
 	 * sink. Probed for large refreshes only: a small one would pay more for the
@@ -267,7 +281,7 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 		held = run_plan(plans.probe, values, snap, SPI_OK_SELECT) != 0;
 		if (!held) {
 			if (plans.fill == NULL)
-				plans.fill = prepare_kept(statement_sql(cfg, STMT_FILL, true), 2, types, 0);
+				plans.fill = prepare_kept(statement_sql(cfg, STMT_FILL, true), nargs, types, 0);
 			return run_plan(plans.fill, values, snap, SPI_OK_INSERT);
 		}
 	}
@@ -289,6 +303,33 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 }
 
 /*
+ * A chunk of a fill (steer: backfill): the windows of one range, read as a refresh
+ * reads them (ranges as arrays, through the time index if there is one), into a new
+ * sink with a plain INSERT, else with the refresh statement.
+ */
+static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, FnTimeRange range,
+                            TimestampTz clock_at, Snapshot snap) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[3] = {get_array_type(coltype), get_array_type(coltype), TIMESTAMPTZOID};
+	Datum values[3] = {0, 0, TimestampTzGetDatum(clock_at)};
+	const char *sink = fn_qualified_relname(cfg->sink_relid);
+	AttrNumber window_attnum = get_attnum(cfg->sink_relid, list_nth(fill->out_names, fill->window_position));
+	FnRefreshShape shape = {
+	    fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS,
+	    window_attnum != InvalidAttrNumber && fn_btree_index_leads_with(cfg->sink_relid, window_attnum)
+	        ? FN_FILTER_JOIN
+	        : FN_FILTER_CONTAINS};
+	char *sql = sink_is_new ? fn_plain_insert_sql(fill, sink, shape.source)
+	                        : fn_refresh_sql(fill, sink, shape, false);
+	SPIPlanPtr plan = SPI_prepare(sql, fill->now_preds != NIL ? 3 : 2, types);
+
+	if (plan == NULL)
+		elog(ERROR, "flownode: preparing a fill statement failed: %s", SPI_result_code_string(SPI_result));
+	range_arrays(&range, 1, coltype, values);
+	return run_plan(plan, values, snap, sink_is_new ? SPI_OK_INSERT : SPI_OK_SELECT);
+}
+
+/*
  * Runs a refresh (or create_flow's fill, fq != NULL) in the current transaction: the
  * statement as the flow's owner and, with the very same snapshot, the removal of the
  * refreshed windows from the durable record as the catalog's owner. A writer that
@@ -299,7 +340,7 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
  * is either wholly before the refresh's snapshot or waits for it to commit.
  */
 static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnTimeRange *ranges,
-                     int nranges, int64 expired_before, bool removals, uint64 windows) {
+                     int nranges, int64 expired_before, bool removals, uint64 windows, TimestampTz clock_at) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -325,18 +366,20 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	{
 		SetUserIdAndSecContext(cfg->owner,
 		                       save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-		if (fill != NULL && sink_is_new)
+		if (fill != NULL && nranges == 1)
+			rows = run_fill_chunk(cfg, fill, sink_is_new, ranges[0], clock_at, snap);
+		else if (fill != NULL && sink_is_new)
 			rows = run_sql(
-			    fn_plain_insert_sql(fill, fn_qualified_relname(cfg->sink_relid), FN_FILTER_ALL_FINITE), snap,
-			    SPI_OK_INSERT);
+			    fn_plain_insert_sql(fill, fn_qualified_relname(cfg->sink_relid), FN_FILTER_ALL_FINITE), fill,
+			    clock_at, snap, SPI_OK_INSERT);
 		else if (fill != NULL)
 			rows =
 			    run_sql(fn_refresh_sql(fill, fn_qualified_relname(cfg->sink_relid),
 			                           (FnRefreshShape){FN_FILTER_ALL_FINITE, FN_FILTER_ALL_FINITE}, false),
-			            snap, SPI_OK_SELECT);
+			            fill, clock_at, snap, SPI_OK_SELECT);
 		else {
 			if (nranges > 0) /* no ranges: only expired windows to forget */
-				rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, windows);
+				rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, windows, clock_at);
 			fn_record_trim(cfg->flow_id, ranges, nranges, expired_before, snap);
 		}
 	}
@@ -350,13 +393,82 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	return rows;
 }
 
-int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
-	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0);
+int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
+	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0, clock_at);
+}
+
+int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
+                            TimestampTz clock_at) {
+	return execute(cfg, fq, sink_is_new, &range, 1, 0, true, 0, clock_at);
 }
 
 int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                     bool removals, uint64 windows) {
-	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows);
+                     bool removals, uint64 windows, TimestampTz clock_at) {
+	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows, clock_at);
+}
+
+/* A threshold's value with now() at `at` (false when it is NULL), in the executor. */
+static bool threshold_at(Expr *threshold, TimestampTz at, int64 *value) {
+	EState *estate = CreateExecutorState();
+	Expr *bound = expression_planner((Expr *)fn_bind_clock_const((Node *)threshold, at));
+	ExprState *state = ExecPrepareExpr(bound, estate);
+	bool isnull;
+	Datum d = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
+
+	*value = isnull ? 0 : DatumGetInt64(d); /* timestamp and timestamptz: int64, by value */
+	FreeExecutorState(estate);
+	return !isnull;
+}
+
+/*
+ * `column OP v` holds for different rows with v = a and v = b exactly where the
+ * column lies between them: in (min, max] for > and <= (a row at the upper value is
+ * in one and not the other), in [min, max) for >= and <. As a half-open range of the
+ * column's values; empty when a = b.
+ */
+static FnTimeRange clock_change(int strategy, bool a_null, int64 a, bool b_null, int64 b) {
+	FnTimeRange r = {0, 0};
+	int64 lo = Min(a, b), hi = Max(a, b);
+
+	if (a_null != b_null) /* NULL keeps every row out: with a value, any row may change */
+		return (FnTimeRange){PG_INT64_MIN, PG_INT64_MAX};
+	if (a_null || a == b)
+		return r;
+	if (strategy == BTGreaterStrategyNumber || strategy == BTLessEqualStrategyNumber) {
+		r.start = lo + 1;
+		r.end = hi == PG_INT64_MAX ? hi : hi + 1;
+	} else {
+		r.start = lo;
+		r.end = hi;
+	}
+	return r;
+}
+
+FnTimeRange *fn_refresh_clock_changes(TaskConfig *cfg, TimestampTz prev, TimestampTz next, int *n) {
+	FnTimeRange *out;
+	FlowQuery *fq;
+	SpiAs scope;
+	int nest;
+	ListCell *lc;
+
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	fq = analysed_query(cfg);
+	*n = 0;
+	out = palloc(sizeof(FnTimeRange) * Max(1, list_length(fq->now_preds)));
+	foreach (lc, fq->now_preds) {
+		NowPredicate *pred = lfirst(lc);
+		int64 a = 0, b = 0;
+		bool a_null = !threshold_at(pred->threshold, prev, &a);
+		bool b_null = !threshold_at(pred->threshold, next, &b);
+		FnTimeRange r = clock_change(pred->strategy, a_null, a, b_null, b);
+
+		if (r.start < r.end)
+			out[(*n)++] = r;
+	}
+	fn_spi_end(&scope);
+	fn_unpin_settings(nest);
+	return out;
 }
 
 /* min and max of one column over [within), or false when no row is there. */
@@ -377,12 +489,13 @@ static bool column_extent(const char *table, const char *column, Oid coltype, Fn
 	return !null1 && !null2;
 }
 
-FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
+/* The extent of the source's times, and of the sink's windows if `sink` is given
+ * (fq NULL: the worker's analysed query). */
+static FnTimeRange extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink, FnTimeRange within) {
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
 	FnTimeRange hull = {0, 0};
 	FnTimeRange src, sink;
-	bool have_src, have_sink;
-	FlowQuery *fq;
+	bool have_src, have_sink = false;
 	SpiAs scope;
 	int nest;
 
@@ -391,11 +504,14 @@ FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
-	fq = analysed_query(cfg);
+	if (fq == NULL)
+		fq = analysed_query(cfg);
 	have_src = column_extent(fn_qualified_relname(cfg->source_relid), quote_identifier(fq->time_column),
 	                         coltype, within, &src);
-	have_sink = column_extent(plans.sink, quote_identifier(list_nth(fq->out_names, fq->window_position)),
-	                          coltype, within, &sink);
+	if (with_sink)
+		have_sink = column_extent(fn_qualified_relname(cfg->sink_relid),
+		                          quote_identifier(list_nth(fq->out_names, fq->window_position)), coltype,
+		                          within, &sink);
 	fn_spi_end(&scope);
 	PopActiveSnapshot();
 	fn_unpin_settings(nest);
@@ -408,6 +524,16 @@ FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
 	if (have_src || have_sink)
 		hull.end = hull.end == PG_INT64_MAX ? hull.end : hull.end + 1; /* [min, max] as [min, max + 1) */
 	return hull;
+}
+
+FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within) {
+	return extent(cfg, NULL, true, within);
+}
+
+FnTimeRange fn_fill_extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink) {
+	FnTimeRange all = {MIN_TIMESTAMP, DT_NOEND};
+
+	return extent(cfg, fq, with_sink, all);
 }
 
 /* Whether an index of the source leads with its time column: the take's probes and
@@ -503,4 +629,57 @@ uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, 
 	PopActiveSnapshot();
 	fn_unpin_settings(nest);
 	return k;
+}
+
+int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 rows) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Oid types[3] = {coltype, coltype, INT8OID};
+	Datum args[3] = {Int64GetDatum(range.start), Int64GetDatum(range.end), Int64GetDatum(rows - 1)};
+	const char *column;
+	char *sql;
+	int64 end = range.end;
+	SpiAs scope;
+	int nest;
+
+	if (w == NULL || rows <= 0 || !fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum))
+		return range.end;
+	column = quote_identifier(get_attname(cfg->source_relid, cfg->time_attnum, false));
+	sql = psprintf("SELECT %s FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2"
+	               " ORDER BY %s OFFSET $3 LIMIT 1",
+	               column, fn_qualified_relname(cfg->source_relid), column, column, column);
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	if (SPI_execute_with_args(sql, 3, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "flownode: reading the source's times failed");
+	if (SPI_processed == 1) {
+		bool isnull;
+		int64 t = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (!isnull)
+			end = Min(fn_window_of(w, t).end, range.end);
+	}
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
+	return end;
+}
+
+void fn_fill_forget_unwindowed(TaskConfig *cfg, FlowQuery *fq) {
+	char *sql;
+	SpiAs scope;
+	int nest;
+
+	if (cfg->window.kind == FN_WINDOW_NONE)
+		return;
+	sql = psprintf("DELETE FROM %s WHERE %s IS NULL", fn_qualified_relname(cfg->sink_relid),
+	               quote_identifier(list_nth(fq->out_names, fq->window_position)));
+	nest = fn_pin_deparse_settings(cfg->timezone);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
+	if (SPI_execute(sql, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "flownode: emptying the sink's rows without a window failed");
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	fn_unpin_settings(nest);
 }

@@ -14,21 +14,47 @@
 #include "registry/flow_registry.h"
 
 /* create_flow's fill: the whole query (fq: the stored query analysed); into a sink it
- * just created, a plain INSERT. Returns the rows written. */
-extern int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new);
+ * just created, a plain INSERT. Returns the rows written. clock_at: the scheduled
+ * time now() means, for a query that compares its time column with it. */
+extern int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at);
+/* One chunk of that fill: the windows of `range` (a union of whole windows). */
+extern int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
+                                   TimestampTz clock_at);
 
 /* One refresh of `ranges` (nranges 0: nothing to refresh) in the current transaction:
  * returns the sink rows written. `removals`: some window may have lost rows (an
  * UPDATE/DELETE marked it), so vanished groups must be deleted; `windows`: how many
  * windows the ranges span (it picks the plan). The refreshed ranges, and the recorded
- * windows that ended before expired_before (if not 0), leave the durable record. */
+ * windows that ended before expired_before (if not 0), leave the durable record.
+ * clock_at: as for the fill. */
 extern int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                            bool removals, uint64 windows);
+                            bool removals, uint64 windows, TimestampTz clock_at);
+
+/* A flow that compares its time column with now(): the values of the time column
+ * (half-open ranges, *n of them) where a row's answer to those comparisons differs
+ * between now() = prev and now() = next, the thresholds evaluated as the owner in the
+ * flow's settings. Rows elsewhere are in the query, or not, at both times. */
+extern FnTimeRange *fn_refresh_clock_changes(TaskConfig *cfg, TimestampTz prev, TimestampTz next, int *n);
 
 /* Where the data of [within) lies, in the current transaction: the hull of the
  * source's times and the sink's windows there (start >= end: none), read as the
  * flow's owner. */
 extern FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within);
+/* The same over all time for create_flow's fill, with its own analysed query; the
+ * sink's windows only if with_sink. */
+extern FnTimeRange fn_fill_extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink);
+
+/*
+ * A chunk of a fill: where the chunk of `range` that starts at range.start ends, so
+ * that it reads about `rows` rows of the source: the end of the window of the
+ * rows-th row from range.start (whole windows), or range.end if fewer rows are left.
+ * Found through the source's index on the time column; without one (or for a
+ * window-less flow, w NULL) the chunk is the whole range. As the flow's owner.
+ */
+extern int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 rows);
+/* A fill in chunks covers every window of the sink's rows but rows without a
+ * window: an existing sink loses those first (the whole fill's DELETE would). */
+extern void fn_fill_forget_unwindowed(TaskConfig *cfg, FlowQuery *fq);
 
 /* Which dirty ranges (sorted, oldest first) the next refresh takes: those whose
  * source rows fit max_rows, probed through the time column's index (the cost of a

@@ -29,6 +29,8 @@ static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_time_filter(q, fq->source_rtindex, fq->time_attnum,
 		                      fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, filter);
+	if (fq->now_preds != NIL) /* the evaluation's scheduled time: after the ranges, if any */
+		q = fn_bind_clock_param(q, filter == FN_FILTER_ALL_FINITE ? 1 : 3);
 	return fn_deparse_query(q);
 }
 
@@ -94,7 +96,7 @@ char *fn_sink_probe_sql(const FlowQuery *fq, const char *sink, FnRangeFilter fil
 bool fn_refresh_can_skip_vanished(const FlowQuery *fq) {
 	ListCell *lc;
 
-	if (fq->query->havingQual != NULL)
+	if (fq->shape == FLOW_SHAPE_SINGLE || fq->query->havingQual != NULL)
 		return false;
 	foreach (lc, fq->key_notnull)
 		if (lfirst_int(lc) == 0)
@@ -206,9 +208,44 @@ static void append_delete_vanished(StringInfo s, const FlowQuery *fq, const char
 	appendStringInfoString(s, " RETURNING 1)\n");
 }
 
+/*
+ * A flow of one row (aggregates without GROUP BY; HAVING may leave none) has no key
+ * to upsert on: the sink keeps one row whose binary image equals the fresh one, if
+ * any (unchanged, it keeps its row version), and loses every other; the fresh row is
+ * inserted when none was kept. So the sink holds exactly the query's row, whatever
+ * it held before.
+ */
+static char *single_row_sql(const FlowQuery *fq, const char *sink) {
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfoString(&s, "WITH fn_fresh (");
+	append_columns(&s, fq);
+	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", restricted_query(fq, FN_FILTER_ALL_FINITE));
+	appendStringInfo(&s, "fn_keep AS (SELECT fn_sink.ctid AS fn_row FROM %s AS fn_sink, fn_fresh WHERE ",
+	                 sink);
+	append_row_image(&s, fq, "fn_sink");
+	appendStringInfoString(&s, " OPERATOR(pg_catalog.*=) ");
+	append_row_image(&s, fq, "fn_fresh");
+	appendStringInfoString(&s, " LIMIT 1),\n");
+	appendStringInfo(
+	    &s,
+	    "fn_delete AS (DELETE FROM %s AS fn_sink WHERE fn_sink.ctid NOT IN (SELECT fn_row FROM fn_keep)"
+	    " RETURNING 1),\n",
+	    sink);
+	appendStringInfo(&s, "fn_insert AS (INSERT INTO %s (", sink);
+	append_columns(&s, fq);
+	appendStringInfoString(
+	    &s, ") SELECT * FROM fn_fresh WHERE NOT EXISTS (SELECT 1 FROM fn_keep) RETURNING 1)\n");
+	appendStringInfoString(&s, "SELECT (SELECT count(*) FROM fn_insert) + (SELECT count(*) FROM fn_delete)");
+	return s.data;
+}
+
 char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only) {
 	StringInfoData s;
 
+	if (fq->shape == FLOW_SHAPE_SINGLE)
+		return single_row_sql(fq, sink);
 	initStringInfo(&s);
 	if (upsert_only) {
 		/* the upsert alone, straight from the query */

@@ -4,6 +4,8 @@
  * The windows are the ranges [$1[i], $2[i]) of two arrays of the time column's type,
  * any number of them in one statement of one shape (FnRefreshShape), or the whole
  * query.
+ * A query that compares its time column with now() takes the evaluation's scheduled
+ * time as one more parameter, a timestamptz: $3 after the ranges, $1 without them.
  */
 #ifndef FLOWNODE_REFRESH_SQL_H
 #define FLOWNODE_REFRESH_SQL_H

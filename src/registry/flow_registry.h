@@ -32,7 +32,37 @@ typedef struct TaskConfig {
 	FnWindowSpec window;     /* kind FN_WINDOW_NONE for window-less flows */
 	AttrNumber time_attnum;  /* source column of the window, 0 if none */
 	bool created_here;       /* the flow was created by the current transaction */
+	/* waiting for its source (defer_on_missing_source): no source, sink or stored
+	 * query yet; sink_name and search_path say how to read the names once it exists */
+	bool waiting;
+	char *user_query;    /* as the user wrote it, in `dialect` */
+	FlowDialect dialect; /* FLOW_DIALECT_GREPTIME: created by flownode.execute */
+	char *options;       /* the WITH options, as jsonb text */
+	char *comment;
+	char *sink_name;   /* waiting: the sink as written */
+	char *search_path; /* waiting: the creator's search_path */
+	TimestampTz created_at;
+	bool paused; /* pause_flow: marks are recorded, nothing is refreshed */
+	/* backfill => 'background': [backfill_from, backfill_to) is filled by the worker,
+	 * oldest first, and done up to backfill_next (window bounds, or [0, 1) for a
+	 * window-less flow); all three 0 when there is nothing left to fill */
+	bool backfilling;
+	int64 backfill_from;
+	int64 backfill_next;
+	int64 backfill_to;
 } TaskConfig;
+
+/* What alter_flow changes: each set_* names an attribute, whose new value may be
+ * NULL (none: adaptive, never expire, no comment). */
+typedef struct FlowChanges {
+	bool set_eval_interval;
+	Interval *eval_interval;
+	bool set_expire_after;
+	Interval *expire_after;
+	bool set_comment;
+	const char *comment;
+	const char *new_name; /* NULL: keep the name */
+} FlowChanges;
 
 /* A new flow's row, as create_flow validated it. */
 typedef struct FlowDefinition {
@@ -47,7 +77,27 @@ typedef struct FlowDefinition {
 	const char *comment;
 	const char *window_text; /* the window as the user's session deparses it */
 	FlowQuery *fq;           /* stored_query analysed */
+	FlowDialect dialect;     /* of user_query */
+	const char *options;     /* jsonb text of the WITH options; NULL: none */
+	int64 flow_id;           /* > 0: the id of the waiting flow this one starts */
+	TimestampTz created_at;  /* 0: now; else kept from the flow it replaces or starts */
 } FlowDefinition;
+
+/* A flow that waits for its source table (defer_on_missing_source). */
+typedef struct WaitingFlowDefinition {
+	const char *flow_name;
+	Oid owner;
+	const char *user_query;
+	const char *sink_name;
+	const char *timezone;
+	const char *search_path;
+	Interval *eval_interval;
+	Interval *expire_after;
+	const char *comment;
+	FlowDialect dialect;
+	const char *options;
+	TimestampTz created_at; /* 0: now */
+} WaitingFlowDefinition;
 
 extern void fn_registry_init(void);
 
@@ -59,6 +109,11 @@ extern void fn_registry_init(void);
 extern int64 fn_expiry_start(const Interval *expire_after, bool with_time_zone, const char *timezone,
                              FnWindow *w, TimestampTz now);
 
+/* The windows of the flow (w: its window, NULL for a window-less flow: 1) in r: a
+ * calendar range of more than 100,000 windows is counted from the unit's usual
+ * width. */
+extern int64 fn_flow_windows(const TaskConfig *cfg, FnWindow *w, FnTimeRange r);
+
 extern TaskConfig *fn_load_task_config(int64 flow_id, bool missing_ok);
 extern TaskConfig *fn_load_task_config_by_name(const char *flow_name, bool missing_ok);
 extern List *fn_load_flows_of_source(Oid source_relid); /* List of TaskConfig * */
@@ -68,16 +123,32 @@ extern List *fn_load_flows_of_sources(List *relids);
  * (a partition's rows are rows of every table above it). */
 extern List *fn_load_flows_over(Oid relid);
 extern List *fn_load_flows_of_relation(Oid relid); /* flows reading or writing it */
-extern List *fn_load_all_flows(void);              /* List of TaskConfig * */
+extern List *fn_load_all_flows(void);              /* List of TaskConfig *, waiting ones aside */
+extern List *fn_load_waiting_flows(void);          /* List of TaskConfig *, the waiting ones */
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);
+extern int64 fn_registry_insert_waiting_flow(const WaitingFlowDefinition *def);
 extern void fn_registry_delete_flow(int64 flow_id);
 /* The stored query (and the names shown for its time column and window) after a
  * rename: see lifecycle/utility_hook.c. */
 extern void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,
                                      const char *window_text);
 extern bool fn_registry_is_sink(Oid relid);
+/* alter_flow, pause_flow/resume_flow: the named attributes of the flow's row. */
+extern void fn_registry_alter_flow(int64 flow_id, const FlowChanges *changes);
+extern void fn_registry_set_paused(int64 flow_id, bool paused);
+/* A background backfill's progress (next >= to: done, the columns cleared), written
+ * in the transaction that filled up to `next`; false, without waiting, when another
+ * transaction holds the flow's row (the progress stays behind: harmless, a chunk
+ * filled again rewrites nothing). */
+extern bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to);
+
+/* flownode.flow_clock: for a flow that compares its time column with now(), the
+ * scheduled time its sink follows (every window whose rows' answer changed since
+ * then is marked); the row exists only for such flows. */
+extern bool fn_registry_clock_get(int64 flow_id, TimestampTz *at);
+extern void fn_registry_clock_set(int64 flow_id, TimestampTz at);
 
 /*
  * A flow's own lock (a lock on its catalog row's id, held to the end of the

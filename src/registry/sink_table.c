@@ -5,6 +5,8 @@
  * produces them, and a key on the group-by output columns with the window column
  * first: a PRIMARY KEY when every key is known NOT NULL, otherwise the window column
  * is NOT NULL and the key is UNIQUE NULLS NOT DISTINCT (a NULL host is a group too).
+ * A flow without aggregation is keyed by its source's primary key; a flow of
+ * aggregates without GROUP BY (one row) has no key.
  */
 #include "flownode.h"
 
@@ -67,24 +69,13 @@ static const char *arbiter_null_problem(Form_pg_index idx, Relation rel, FlowQue
 	return NULL;
 }
 
-/* The equality operator the query groups output column `pos` by. */
+/* The equality operator the query tells keys at output column `pos` apart with. */
 static Oid group_eqop(FlowQuery *fq, int pos) {
-	ListCell *lc;
+	ListCell *kc, *ec;
 
-	foreach (lc, fq->query->groupClause) {
-		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		TargetEntry *tle = get_sortgroupclause_tle(sgc, fq->query->targetList);
-		int out = 0;
-		ListCell *tc;
-
-		foreach (tc, fq->query->targetList) {
-			if (lfirst(tc) == tle)
-				break;
-			if (!((TargetEntry *)lfirst(tc))->resjunk)
-				out++;
-		}
-		if (out == pos)
-			return sgc->eqop;
+	forboth(kc, fq->key_positions, ec, fq->key_eqops) {
+		if (lfirst_int(kc) == pos)
+			return lfirst_oid(ec);
 	}
 	return InvalidOid;
 }
@@ -227,6 +218,13 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 			                relname, NameStr(attr->attname))));
 	}
 
+	/* a flow of one row (aggregates without GROUP BY) has no key: its refresh
+	 * compares the row itself */
+	if (fq->key_positions == NIL) {
+		table_close(rel, NoLock);
+		return;
+	}
+
 	/* an arbiter for ON CONFLICT: ON CONFLICT (keys) uses every unique index on
 	 * exactly the keys, so each must compare keys as the query groups them, and one
 	 * that also finds NULL keys is enough */
@@ -277,8 +275,10 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 		         errmsg("sink \"%s\" does not match the flow query: it has no unique key on exactly the "
-		                "group keys (%s)",
-		                relname, keys.data),
+		                "%s (%s)",
+		                relname,
+		                fq->shape == FLOW_SHAPE_COPY ? "columns of the source's primary key" : "group keys",
+		                keys.data),
 		         errhint("Add one with ALTER TABLE ... ADD PRIMARY KEY (%s), or let create_flow create the "
 		                 "sink.",
 		                 keys.data)));
@@ -344,11 +344,14 @@ static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
 		if (key_index >= 0 && list_nth_int(fq->key_notnull, key_index))
 			appendStringInfoString(&sql, " NOT NULL");
 	}
-	appendStringInfoString(&sql, all_notnull ? ", PRIMARY KEY (" : ", UNIQUE NULLS NOT DISTINCT (");
-	i = 0;
-	foreach (lc, fq->key_positions)
-		appendStringInfo(&sql, "%s%s", i++ ? ", " : "", quote_identifier(out_name(fq, lfirst_int(lc))));
-	appendStringInfoString(&sql, "))");
+	if (fq->key_positions != NIL) { /* a flow of one row has no key */
+		appendStringInfoString(&sql, all_notnull ? ", PRIMARY KEY (" : ", UNIQUE NULLS NOT DISTINCT (");
+		i = 0;
+		foreach (lc, fq->key_positions)
+			appendStringInfo(&sql, "%s%s", i++ ? ", " : "", quote_identifier(out_name(fq, lfirst_int(lc))));
+		appendStringInfoChar(&sql, ')');
+	}
+	appendStringInfoChar(&sql, ')');
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");

@@ -147,7 +147,7 @@ FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool miss
 			slot->state = FLOW_STARTING;
 			slot->flush_requested = slot->flush_completed = 0;
 			slot->repair_requested = slot->repair_completed = 0;
-			slot->last_run_at = slot->last_failure_at = 0;
+			slot->last_run_at = slot->last_failure_at = slot->last_success_at = 0;
 			slot->last_run_usec = slot->runs = slot->failures = slot->rows_written = 0;
 			slot->consecutive_failures = 0;
 			slot->last_failure[0] = '\0';
@@ -173,6 +173,7 @@ void fn_free_slot(FlowSlot *slot) {
 	slot->in_use = false;
 	slot->ndirty = 0;
 	slot->ndurable = 0;
+	slot->dirty_since = slot->held_since = 0;
 	slot->worker_pid = 0;
 	slot->worker_latch = NULL;
 	LWLockRelease(fn_slot_lock(slot));

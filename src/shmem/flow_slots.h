@@ -46,6 +46,20 @@ typedef struct FlowSlot {
 	 * the set must also delete the sink groups that vanished */
 	bool removals;
 
+	/* alter_flow, pause_flow, resume_flow: bumped when one commits, so the worker reads
+	 * its configuration again; `paused` is set at that commit too, so a flush that
+	 * waits sees a pause at once (the catalog holds the truth across restarts) */
+	uint64 config_seq;
+	bool paused;
+
+	/* the flows view's lag: the commit time of the oldest change that may not be in
+	 * the sink yet. dirty_since goes with the dirty set (set by the first commit into
+	 * an empty set, 0 when it empties); held_since with the ranges the worker has
+	 * taken out of it (a refresh's, a flush's backlog) until they are done or put
+	 * back. A refresh of part of a set keeps the set's time: an upper bound. */
+	TimestampTz dirty_since;
+	TimestampTz held_since;
+
 	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
 	uint64 flush_requested;
 	uint64 flush_completed;
@@ -66,7 +80,8 @@ typedef struct FlowSlot {
 	char repair_error[FN_ERROR_LEN];
 
 	/* status for the flows view */
-	TimestampTz last_run_at;
+	TimestampTz last_success_at; /* end of the last successful refresh (or create_flow's fill) */
+	TimestampTz last_run_at;     /* end of the last refresh, successful or not */
 	int64 last_run_usec;
 	int64 runs;
 	int64 failures;
@@ -100,5 +115,10 @@ extern int fn_slot_count(void);
 extern FlowSlot *fn_slot_at(int i);
 extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot);
 extern FnDirtySet fn_slot_durable_set(FlowSlot *slot);
+
+/* The older of two `since` times, 0 meaning none. */
+static inline TimestampTz fn_since_min(TimestampTz a, TimestampTz b) {
+	return a == 0 ? b : (b == 0 ? a : Min(a, b));
+}
 
 #endif

@@ -7,6 +7,11 @@
  * flownode.max_rows_per_refresh), run the refresh in its own transaction, drop the taken windows on success
  * or put them back on failure. A backlog runs again at once. flush_flow requests
  * are served between cycles: everything dirty at that moment is refreshed.
+ *
+ * Steering: the flow's settings are read again when alter_flow, pause_flow or
+ * resume_flow commits (the slot's config_seq); a paused flow refreshes nothing. A
+ * background backfill (create_flow's backfill => 'background') is filled chunk by
+ * chunk, oldest first, between evaluations, its progress committed with each chunk.
  */
 #include "flownode.h"
 
@@ -38,6 +43,7 @@
 #include "utils/timeout.h"
 #include "executor/spi.h"
 #include "catalog/pg_type.h"
+#include "storage/lmgr.h"
 
 #include "pgutil/pg_util.h"
 #include "query/query_rewrite.h"
@@ -49,7 +55,9 @@
 
 typedef struct TaskRun {
 	TaskConfig *cfg;
-	FnWindow *window; /* NULL for window-less flows */
+	MemoryContext cfg_cxt; /* holds cfg: replaced when the settings are read again */
+	uint64 config_seq;     /* the slot's config_seq that cfg was read at */
+	FnWindow *window;      /* NULL for window-less flows */
 	FlowSlot *slot;
 	MemoryContext cxt;    /* lives as long as the worker */
 	FnTimeRange *buf;     /* copy of the dirty set */
@@ -57,18 +65,45 @@ typedef struct TaskRun {
 	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
-	bool backlog_removals; /* slot->removals, for the backlog a flush took */
-	uint64 budget;         /* source rows the next refresh may take (next_row_budget) */
-	bool flow_gone;        /* a refresh found the flow dropped, holding the flow's lock */
-	int timeout_ms;        /* the owner's statement_timeout, or flownode.statement_timeout */
+	bool backlog_removals;         /* slot->removals, for the backlog a flush took */
+	uint64 budget;                 /* source rows the next refresh may take (next_row_budget) */
+	bool flow_gone;                /* a refresh found the flow dropped, holding the flow's lock */
+	bool halted;                   /* a refresh found the flow paused, holding the flow's lock */
+	int timeout_ms;                /* the owner's statement_timeout, or flownode.statement_timeout */
+	bool clock;                    /* the query compares its time column with now() (flownode.flow_clock) */
+	TimestampTz clock_at;          /* the scheduled time every window not marked follows */
+	TimestampTz backfill_retry_at; /* the next backfill chunk not before (a failure's backoff) */
 } TaskRun;
 
 static TaskRun task;
+
+static bool run_backfill_chunk(int64 *windows);
+
+/* A background backfill has windows left to fill (not only its end to write). */
+static bool backfill_left(void) {
+	return task.cfg->backfilling && task.cfg->backfill_next < task.cfg->backfill_to;
+}
 
 static FnDirtySet backlog_set(void) {
 	FnDirtySet s = {task.backlog, &task.nbacklog, (uint32)fn_dirty_ranges_per_flow};
 
 	return s;
+}
+
+/* Ranges the worker held went back into the dirty set: so does their time; `all`:
+ * it holds nothing any more (the slot's lock held). */
+static void put_back_since(FlowSlot *slot, bool all) {
+	slot->dirty_since = fn_since_min(slot->dirty_since, slot->held_since);
+	if (all)
+		slot->held_since = 0;
+}
+
+/* Ranges were taken out of the shared dirty set: they are held from now on, with the
+ * set's time, and the set's time goes when it empties (the slot's lock held). */
+static void take_since(FlowSlot *slot) {
+	slot->held_since = fn_since_min(slot->held_since, slot->dirty_since);
+	if (slot->ndirty == 0)
+		slot->dirty_since = 0;
 }
 
 /* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
@@ -84,6 +119,7 @@ static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_u
 		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
 		if (task.nchunk + task.nbacklog > 0)
 			slot->removals = true; /* not known which of them saw removals */
+		put_back_since(slot, true);
 		slot->worker_pid = 0;
 		slot->worker_latch = NULL;
 		slot->worker_registered_at = 0;
@@ -101,8 +137,10 @@ static void record_success(TimestampTz start, int64 rows) {
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->runs++;
 	slot->rows_written += rows;
-	slot->last_run_at = GetCurrentTimestamp();
+	slot->last_run_at = slot->last_success_at = GetCurrentTimestamp();
 	slot->last_run_usec = slot->last_run_at - start;
+	if (task.nbacklog == 0)
+		slot->held_since = 0;       /* what it held is in the sink now */
 	slot->consecutive_failures = 0; /* healed: last_failure is history now, not the current error */
 	slot->state = FLOW_ACTIVE;
 	LWLockRelease(fn_slot_lock(slot));
@@ -110,14 +148,15 @@ static void record_success(TimestampTz start, int64 rows) {
 
 /* The flow is failing from now until a refresh succeeds (record_success resets
  * consecutive_failures); the failure itself stays in the slot after that. */
-static void record_failure(ErrorData *edata) {
+static void record_failure(TimestampTz start, ErrorData *edata) {
 	FlowSlot *slot = task.slot;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->failures++;
 	slot->consecutive_failures++;
 	slot->state = FLOW_FAILING;
-	slot->last_failure_at = GetCurrentTimestamp();
+	slot->last_run_at = slot->last_failure_at = GetCurrentTimestamp();
+	slot->last_run_usec = slot->last_run_at - start;
 	strlcpy(slot->last_failure, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
 	LWLockRelease(fn_slot_lock(slot));
 }
@@ -150,6 +189,55 @@ static void end_refresh_transaction(void) {
 }
 
 /*
+ * A flow whose query compares its time column with now(): before refreshing at a new
+ * scheduled time, mark the windows whose rows' answer to those comparisons changed
+ * since the last one (the windows entering and leaving a sliding filter), in `from`,
+ * the set this evaluation refreshes from, and in the durable record, and move the
+ * flow's clock, both in this transaction. Every other window gives the same answer at
+ * both times, so a sink equal to the query at the old time is equal at the new one
+ * wherever nothing is marked. If the transaction fails, the marks stay in `from` and
+ * the clock in the catalog stays behind: after a restart the worker marks again from
+ * there (more, never less).
+ */
+static void mark_clock_changes(FnDirtySet from, bool from_shared, TimestampTz clock_at) {
+	FlowSlot *slot = task.slot;
+	int n;
+	FnTimeRange *changes;
+
+	/* the source first, as every refresh locks it before writing anything */
+	LockRelationOid(task.cfg->source_relid, AccessShareLock);
+	PushActiveSnapshot(GetTransactionSnapshot()); /* for the catalog; the refresh takes its own */
+	changes = fn_refresh_clock_changes(task.cfg, task.clock_at, clock_at, &n);
+	for (int i = 0; i < n; i++) { /* whole windows */
+		FnTimeRange r = changes[i];
+
+		changes[i].start = fn_window_of(task.window, r.start).start;
+		changes[i].end = fn_window_of(task.window, r.end - 1).end;
+	}
+	if (n > 0) {
+		PendingWriter *w = fn_pending_open();
+
+		TimestampTz changed_at = GetCurrentTimestamp(); /* the clock's change is this moment's */
+
+		fn_pending_write(w, task.cfg->flow_id, changes, (uint32)n, changed_at);
+		fn_pending_close(w);
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		fn_dirty_add_all(from, changes, (uint32)n);
+		if (from_shared)
+			slot->dirty_since = fn_since_min(slot->dirty_since, changed_at);
+		if (from_shared) /* rows left windows: their groups may vanish */
+			slot->removals = true;
+		else
+			task.backlog_removals = true;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	fn_registry_clock_set(task.cfg->flow_id, clock_at);
+	PopActiveSnapshot();
+	CommandCounterIncrement(); /* the refresh's trim sees the new record */
+	task.clock_at = clock_at;
+}
+
+/*
  * Plans and runs one refresh transaction over at most max_windows windows of `from`
  * (the shared dirty set, or a flush's backlog). The ranges are taken out of `from`
  * before the refresh takes its snapshot; on failure they are put back.
@@ -162,10 +250,12 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	TimestampTz start = GetCurrentTimestamp();
 	int64 rows = 0;
 	FlowSlot *slot = task.slot;
+	TimestampTz clock_at = 0;
 
 	*backlog_remains = false;
-	/* an idle evaluation costs no transaction (unless marks may have to expire) */
-	if (task.cfg->expire_after == NULL || task.window == NULL) {
+	/* an idle evaluation costs no transaction (unless marks may have to expire, or the
+	 * clock moves windows in and out of the query) */
+	if ((task.cfg->expire_after == NULL || task.window == NULL) && !task.clock) {
 		uint32 n;
 
 		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
@@ -181,6 +271,11 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		int64 expired_before;
 
 		begin_refresh_transaction("flownode: refreshing dirty windows");
+		if (task.clock && !flow_dropped()) {
+			clock_at = fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval);
+			if (clock_at != task.clock_at)
+				mark_clock_changes(from, from_shared, clock_at);
+		}
 
 		/* at every evaluation, flush included: windows that ended before now -
 		 * expire_after are frozen, whatever marked them; a range across the line is
@@ -188,12 +283,16 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		expired_before = fn_expiry_start(task.cfg->expire_after, task.cfg->window.with_time_zone,
 		                                 task.cfg->timezone, task.window, GetCurrentTimestamp());
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		if (expired_before != 0 && fn_dirty_cut_below(from, expired_before))
-			(void)fn_dirty_cut_below(fn_slot_durable_set(slot), expired_before);
-		else
-			expired_before = 0;          /* nothing expired: nothing to remove from the record */
 		task.flow_gone = flow_dropped(); /* a drop committed while we waited for the lock */
-		n = task.flow_gone ? 0 : *from.count;
+		task.halted = slot->paused;      /* so did a pause: nothing is refreshed from here on */
+		if (!task.flow_gone && !task.halted && expired_before != 0 &&
+		    fn_dirty_cut_below(from, expired_before)) {
+			(void)fn_dirty_cut_below(fn_slot_durable_set(slot), expired_before);
+			if (from_shared && slot->ndirty == 0)
+				slot->dirty_since = 0;
+		} else
+			expired_before = 0; /* nothing expired (or nothing to do): nothing to remove from the record */
+		n = (task.flow_gone || task.halted) ? 0 : *from.count;
 		memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
 		LWLockRelease(fn_slot_lock(slot));
 
@@ -212,6 +311,8 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 				fn_dirty_subtract(from, task.chunk[i]);
 				fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
 			}
+			if (from_shared)
+				take_since(slot);
 			/* the set's removals flag goes with the last of its ranges */
 			removals = from_shared ? slot->removals : task.backlog_removals;
 			if (*from.count == 0 && from_shared)
@@ -223,10 +324,11 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			/* a writer that skipped its record on the strength of these windows is
 			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 			fn_inflight_wait_all();
-			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows);
+			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows,
+			                      clock_at);
 			*windows_done += (int64)windows;
 		} else if (expired_before != 0 && !task.flow_gone)
-			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0);
+			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, clock_at);
 		end_refresh_transaction();
 		task.nchunk = 0;
 	}
@@ -249,9 +351,11 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			slot->removals = true;
 		else if (task.nchunk > 0 && removals)
 			task.backlog_removals = true;
+		if (task.nchunk > 0 && from_shared)
+			put_back_since(slot, task.nbacklog == 0);
 		LWLockRelease(fn_slot_lock(slot));
 		task.nchunk = 0;
-		record_failure(edata);
+		record_failure(start, edata);
 		FreeErrorData(edata);
 		ok = false;
 	}
@@ -262,12 +366,16 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		task.budget = fn_next_row_budget(task.budget, (uint64)fn_max_rows_per_refresh,
 		                                 GetCurrentTimestamp() - start, !ok);
 
-	if (ok)
+	if (ok && !task.flow_gone && !task.halted)
 		record_success(start, rows);
 	return ok;
 }
 
-/* flush_flow: refresh everything dirty now, chunk by chunk, then answer the callers. */
+/*
+ * flush_flow: refresh everything dirty now, chunk by chunk, then answer the callers.
+ * A background backfill is part of it (its rows were committed before the call), so
+ * it is finished first.
+ */
 static void serve_flush(void) {
 	FlowSlot *slot = task.slot;
 	uint64 serving;
@@ -275,16 +383,27 @@ static void serve_flush(void) {
 	bool ok = true;
 	bool more;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
 	serving = slot->flush_requested;
+	LWLockRelease(fn_slot_lock(slot));
+
+	task.flow_gone = task.halted = false;
+	while (ok && backfill_left() && !task.flow_gone && !task.halted) {
+		CHECK_FOR_INTERRUPTS();
+		ok = run_backfill_chunk(&windows);
+	}
+	if (ok) /* the chunks run again (a failure's backoff is over) */
+		task.backfill_retry_at = 0;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_dirty_add_all(backlog_set(), slot->dirty, slot->ndirty);
 	slot->ndirty = 0;
+	take_since(slot);
 	task.backlog_removals = slot->removals;
 	slot->removals = false;
 	LWLockRelease(fn_slot_lock(slot));
 
-	task.flow_gone = false;
-	while (ok && task.nbacklog > 0 && !task.flow_gone) {
+	while (ok && task.nbacklog > 0 && !task.flow_gone && !task.halted) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_refresh(backlog_set(), false, &windows, &more);
 	}
@@ -293,10 +412,12 @@ static void serve_flush(void) {
 	if (task.nbacklog > 0 && task.backlog_removals)
 		slot->removals = true;
 	task.nbacklog = 0;
+	put_back_since(slot, true);
 	task.backlog_removals = false;
 	/* a flow dropped before its refresh could run is not flushed: its callers are
-	 * told it was dropped (they see the slot go) */
-	if (!task.flow_gone) {
+	 * told it was dropped (they see the slot go); a paused one neither: they are
+	 * told it is paused (slot->paused) */
+	if (!task.flow_gone && !task.halted) {
 		slot->flush_completed = serving;
 		slot->flush_windows = windows;
 		slot->flush_failed = !ok;
@@ -321,6 +442,43 @@ static int64 windows_in(FnTimeRange r) {
 }
 
 /*
+ * The dirty ranges inside `want` (a union of whole windows) are taken out of the
+ * shared set into task.chunk: a refresh of `want` covers them; ours until it
+ * commits, or put back (put_back_taken). The slot's lock held.
+ */
+static void take_inside(FnDirtySet dirty, FnTimeRange want) {
+	FlowSlot *slot = task.slot;
+
+	task.nchunk = 0;
+	for (uint32 i = 0; i < *dirty.count; i++) {
+		FnTimeRange r = {Max(dirty.ranges[i].start, want.start), Min(dirty.ranges[i].end, want.end)};
+
+		if (r.start < r.end)
+			task.chunk[task.nchunk++] = r;
+	}
+	fn_dirty_subtract(dirty, want);
+	/* the refresh trims the record over all of `want`: the durable set must no longer
+	 * claim any of it, or a writer would skip its record there */
+	fn_durable_remove(fn_slot_durable_set(slot), want);
+	if (task.nchunk > 0)
+		take_since(slot);
+}
+
+/* A failed refresh of a range gives back the dirty ranges it took (take_inside). */
+static void put_back_taken(void) {
+	FlowSlot *slot = task.slot;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
+	if (task.nchunk > 0) {
+		slot->removals = true;
+		put_back_since(slot, task.nbacklog == 0);
+	}
+	LWLockRelease(fn_slot_lock(slot));
+	task.nchunk = 0;
+}
+
+/*
  * refresh_flow: recomputes every window of `want` (a union of whole windows, or all
  * time), frozen ones included, in one statement whose cost follows the rows there,
  * not the windows. The dirty ranges inside it are taken first (the refresh covers
@@ -334,32 +492,29 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 	TimestampTz start = GetCurrentTimestamp();
 	int64 rows = 0;
 
+	volatile bool gone = false;
+
 	PG_TRY();
 	{
 		FnDirtySet dirty = fn_slot_dirty_set(slot);
-		bool gone;
 
 		begin_refresh_transaction("flownode: refreshing a range of windows");
-		/* take the dirty ranges inside it: ours until commit, or put back */
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		gone = task.flow_gone = flow_dropped();
-		task.nchunk = 0;
-		for (uint32 i = 0; !gone && i < *dirty.count; i++) {
-			FnTimeRange r = {Max(dirty.ranges[i].start, want.start), Min(dirty.ranges[i].end, want.end)};
-
-			if (r.start < r.end)
-				task.chunk[task.nchunk++] = r;
-		}
-		if (!gone) {
-			fn_dirty_subtract(dirty, want);
-			fn_durable_remove(fn_slot_durable_set(slot), want);
-		}
+		task.halted = slot->paused;
+		gone |= task.halted;
+		if (!gone)
+			take_inside(dirty, want);
 		LWLockRelease(fn_slot_lock(slot));
 		if (!gone) {
 			fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
 			/* counted first: the sink's rows there before, the source's rows now */
 			*windows = windows_in(fn_refresh_extent(task.cfg, want));
-			rows = fn_refresh_run(task.cfg, &want, 1, 0, true, PG_UINT64_MAX);
+			/* at this moment's scheduled time, without moving the clock: the next
+			 * evaluation marks from the clock, which covers the change since now too */
+			rows = fn_refresh_run(
+			    task.cfg, &want, 1, 0, true, PG_UINT64_MAX,
+			    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0);
 		}
 		end_refresh_transaction();
 		task.nchunk = 0;
@@ -375,21 +530,104 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 		EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
-		if (task.nchunk > 0)
-			slot->removals = true;
-		LWLockRelease(fn_slot_lock(slot));
-		task.nchunk = 0;
-		record_failure(edata);
+		put_back_taken();
+		record_failure(start, edata);
 		FreeErrorData(edata);
 		ok = false;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 	pgstat_report_activity(STATE_IDLE, NULL);
-	if (ok)
+	if (ok && !gone)
 		record_success(start, rows);
+	return ok;
+}
+
+/*
+ * One chunk of a background backfill (create_flow's backfill => 'background'): the
+ * windows from the catalog's backfill_next to the end of the window holding the
+ * flownode.backfill_chunk_rows-th source row from there (fn_fill_chunk_end), or to
+ * backfill_to, in one statement (a plain INSERT where the sink holds nothing yet),
+ * windows past expire_after included, as create_flow's fill does. The progress is
+ * written to the catalog in the same transaction, so a restart goes on from there.
+ * Marks inside the chunk are taken and covered by it, as refresh_flow does.
+ */
+static bool run_backfill_chunk(int64 *windows) {
+	MemoryContext oldcxt = CurrentMemoryContext;
+	FlowSlot *slot = task.slot;
+	volatile bool ok = true;
+	volatile bool worked = false;
+	TimestampTz start = GetCurrentTimestamp();
+	volatile int64 rows = 0;
+	volatile int64 done_until = task.cfg->backfill_next;
+	volatile bool saved = false;
+	volatile bool filled = false;
+
+	PG_TRY();
+	{
+		bool stop;
+
+		begin_refresh_transaction("flownode: backfilling");
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		task.flow_gone = flow_dropped();
+		task.halted = slot->paused;
+		stop = task.flow_gone || task.halted;
+		LWLockRelease(fn_slot_lock(slot));
+		if (!stop) {
+			FnTimeRange all = {task.cfg->backfill_next, task.cfg->backfill_to};
+
+			worked = true;
+			if (all.start < all.end) { /* else filled: only its end is left to write */
+				FnTimeRange chunk = {all.start,
+				                     fn_fill_chunk_end(task.cfg, task.window, all, fn_backfill_chunk_rows)};
+
+				LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+				take_inside(fn_slot_dirty_set(slot), chunk);
+				LWLockRelease(fn_slot_lock(slot));
+				fn_inflight_wait_all();
+				rows = fn_refresh_run(
+				    task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX,
+				    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0);
+				*windows += windows_in(chunk);
+				done_until = chunk.end;
+				filled = true;
+			}
+			PushActiveSnapshot(GetTransactionSnapshot());
+			saved = fn_registry_set_backfill(task.cfg->flow_id, task.cfg->backfill_from, done_until,
+			                                 task.cfg->backfill_to);
+			PopActiveSnapshot();
+		}
+		end_refresh_transaction();
+		task.nchunk = 0;
+	}
+	PG_CATCH();
+	{
+		ErrorData *edata;
+
+		if (task.timeout_ms > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
+		MemoryContextSwitchTo(task.cxt);
+		edata = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		put_back_taken();
+		record_failure(start, edata);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	if (ok && worked) {
+		task.cfg->backfill_next = done_until;
+		/* done once its end is in the catalog */
+		task.cfg->backfilling = done_until < task.cfg->backfill_to || !saved;
+		if (!task.cfg->backfilling)
+			ereport(LOG, (errmsg("flownode: flow \"%s\" is backfilled", task.cfg->flow_name)));
+		if (filled)
+			record_success(start, rows);
+	}
 	return ok;
 }
 
@@ -407,7 +645,7 @@ static void serve_repair(void) {
 	LWLockRelease(fn_slot_lock(slot));
 	ok = run_repair(want, &windows);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (!task.flow_gone) { /* as for a flush */
+	if (!task.flow_gone && !task.halted) { /* as for a flush */
 		slot->repair_completed = serving;
 		slot->repair_windows = windows;
 		slot->repair_failed = !ok;
@@ -424,11 +662,14 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	old = MemoryContextSwitchTo(task.cxt);
+	task.cfg_cxt = AllocSetContextCreate(task.cxt, "flownode task config", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(task.cfg_cxt);
 	if (fn_catalog_relid(true) != catalog_relid)
 		task.cfg = NULL;
 	else
 		task.cfg = fn_load_task_config(flow_id, true);
+	MemoryContextSwitchTo(task.cxt);
+	/* the window never changes (alter_flow does not touch the query) */
 	if (task.cfg != NULL && task.cfg->window.kind != FN_WINDOW_NONE)
 		task.window = fn_window_create(&task.cfg->window);
 	task.buf = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
@@ -437,6 +678,61 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	MemoryContextSwitchTo(old);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+}
+
+/* The flow's name as its worker shows it (pg_stat_activity.application_name). */
+static void show_name(void) {
+	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
+	pgstat_report_appname(task.cfg->flow_name);
+}
+
+/*
+ * Reads the flow's settings again (alter_flow, pause_flow, resume_flow committed:
+ * the slot's config_seq moved). The slot's paused flag follows the catalog unless
+ * another change committed meanwhile (then this runs again).
+ */
+static void reload_config(void) {
+	FlowSlot *slot = task.slot;
+	MemoryContext cxt = AllocSetContextCreate(task.cxt, "flownode task config", ALLOCSET_SMALL_SIZES);
+	MemoryContext old;
+	TaskConfig *cfg;
+	uint64 seq;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	seq = slot->config_seq;
+	LWLockRelease(fn_slot_lock(slot));
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	old = MemoryContextSwitchTo(cxt);
+	cfg = fn_load_task_config(task.cfg->flow_id, true);
+	MemoryContextSwitchTo(old);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	task.config_seq = seq;
+	if (cfg == NULL) { /* dropped: the slot says so at the drop's commit */
+		MemoryContextDelete(cxt);
+		return;
+	}
+	/* a backfill's progress not written yet (its row was held) is ours: keep it */
+	if (cfg->backfilling && task.cfg->backfilling && task.cfg->backfill_next > cfg->backfill_next)
+		cfg->backfill_next = task.cfg->backfill_next;
+	MemoryContextDelete(task.cfg_cxt);
+	task.cfg_cxt = cxt;
+	task.cfg = cfg;
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->config_seq == seq)
+		slot->paused = cfg->paused;
+	LWLockRelease(fn_slot_lock(slot));
+	show_name();
+}
+
+/* The evaluation period of the flow's settings now. */
+static int64 first_sleep_usec(void) {
+	return fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+	                          task.window ? fn_window_nominal_usec(task.window) : 0,
+	                          (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000, 0,
+	                          false, 0);
 }
 
 /*
@@ -512,6 +808,19 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 	return exists;
 }
 
+/* The next evaluation after one that started and finished then (backoff included). */
+static TimestampTz next_after(TimestampTz started, TimestampTz finished, bool backlog) {
+	return fn_next_eval_at(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
+	                       task.window ? fn_window_nominal_usec(task.window) : 0,
+	                       (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000, started,
+	                       finished, backlog, (uint32)task.slot->consecutive_failures);
+}
+
+/* When the worker has something to do next: the evaluation, or a backfill's chunk. */
+static TimestampTz wake_at(TimestampTz next_eval) {
+	return task.cfg->backfilling ? Min(next_eval, task.backfill_retry_at) : next_eval;
+}
+
 void flownode_flow_main(Datum arg) {
 	int64 flow_id = DatumGetInt64(arg);
 	Oid dboid, owner, catalog_relid;
@@ -546,29 +855,27 @@ void flownode_flow_main(Datum arg) {
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_reload_pending(flow_id, task.slot);
+	task.clock = fn_registry_clock_get(flow_id, &task.clock_at) && task.cfg->eval_interval != NULL &&
+	             task.window != NULL;
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	/* the settings as of now: a change may have committed since load_task */
+	reload_config();
 	task.budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
 	load_statement_timeout();
-	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
 	/* A refresh need not wait for its WAL flush: if a crash loses its commit, it
 	 * loses the removal of its windows from the durable record with it, and they are
 	 * refreshed again after recovery. Writers' commits are untouched. */
 	SetConfigOption("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION);
 	/* what each refresh would pin (fn_pin_deparse_settings), once for the session */
 	fn_pin_session_settings(task.cfg->timezone);
-	pgstat_report_appname(task.cfg->flow_name);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
 
 	/* the first evaluation follows the cadence like every other: create_flow has
 	 * just filled the sink, and flush_flow wakes the worker when asked to */
-	next_eval = GetCurrentTimestamp() +
-	            fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-	                               task.window ? fn_window_nominal_usec(task.window) : 0,
-	                               (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
-	                               0, false, 0);
+	next_eval = GetCurrentTimestamp() + first_sleep_usec();
 	for (;;) {
-		bool dropped, flush, repair;
+		bool dropped, flush, repair, changed;
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
@@ -581,9 +888,31 @@ void flownode_flow_main(Datum arg) {
 		dropped = task.slot->dropped;
 		flush = task.slot->flush_requested > task.slot->flush_completed;
 		repair = task.slot->repair_requested > task.slot->repair_completed;
+		changed = task.slot->config_seq != task.config_seq;
 		LWLockRelease(fn_slot_lock(task.slot));
 		if (dropped)
 			break;
+		if (changed) {
+			bool was_paused = task.cfg->paused;
+			int64 was_every = first_sleep_usec();
+
+			reload_config();
+			now = GetCurrentTimestamp();
+			/* a new cadence starts now, never later than the old one would have */
+			if (first_sleep_usec() != was_every)
+				next_eval = Min(next_eval, now + first_sleep_usec());
+			/* resumed: catch up at once on what was written meanwhile */
+			if (was_paused && !task.cfg->paused)
+				next_eval = task.backfill_retry_at = now;
+			continue;
+		}
+		if (task.cfg->paused) {
+			/* nothing is refreshed; marks keep arriving in the slot and the record */
+			(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 60000L,
+			                PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			continue;
+		}
 		if (repair) {
 			serve_repair();
 			continue;
@@ -600,15 +929,23 @@ void flownode_flow_main(Datum arg) {
 
 			(void)run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
 			now = GetCurrentTimestamp();
-			next_eval =
-			    fn_next_eval_at(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-			                    task.window ? fn_window_nominal_usec(task.window) : 0,
-			                    (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000,
-			                    started, now, backlog, (uint32)task.slot->consecutive_failures);
+			next_eval = next_after(started, now, backlog);
+			continue;
+		}
+		if (task.cfg->backfilling && now >= task.backfill_retry_at) {
+			int64 windows = 0;
+
+			/* chunk after chunk between evaluations; after a failure, the backoff; a
+			 * progress that could not be written is tried again a second later */
+			if (!run_backfill_chunk(&windows))
+				task.backfill_retry_at = next_after(now, GetCurrentTimestamp(), false);
+			else if (task.cfg->backfilling && !backfill_left())
+				task.backfill_retry_at = GetCurrentTimestamp() + USECS_PER_SEC;
 			continue;
 		}
 		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-		                Max(1L, (long)((next_eval - now + 999) / 1000)), PG_WAIT_EXTENSION);
+		                Max(1L, (long)((wake_at(next_eval) - GetCurrentTimestamp() + 999) / 1000)),
+		                PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 	ereport(LOG,

@@ -82,6 +82,13 @@ SELECT string_agg(flow_name || '|' || state || '|' || dirty_windows || '|' || ru
 	'f_clean|standby|0|0|true|true,f_day|standby|2|0|true|true,'
 	  . 'f_min|standby|8|0|true|true,f_total|standby|1|0|true|true',
 	'the flows view says standby, with the dirty windows of the replicated record');
+is($standby->safe_psql('postgres', q{
+SELECT string_agg(flow_name || '|' || coalesce((lag > interval '0')::text, '-') || '|'
+  || coalesce((oldest_dirty_window = (SELECT to_timestamp(min(lower(r)) / 1e6 + 946684800)
+       FROM flownode.pending p, unnest(p.ranges) r WHERE p.flow_id = v.flow_id))::text, '-'),
+  ',' ORDER BY flow_name) FROM flownode.flows v}),
+	'f_clean|-|-,f_day|true|true,f_min|true|true,f_total|true|-',
+	'its lag and oldest dirty window come from the record (commit times, ranges)');
 my ($rc, $out, $err) = $standby->psql('postgres',
 	'SET ROLE fn_alice; SELECT count(*) FROM flownode.pending');
 like($err, qr/permission denied/, 'fn_alice may not read flownode.pending');
@@ -96,7 +103,10 @@ my @calls = (
 	[ 'drop_flow',  q{SELECT flownode.drop_flow('f_min')} ],
 	[ 'drop_flow',  q{SELECT flownode.drop_flow('no_such_flow', if_exists => true)} ],
 	[ 'flush_flow', q{SELECT flownode.flush_flow('f_min')} ],
-	[ 'flush_flow', q{SET ROLE fn_alice; SELECT flownode.flush_flow('f_min')} ],);
+	[ 'flush_flow', q{SET ROLE fn_alice; SELECT flownode.flush_flow('f_min')} ],
+	[ 'alter_flow', q{SELECT flownode.alter_flow('f_min', comment => 'x')} ],
+	[ 'pause_flow', q{SELECT flownode.pause_flow('f_min')} ],
+	[ 'resume_flow', q{SELECT flownode.resume_flow('f_min')} ],);
 for my $c (@calls)
 {
 	my ($fn, $sql) = @$c;
