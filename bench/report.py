@@ -1021,6 +1021,12 @@ secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record"
             "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy",
             "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
+if "scale_generate_s" in meta:
+    timing += (f"; the first section that needs the large tables includes generating them "
+               f"({meta['scale_generate_s']} s), their indexes and VACUUM ({meta.get('scale_index_vacuum_s', '?')} s)"
+               + (f" and waiting for callgrind.sh, which ran beside them ({meta['callgrind_wait_s']} s)"
+                  if "callgrind_wait_s" in meta else
+                  (", and waiting for callgrind.sh, which ran beside them" if "seconds_callgrind" in meta else "")))
 settings = "\n".join(f"    {x}" for x in meta.get("settings", "").split(";") if x)
 missed = [t for t in table if t[4] == "**MISSED**"]
 

@@ -103,8 +103,8 @@ if [[ $MODE == full ]]; then
   CG_MULTI_ROWS=5000 #   multi-row INSERT rows
   CG_TX=1000     #   single-row transactions
 else
-  # quick: every section at a small size, one round each (at most 3 minutes on an
-  # idle 2-core machine; indicative only, and never written over the full results)
+  # quick: every section at a small size, one or two rounds each (meant for 3 minutes on
+  # a quiet 2-core machine; indicative only, and never written over the full results)
   COPY_ROWS=20000
   COPY_ROUNDS=2
   MULTI_ROWS=10000
@@ -567,7 +567,10 @@ callgrind_bg_start() {
 callgrind_wait() {
   [[ -n $CG_PID ]] || return 0
   log "   waiting for callgrind.sh"
+  local t0
+  t0=$(date +%s)
   wait "$CG_PID" || { tail -20 "$RAW/callgrind.log" >&2; fn_die "callgrind.sh failed"; }
+  meta callgrind_wait_s "$(($(date +%s) - t0))"
   CG_PID=finished
 }
 ensure_scale() {
