@@ -7,7 +7,8 @@
 # of item 1, eval_interval 1 day). Then, with the server stopped, a single-user
 # backend runs under callgrind: COPY of N rows (in time order, then scattered over
 # a year) into each table, and a loop of single-row transactions (a new window each
-# commit, then the same window). Only the statement is counted
+# commit, then the same window; and, no flow against one flow, in time order and at
+# random times within one day, issue 20's targets). Only the statement is counted
 # (--toggle-collect: parse, analysis, planning, execution and commit). Writes
 # results/callgrind.md: instructions per row (COPY, multi-row) or
 # per transaction, the flow's extra over the baseline, and the functions that make
@@ -82,11 +83,18 @@ q5="SELECT date_trunc('day', ts) AS day, count(*) AS n, max(v) AS max_v FROM %s 
   printf "SELECT flownode.create_flow('cg_pf1_1', 'cg_pf1_s1', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$(printf "$q1" cg_pf1)"
   for t in cg_base cg_f1 cg_f5; do
     cat <<EOF
-CREATE PROCEDURE loop_$t(n int, same_window bool) LANGUAGE plpgsql AS \$\$
+CREATE PROCEDURE loop_$t(n int, mode text) LANGUAGE plpgsql AS \$\$
 BEGIN
+  PERFORM setseed(0.42);
   FOR i IN 1..n LOOP
-    INSERT INTO $t (ts, host, v) VALUES (timestamptz '2000-01-01 00:00:00+00'
-      + (CASE WHEN same_window THEN 12345678 ELSE (random() * 100000000)::bigint END) * interval '1 minute',
+    -- newwin: a random minute over 190 years (a new window, a record, every commit);
+    -- samewin: always the same minute; inorder: 0.6 s apart (100 per window);
+    -- day: random times within one day (1,440 windows)
+    INSERT INTO $t (ts, host, v) VALUES (CASE mode
+      WHEN 'samewin' THEN timestamptz '2000-01-01 00:00:00+00' + 12345678 * interval '1 minute'
+      WHEN 'newwin' THEN timestamptz '2000-01-01 00:00:00+00' + (random() * 100000000)::bigint * interval '1 minute'
+      WHEN 'inorder' THEN timestamptz '2024-06-01 00:00:00+00' + i * interval '600 milliseconds'
+      ELSE timestamptz '2024-06-01 00:00:00+00' + (random() * 86400000)::bigint * interval '1 millisecond' END,
       'host-1', 1.5);
     COMMIT;
   END LOOP;
@@ -141,11 +149,12 @@ for order in inorder scattered; do
 done
 for t in cg_base cg_f1 cg_f5; do
   [[ $ONLY == partitioned ]] && break
-  for same in false true; do
-    [[ $t == cg_base && $same == true ]] && continue
-    fn_log "callgrind: $TX single-row transactions into $t (same window: $same)"
+  for mode in newwin samewin inorder day; do
+    [[ $t == cg_base && $mode == samewin ]] && continue
+    [[ $t == cg_f5 && ($mode == inorder || $mode == day) ]] && continue
+    fn_log "callgrind: $TX single-row transactions into $t ($mode)"
     printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
-    echo "CALL loop_$t($TX, $same);" | run_cg "tx_${same}_$t" ExecuteCallStmt
+    echo "CALL loop_$t($TX, '$mode');" | run_cg "tx_${mode}_$t" ExecuteCallStmt
   done
 done
 
@@ -252,12 +261,15 @@ for kind, rows, label in (("copy", n, "COPY"), ("multirow", m, "multi-row INSERT
         for t in ("cg_f1", "cg_f5"):
             detail_tables(f"{label}, {olabel}, {t[3:]} − no flow (instructions per row)",
                           f"{kind}_{order}_{t}", f"{kind}_{order}_cg_base", rows, "instr/row")
-tot = {k: annotate(k, False)[0] for k in ("tx_false_cg_base", "tx_false_cg_f1", "tx_true_cg_f1",
-                                         "tx_false_cg_f5", "tx_true_cg_f5")}
-b, nw, sw = tot["tx_false_cg_base"], tot["tx_false_cg_f1"], tot["tx_true_cg_f1"]
-nw5, sw5 = tot["tx_false_cg_f5"], tot["tx_true_cg_f5"]
+tot = {k: annotate(k, False)[0] for k in ("tx_newwin_cg_base", "tx_newwin_cg_f1", "tx_samewin_cg_f1",
+                                         "tx_newwin_cg_f5", "tx_samewin_cg_f5", "tx_inorder_cg_base",
+                                         "tx_inorder_cg_f1", "tx_day_cg_base", "tx_day_cg_f1")}
+b, nw, sw = tot["tx_newwin_cg_base"], tot["tx_newwin_cg_f1"], tot["tx_samewin_cg_f1"]
+nw5, sw5 = tot["tx_newwin_cg_f5"], tot["tx_samewin_cg_f5"]
 raw.append(f"tx\t-\t{tx}\t{b}\t{sw}\t{nw}")
 raw.append(f"tx5\t-\t{tx}\t{b}\t{sw5}\t{nw5}")
+for mode in ("inorder", "day"):
+    raw.append(f"tx_{mode}\t-\t{tx}\t{tot['tx_' + mode + '_cg_base']}\t{tot['tx_' + mode + '_cg_f1']}\t-")
 lines += ["", f"| {tx:,} single-row transactions (PL/pgSQL loop with COMMIT) | instructions per transaction |",
           "|---|---|", f"| no flow | {b / tx:,.0f} |",
           f"| 1 flow, same window (record skipped) | {sw / tx:,.0f} (+{(sw - b) / tx:,.0f}) |",
@@ -265,18 +277,28 @@ lines += ["", f"| {tx:,} single-row transactions (PL/pgSQL loop with COMMIT) | i
           f"+{(nw - sw) / tx:,.0f} over the same window) |",
           f"| 5 flows, same window (records skipped) | {sw5 / tx:,.0f} (+{(sw5 - b) / tx:,.0f}) |",
           f"| 5 flows, new window each commit (one record per flow) | {nw5 / tx:,.0f} (+{(nw5 - b) / tx:,.0f}; "
-          f"+{(nw5 - sw5) / tx:,.0f} over the same window) |", ""]
+          f"+{(nw5 - sw5) / tx:,.0f} over the same window) |", "",
+          "| single-row transactions, no flow vs 1 flow (issue 20) | no flow (instr/tx) | 1 flow | ratio |",
+          "|---|---|---|---|"]
+for mode, label in (("inorder", "in time order (0.6 s apart)"), ("day", "random times within one day")):
+    b_, f_ = tot["tx_" + mode + "_cg_base"], tot["tx_" + mode + "_cg_f1"]
+    lines.append(f"| {tx:,} transactions, {label} | {b_ / tx:,.0f} | {f_ / tx:,.0f} (+{(f_ - b_) / tx:,.0f}) | {f_ / b_:.3f}x |")
+lines.append("")
 lines += partitioned_table() + [""]
 for order in ("inorder", "scattered"):
     olabel = "in time order" if order == "inorder" else "scattered over a year"
     detail_tables(f"COPY through a partitioned parent, {olabel}, f1 − no flow (instructions per row)",
                   f"copy_{order}_cg_pf1", f"copy_{order}_cg_pbase", n, "instr/row")
 detail_tables("single-row transactions, 1 flow, same window − no flow (instructions per transaction)",
-              "tx_true_cg_f1", "tx_false_cg_base", tx, "instr/tx")
+              "tx_samewin_cg_f1", "tx_newwin_cg_base", tx, "instr/tx")
 detail_tables("single-row transactions, 1 flow, new window each commit − same window (instructions per transaction)",
-              "tx_false_cg_f1", "tx_true_cg_f1", tx, "instr/tx")
+              "tx_newwin_cg_f1", "tx_samewin_cg_f1", tx, "instr/tx")
 detail_tables("single-row transactions, 5 flows − 1 flow, same window (instructions per transaction)",
-              "tx_true_cg_f5", "tx_true_cg_f1", tx, "instr/tx")
+              "tx_samewin_cg_f5", "tx_samewin_cg_f1", tx, "instr/tx")
+detail_tables("single-row transactions at random times within one day, 1 flow − no flow (instructions per transaction)",
+              "tx_day_cg_f1", "tx_day_cg_base", tx, "instr/tx")
+detail_tables("single-row transactions in time order, 1 flow − no flow (instructions per transaction)",
+              "tx_inorder_cg_f1", "tx_inorder_cg_base", tx, "instr/tx")
 with open(os.path.join(results, "callgrind.md"), "w") as f:
     f.write("\n".join(lines + detail) + "\n")
 with open(os.path.join(results, "raw", "callgrind.tsv"), "w") as f:

@@ -15,16 +15,34 @@
 //       runs one statement per line. `@name SQL` is timed: prints "name<TAB>ms";
 //       `@name +self SQL` also samples this session's backend memory while the
 //       statement runs, `@name +pid=N SQL` samples process N instead, and both then
-//       print "name<TAB>ms<TAB>peak RssAnon kB<TAB>VmHWM kB". `$var SQL` keeps the
+//       print "name<TAB>ms<TAB>peak RssAnon kB<TAB>VmHWM kB"; `@name +value SQL`
+//       prints "name<TAB>ms<TAB>first value of the result". `$var SQL` keeps the
 //       first value of the result; ${var} is replaced in later lines; `=name SQL`
 //       prints "name<TAB>first value". Other lines run untimed. Lines starting
 //       with # are skipped.
-//   fnbench freshness CONNINFO TABLE SINK FLOW RATE WRITERS SECONDS BATCH OUTCSV
-//       WRITERS threads insert BATCH-row transactions at RATE rows/s in total for
-//       SECONDS; a poller reads the sink every 10 ms. Writes one line per committed
-//       batch to OUTCSV: commit offset (s), lag (ms), rows; the flow's refreshes
-//       (sampled every 50 ms from flownode.flows) to OUTCSV.refresh.csv; prints a
-//       summary.
+//   fnbench freshness CONNINFO TABLE SINK FLOW SCHEDULE WRITERS BATCH OUTCSV ALIGN
+//       WRITERS threads insert BATCH-row transactions following SCHEDULE
+//       ("rows/s:seconds,rows/s:seconds,..." in total over the writers); a poller
+//       reads the sink every 10 ms. ALIGN=1: a warm-up at the first rate runs until
+//       the next wall-clock minute, so that every segment covers whole one-minute
+//       windows (segment -1 in the output). Writes one line per committed batch to
+//       OUTCSV: commit offset (s), lag (ms), rows, segment; the flow's refreshes
+//       (sampled every 50 ms from flownode.flows) to OUTCSV.refresh.csv; per
+//       segment (batches by the time they were due) the requested and achieved rate
+//       (its rows over the time until the last of them committed), late sends, the
+//       machine's CPU (/proc/stat) and the worker's CPU to OUTCSV.segments.csv;
+//       prints a summary.
+//   fnbench poll CONNINFO INTERVAL_MS STOPFILE SQL
+//       runs SQL every INTERVAL_MS until STOPFILE exists (at most 10 minutes);
+//       prints "ms since start<TAB>column 1<TAB>column 2..." per row.
+//   fnbench interrupt CONNINFO FLOW DELAY_MS terminate|command [SHELL COMMAND]
+//       starts flush_flow(FLOW) on one connection, waits until the flow's worker
+//       has been in a refresh for DELAY_MS, then sends pg_terminate_backend to it
+//       (or runs SHELL COMMAND, e.g. a fast shutdown) and polls /proc until the
+//       worker process is gone. Prints "gone_ms<TAB>command_ms<TAB>in_refresh_ms
+//       <TAB>flush_ms" (command_ms: the command's own duration, flush_ms: the
+//       flush's total time when it survived, else -1). Exits with 3 (nothing sent)
+//       when the flush ends before one refresh statement lasted DELAY_MS.
 //   fnbench cpu PIDFILE
 //       prints the CPU seconds used so far by the pids listed in PIDFILE, and how
 //       many of them exist.
@@ -365,6 +383,7 @@ int cmd_sql(int argc, char **argv) {
 		std::string name = line.substr(1, sp - 1);
 		std::string rest = line.substr(sp + 1);
 		int watch = 0;
+		bool want_value = false;
 		if (rest.rfind("+self ", 0) == 0) {
 			watch = PQbackendPID(c);
 			rest = rest.substr(6);
@@ -372,6 +391,9 @@ int cmd_sql(int argc, char **argv) {
 			size_t sp2 = rest.find(' ');
 			watch = std::atoi(rest.substr(5, sp2 - 5).c_str());
 			rest = rest.substr(sp2 + 1);
+		} else if (rest.rfind("+value ", 0) == 0) {
+			want_value = true;
+			rest = rest.substr(7);
 		}
 		MemPeak peak;
 		std::atomic<bool> stop{false};
@@ -386,6 +408,16 @@ int cmd_sql(int argc, char **argv) {
 			});
 		}
 		auto t0 = Clock::now();
+		if (want_value) {
+			PGresult *r = PQexec(c, rest.c_str());
+			double ms = seconds_since(t0) * 1000.0;
+			if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) < 1)
+				die("statement failed: " + std::string(PQerrorMessage(c)) + "\n  " + line);
+			std::printf("%s\t%.3f\t%s\n", name.c_str(), ms, PQgetvalue(r, 0, 0));
+			PQclear(r);
+			std::fflush(stdout);
+			continue;
+		}
 		exec_ok(c, rest);
 		double ms = seconds_since(t0) * 1000.0;
 		if (watch > 0) {
@@ -407,36 +439,93 @@ struct Batch {
 	int64_t minute; // window start, unix usec
 	int64_t seq;
 	Clock::time_point committed;
+	int segment;
 };
 
 struct Sample {
 	double at_s; // commit, seconds since the start
 	double lag_ms;
 	int rows;
+	int segment;
 };
+
+// One part of the load: a total rate for a duration. Segment -1 is the warm-up.
+struct Segment {
+	int index;
+	double rate;
+	double start_s, end_s; // since t0
+};
+
+// The machine's CPU: (busy jiffies, total jiffies) from /proc/stat's first line.
+std::pair<double, double> machine_cpu() {
+	std::ifstream f("/proc/stat");
+	std::string cpu;
+	f >> cpu;
+	double v, busy = 0, total = 0;
+	for (int i = 0; i < 10 && (f >> v); i++) {
+		total += v;
+		if (i != 3 && i != 4) // idle, iowait
+			busy += v;
+	}
+	return {busy, total};
+}
 
 int cmd_freshness(int argc, char **argv) {
 	if (argc != 11)
-		die("usage: freshness CONNINFO TABLE SINK FLOW RATE WRITERS SECONDS BATCH OUTCSV");
+		die("usage: freshness CONNINFO TABLE SINK FLOW SCHEDULE WRITERS BATCH OUTCSV ALIGN");
 	std::string conninfo = argv[2], table = argv[3], sink = argv[4], flow = argv[5];
-	double rate = std::atof(argv[6]);
+	std::string schedule = argv[6];
 	int writers = std::atoi(argv[7]);
-	double seconds = std::atof(argv[8]);
-	int batch = std::atoi(argv[9]);
-	std::string out = argv[10];
+	int batch = std::atoi(argv[8]);
+	std::string out = argv[9];
+	bool align = std::atoi(argv[10]) != 0;
 	std::vector<std::pair<double, double>> refreshes; // (finished at s, duration ms)
+
+	auto t0 = Clock::now() + std::chrono::milliseconds(200);
+	double t0_unix =
+	    std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() + 0.2;
+	std::vector<Segment> segs;
+	double at = 0;
+	if (align) { // warm up at the first rate until the next minute starts (at least 1 s)
+		double boundary = std::ceil((t0_unix + 1.0) / 60.0) * 60.0;
+		at = boundary - t0_unix;
+	}
+	{
+		std::istringstream ss(schedule);
+		std::string part;
+		int k = 0;
+		while (std::getline(ss, part, ',')) {
+			size_t colon = part.find(':');
+			if (colon == std::string::npos)
+				die("SCHEDULE must be rate:seconds,...");
+			double rate = std::atof(part.substr(0, colon).c_str());
+			double secs = std::atof(part.substr(colon + 1).c_str());
+			if (k == 0 && at > 0)
+				segs.push_back(Segment{-1, rate, 0, at});
+			segs.push_back(Segment{k++, rate, at, at + secs});
+			at += secs;
+		}
+	}
+	if (segs.empty())
+		die("empty SCHEDULE");
+	double seconds = segs.back().end_s;
+	auto segment_at = [&](double s) -> const Segment & {
+		for (const Segment &g : segs)
+			if (s < g.end_s)
+				return g;
+		return segs.back();
+	};
 
 	std::mutex mu;
 	std::vector<std::vector<Batch>> pending(static_cast<size_t>(writers)); // per writer, commit order
 	std::vector<size_t> head(static_cast<size_t>(writers), 0);
 	std::vector<Sample> samples;
 	std::atomic<int> writers_done{0};
-	std::atomic<long> rows_written{0}, behind{0};
-
-	auto t0 = Clock::now() + std::chrono::milliseconds(200);
-	double t0_unix =
-	    std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() + 0.2;
-	double per_writer_interval = batch * writers / rate; // seconds between one writer's batches
+	// per segment (by the time a batch was due): rows, batches sent more than 100 ms
+	// late, and the last commit of its batches (achieved rate = its rows over the time
+	// from its start until then, or its length if that is longer)
+	std::vector<long> seg_rows(segs.size() + 1, 0), seg_late(segs.size() + 1, 0);
+	std::vector<double> seg_last(segs.size() + 1, 0);
 
 	std::vector<std::thread> threads;
 	for (int w = 0; w < writers; w++) {
@@ -451,18 +540,21 @@ int cmd_freshness(int argc, char **argv) {
 			PQclear(p);
 			std::string bs = std::to_string(batch), ws = std::to_string(w);
 			// writers start staggered so commits are spread evenly
-			auto next = t0 + std::chrono::duration_cast<Clock::duration>(
-			                     std::chrono::duration<double>(per_writer_interval * w / writers));
-			auto end =
-			    t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+			double first_interval = batch * writers / segs[0].rate;
+			double next_s = first_interval * w / writers;
 			for (int64_t seq = 1;; seq++) {
-				auto now = Clock::now();
-				if (next >= end)
+				if (next_s >= seconds)
 					break;
+				auto next =
+				    t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(next_s));
+				const Segment &g = segment_at(next_s);
+				size_t gi = static_cast<size_t>(&g - segs.data());
+				auto now = Clock::now();
+				bool late = false;
 				if (now < next)
 					std::this_thread::sleep_until(next);
 				else if (now - next > std::chrono::milliseconds(100))
-					behind++;
+					late = true;
 				// the row's time: the wall clock now (same machine as the server)
 				int64_t ts = std::chrono::duration_cast<std::chrono::microseconds>(
 				                 std::chrono::system_clock::now().time_since_epoch())
@@ -476,14 +568,18 @@ int cmd_freshness(int argc, char **argv) {
 					die(std::string("insert: ") + PQerrorMessage(c));
 				PQclear(r);
 				auto committed = Clock::now();
+				double cs = std::chrono::duration<double>(committed - t0).count();
+				const Segment &cg = segment_at(cs);
 				{
-					std::lock_guard<std::mutex> g(mu);
-					pending[static_cast<size_t>(w)].push_back(
-					    Batch{ts - ((ts % kUsecPerMin) + kUsecPerMin) % kUsecPerMin, seq, committed});
+					std::lock_guard<std::mutex> lk(mu);
+					pending[static_cast<size_t>(w)].push_back(Batch{
+					    ts - ((ts % kUsecPerMin) + kUsecPerMin) % kUsecPerMin, seq, committed, cg.index});
+					seg_rows[gi] += batch;
+					seg_last[gi] = std::max(seg_last[gi], cs);
+					if (late)
+						seg_late[gi]++;
 				}
-				rows_written += batch;
-				next += std::chrono::duration_cast<Clock::duration>(
-				    std::chrono::duration<double>(per_writer_interval));
+				next_s += batch * writers / g.rate;
 			}
 			PQfinish(c);
 			writers_done++;
@@ -494,14 +590,33 @@ int cmd_freshness(int argc, char **argv) {
 	PGconn *pc = connect(conninfo);
 	std::string q = "SELECT (extract(epoch FROM minute) * 1000000)::bigint, writer, max_seq FROM " + sink +
 	                " WHERE minute >= now() - interval '5 minutes'";
-	std::string rq =
-	    "SELECT runs, extract(epoch FROM last_run_duration) * 1000, "
-	    "extract(epoch FROM clock_timestamp() - last_run_at) FROM flownode.flows WHERE flow_name = '" +
-	    flow + "'";
+	std::string rq = "SELECT runs, extract(epoch FROM last_run_duration) * 1000, "
+	                 "extract(epoch FROM clock_timestamp() - last_run_at), worker_pid FROM flownode.flows "
+	                 "WHERE flow_name = '" +
+	                 flow + "'";
 	long polls = 0, last_runs = -1;
+	int worker_pid = 0;
+	{ // known before the first segment starts, so that its worker CPU is measured too
+		PGresult *wr =
+		    PQexec(pc, ("SELECT worker_pid FROM flownode.flows WHERE flow_name = '" + flow + "'").c_str());
+		if (PQresultStatus(wr) == PGRES_TUPLES_OK && PQntuples(wr) == 1 && !PQgetisnull(wr, 0, 0))
+			worker_pid = std::atoi(PQgetvalue(wr, 0, 0));
+		PQclear(wr);
+	}
+	// per segment: the machine's CPU and the worker's at its start (sampled by the poller)
+	std::vector<std::pair<double, double>> seg_cpu(segs.size() + 1, {-1, -1});
+	std::vector<double> seg_wcpu(segs.size() + 1, -1);
+	size_t seg_seen = 0;
 	auto give_up =
-	    t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds + 30));
+	    t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds + 60));
 	for (;;) {
+		double now_s = std::chrono::duration<double>(Clock::now() - t0).count();
+		while (seg_seen <= segs.size() &&
+		       (seg_seen == segs.size() ? now_s >= seconds : now_s >= segs[seg_seen].start_s)) {
+			seg_cpu[seg_seen] = machine_cpu();
+			seg_wcpu[seg_seen] = worker_pid > 0 ? proc_cpu_seconds(worker_pid) : -1;
+			seg_seen++;
+		}
 		PGresult *r = PQexec(pc, q.c_str());
 		if (PQresultStatus(r) != PGRES_TUPLES_OK)
 			die(std::string("poll: ") + PQerrorMessage(pc));
@@ -512,7 +627,7 @@ int cmd_freshness(int argc, char **argv) {
 			maxseq[{std::atoll(PQgetvalue(r, i, 0)), std::atoi(PQgetvalue(r, i, 1))}] =
 			    std::atoll(PQgetvalue(r, i, 2));
 		PQclear(r);
-		if (polls % 5 == 0) { // the worker's last refresh, every 50 ms
+		if (polls % 5 == 0 || worker_pid == 0) { // the worker's last refresh, every 50 ms
 			PGresult *rr = PQexec(pc, rq.c_str());
 			if (PQresultStatus(rr) == PGRES_TUPLES_OK && PQntuples(rr) == 1 && !PQgetisnull(rr, 0, 1)) {
 				long runs = std::atol(PQgetvalue(rr, 0, 0));
@@ -523,6 +638,8 @@ int cmd_freshness(int argc, char **argv) {
 					last_runs = runs;
 				}
 			}
+			if (PQresultStatus(rr) == PGRES_TUPLES_OK && PQntuples(rr) == 1 && !PQgetisnull(rr, 0, 3))
+				worker_pid = std::atoi(PQgetvalue(rr, 0, 3));
 			PQclear(rr);
 		}
 		bool all_seen = true;
@@ -535,19 +652,20 @@ int cmd_freshness(int argc, char **argv) {
 					auto it = maxseq.find({pw[h].minute, w});
 					if (it == maxseq.end() || it->second < pw[h].seq)
 						break;
-					samples.push_back(Sample{
-					    std::chrono::duration<double>(pw[h].committed - t0).count(),
-					    std::chrono::duration<double, std::milli>(seen - pw[h].committed).count(), batch});
+					samples.push_back(
+					    Sample{std::chrono::duration<double>(pw[h].committed - t0).count(),
+					           std::chrono::duration<double, std::milli>(seen - pw[h].committed).count(),
+					           batch, pw[h].segment});
 					h++;
 				}
 				if (h < pw.size())
 					all_seen = false;
 			}
 		}
-		if (writers_done.load() == writers && all_seen)
+		if (writers_done.load() == writers && all_seen && seg_seen > segs.size())
 			break;
 		if (Clock::now() > give_up)
-			die("the sink did not catch up within 30 s after the load ended");
+			die("the sink did not catch up within 60 s after the load ended");
 		std::this_thread::sleep_for(std::chrono::milliseconds(10));
 	}
 	for (auto &t : threads)
@@ -557,18 +675,162 @@ int cmd_freshness(int argc, char **argv) {
 	std::sort(samples.begin(), samples.end(),
 	          [](const Sample &a, const Sample &b) { return a.at_s < b.at_s; });
 	std::ofstream f(out);
-	f << "commit_s,lag_ms,rows\n";
+	f << "commit_s,lag_ms,rows,segment\n";
 	for (const Sample &s : samples)
-		f << s.at_s << ',' << s.lag_ms << ',' << s.rows << '\n';
+		f << s.at_s << ',' << s.lag_ms << ',' << s.rows << ',' << s.segment << '\n';
 	std::ofstream rf(out + ".refresh.csv");
 	rf << "finished_s,duration_ms\n";
 	for (const auto &x : refreshes)
 		rf << x.first << ',' << x.second << '\n';
-	double elapsed = samples.empty() ? 0 : samples.back().at_s;
-	std::printf("batches=%zu rows=%ld achieved_rows_per_s=%.0f polls=%ld late_sends=%ld elapsed_s=%.1f "
-	            "t0_unix=%.3f\n",
-	            samples.size(), rows_written.load(), elapsed > 0 ? rows_written.load() / seconds : 0.0, polls,
-	            behind.load(), elapsed, t0_unix);
+	std::ofstream sf(out + ".segments.csv");
+	sf << "segment,requested_rows_per_s,start_s,end_s,rows,achieved_rows_per_s,late_sends,machine_cpu_pct,"
+	      "worker_cpu_s\n";
+	long total_rows = 0;
+	for (size_t i = 0; i < segs.size(); i++) {
+		const Segment &g = segs[i];
+		double dur = g.end_s - g.start_s;
+		double busy = seg_cpu[i + 1].first - seg_cpu[i].first,
+		       total = seg_cpu[i + 1].second - seg_cpu[i].second;
+		double wcpu = seg_wcpu[i] >= 0 && seg_wcpu[i + 1] >= 0 ? seg_wcpu[i + 1] - seg_wcpu[i] : -1;
+		double took = std::max(dur, seg_last[i] - g.start_s);
+		sf << g.index << ',' << g.rate << ',' << g.start_s << ',' << g.end_s << ',' << seg_rows[i] << ','
+		   << (took > 0 ? seg_rows[i] / took : 0) << ',' << seg_late[i] << ','
+		   << (total > 0 ? 100.0 * busy / total : -1) << ',' << wcpu << '\n';
+		total_rows += seg_rows[i];
+	}
+	std::printf("batches=%zu rows=%ld achieved_rows_per_s=%.0f polls=%ld seconds=%.1f t0_unix=%.3f\n",
+	            samples.size(), total_rows, seconds > 0 ? total_rows / seconds : 0.0, polls, seconds,
+	            t0_unix);
+	return 0;
+}
+
+// ---- a query polled until a file appears ----
+
+int cmd_poll(int argc, char **argv) {
+	if (argc != 6)
+		die("usage: poll CONNINFO INTERVAL_MS STOPFILE SQL");
+	PGconn *c = connect(argv[2]);
+	int interval = std::atoi(argv[3]);
+	std::string stop = argv[4], sql = argv[5];
+	auto t0 = Clock::now();
+	while (access(stop.c_str(), F_OK) != 0 && seconds_since(t0) < 600) {
+		PGresult *r = PQexec(c, sql.c_str());
+		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+			die("poll failed: " + std::string(PQerrorMessage(c)));
+		double ms = seconds_since(t0) * 1000.0;
+		for (int i = 0; i < PQntuples(r); i++) {
+			std::printf("%.1f", ms);
+			for (int j = 0; j < PQnfields(r); j++)
+				std::printf("\t%s", PQgetisnull(r, i, j) ? "" : PQgetvalue(r, i, j));
+			std::printf("\n");
+		}
+		PQclear(r);
+		std::fflush(stdout);
+		std::this_thread::sleep_for(std::chrono::milliseconds(interval));
+	}
+	PQfinish(c);
+	return 0;
+}
+
+// ---- a worker interrupted in the middle of a refresh ----
+
+// Whether a process still runs: a zombie (exited, not yet reaped) counts as gone.
+bool process_alive(int pid) {
+	std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+	if (!f)
+		return false;
+	std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+	size_t rp = s.rfind(')');
+	return rp != std::string::npos && rp + 2 < s.size() && s[rp + 2] != 'Z' && s[rp + 2] != 'X';
+}
+
+int cmd_interrupt(int argc, char **argv) {
+	if (argc < 6 || argc > 7)
+		die("usage: interrupt CONNINFO FLOW DELAY_MS terminate|command [SHELL COMMAND]");
+	std::string conninfo = argv[2], flow = argv[3], mode = argv[5];
+	double delay_ms = std::atof(argv[4]);
+	if (mode == "command" && argc != 7)
+		die("command mode needs a SHELL COMMAND");
+	PGconn *ctl = connect(conninfo);
+	PGresult *r =
+	    PQexec(ctl, ("SELECT worker_pid FROM flownode.flows WHERE flow_name = '" + flow + "'").c_str());
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQgetisnull(r, 0, 0))
+		die("flow " + flow + " has no worker");
+	int pid = std::atoi(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	PGconn *fc = connect(conninfo);
+	auto f0 = Clock::now();
+	if (!PQsendQuery(fc, ("SELECT flownode.flush_flow('" + flow + "')").c_str()))
+		die(std::string("flush: ") + PQerrorMessage(fc));
+	// until the worker has been in a refresh transaction for delay_ms
+	std::string aq = "SELECT state, extract(epoch FROM clock_timestamp() - query_start) * 1000 FROM "
+	                 "pg_stat_activity WHERE pid = " +
+	                 std::to_string(pid);
+	double in_refresh = 0;
+	for (;;) {
+		r = PQexec(ctl, aq.c_str());
+		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+			die("the worker left pg_stat_activity before the interrupt");
+		bool active = std::string(PQgetvalue(r, 0, 0)) == "active";
+		in_refresh = active ? std::atof(PQgetvalue(r, 0, 1)) : 0;
+		PQclear(r);
+		if (active && in_refresh >= delay_ms)
+			break;
+		// the flush may end before any one refresh statement lasted delay_ms (a refresh
+		// is several statements): exit 3, and the caller tries again with a shorter delay
+		if (!PQconsumeInput(fc))
+			die(std::string("flush: ") + PQerrorMessage(fc));
+		if (!PQisBusy(fc)) {
+			while ((r = PQgetResult(fc)) != nullptr)
+				PQclear(r);
+			std::fprintf(stderr, "fnbench: the flush ended before a refresh statement lasted %.0f ms\n",
+			             delay_ms);
+			return 3;
+		}
+		if (seconds_since(f0) > 120)
+			die("the worker did not start a refresh within 120 s");
+		std::this_thread::sleep_for(std::chrono::milliseconds(2));
+	}
+	auto t0 = Clock::now();
+	double command_ms = -1;
+	std::thread cmd;
+	std::atomic<bool> cmd_done{false};
+	if (mode == "terminate") {
+		r = PQexec(ctl, ("SELECT pg_terminate_backend(" + std::to_string(pid) + ")").c_str());
+		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+			die(std::string("pg_terminate_backend: ") + PQerrorMessage(ctl));
+		PQclear(r);
+	} else {
+		std::string shell = argv[6];
+		cmd = std::thread([&, shell] {
+			if (std::system(shell.c_str()) != 0)
+				std::fprintf(stderr, "fnbench: the command failed: %s\n", shell.c_str());
+			command_ms = seconds_since(t0) * 1000.0;
+			cmd_done = true;
+		});
+	}
+	while (process_alive(pid)) {
+		if (seconds_since(t0) > 120)
+			die("the worker was still there 120 s after the interrupt");
+		std::this_thread::sleep_for(std::chrono::microseconds(500));
+	}
+	double gone_ms = seconds_since(t0) * 1000.0;
+	double flush_ms = -1;
+	if (mode == "terminate") {
+		// the flush goes on with the next worker: it must still return, and succeed
+		while ((r = PQgetResult(fc)) != nullptr) {
+			if (PQresultStatus(r) != PGRES_TUPLES_OK)
+				die(std::string("the flush failed after the interrupt: ") + PQerrorMessage(fc));
+			PQclear(r);
+		}
+		flush_ms = seconds_since(f0) * 1000.0;
+		PQfinish(ctl);
+	} else {
+		cmd.join();
+		// the server is gone: the connections are dead
+	}
+	PQfinish(fc);
+	std::printf("%.1f\t%.1f\t%.1f\t%.1f\n", gone_ms, command_ms, in_refresh, flush_ms);
 	return 0;
 }
 
@@ -594,7 +856,7 @@ int cmd_cpu(int argc, char **argv) {
 
 int main(int argc, char **argv) {
 	if (argc < 2)
-		die("usage: fnbench copy|multirow|ingest|sql|freshness|cpu ...");
+		die("usage: fnbench copy|multirow|ingest|sql|freshness|poll|interrupt|cpu ...");
 	std::string cmd = argv[1];
 	if (cmd == "copy")
 		return cmd_copy(argc, argv);
@@ -608,5 +870,9 @@ int main(int argc, char **argv) {
 		return cmd_freshness(argc, argv);
 	if (cmd == "cpu")
 		return cmd_cpu(argc, argv);
+	if (cmd == "poll")
+		return cmd_poll(argc, argv);
+	if (cmd == "interrupt")
+		return cmd_interrupt(argc, argv);
 	die("unknown command " + cmd);
 }

@@ -101,6 +101,17 @@ def add(item, what, result, target, ok):
 sections = []  # markdown detail sections
 
 
+def fr(ratios, d=2, unit="x"):
+    """a timed ratio: the median of the per-round ratios of alternated pairs, with min and max"""
+    r = [x for x in ratios if x is not None]
+    if not r:
+        return "n/a"
+    med = statistics.median(r)
+    if len(r) == 1:
+        return f"{med:.{d}f}{unit} (1 pair)"
+    return f"{med:.{d}f}{unit} ({min(r):.{d}f}–{max(r):.{d}f}, {len(r)} pairs)"
+
+
 def spread(values):
     v = [x for x in values if x]
     if len(v) < 2:
@@ -116,7 +127,8 @@ METHODS = [
     ("single_c1", "single-row autocommit INSERT, pgbench 1 client", 1.10, "tps"),
     ("single_c4", "single-row autocommit INSERT, pgbench 4 clients", 1.10, "tps"),
 ]
-ORDERS = [("inorder", "in time order"), ("scattered", "scattered over a year")]
+ORDERS = [("inorder", "in time order"), ("scattered", "scattered over a year"),
+          ("day", "at random times within one day")]
 ingest_detail = []
 ingest_ratio = {}
 for method, label, target1, unit in METHODS:
@@ -136,17 +148,24 @@ for method, label, target1, unit in METHODS:
             res[v] = (median(ratios), ratios, median(cpu), fl)
         ingest_ratio[(method, order)] = res
         r1, r5 = res["f1"][0], res["f5"][0]
-        add("1", f"{label}, {olabel}, 1 flow", fx(r1), f"≤ {target1:.2f}x", None if r1 is None else r1 <= target1)
+        if method == "single_c4":
+            # issue 20.6: throughput with one flow at least 0.95 of the plain table's
+            tr = [1 / x for x in res["f1"][1] if x]
+            add("20.6", f"{label}, {olabel}, 1 flow: tps ratio flow / no flow", fr(tr), "≥ 0.95",
+                None if not tr else median(tr) >= 0.95)
+        else:
+            add("1", f"{label}, {olabel}, 1 flow", fr(res["f1"][1]), f"≤ {target1:.2f}x",
+                None if r1 is None else r1 <= target1)
         if r1 is not None and r5 is not None:
             lim5 = 1 + 2 * max(r1 - 1, 0)
-            add("1", f"{label}, {olabel}, 5 flows", fx(r5),
+            add("1", f"{label}, {olabel}, 5 flows", fr(res["f5"][1]),
                 f"≤ {lim5:.2f}x (2 × the 1-flow overhead)", r5 <= lim5 + 1e-9)
         # detail rows
         def fmt_runs(d):
             return ", ".join(("%.2f" % d[k][0]) if unit == "s" else ("%.0f" % d[k][0]) for k in sorted(d, key=int))
         ingest_detail.append(
             f"| {label} | {olabel} | {fmt_runs(base)} | {fmt_runs(res['f1'][3])} | {fmt_runs(res['f5'][3])} | "
-            f"{fx(r1)}{fq(res['f1'][1])} | {fx(r5)}{fq(res['f5'][1])} | "
+            f"{fr(res['f1'][1])} | {fr(res['f5'][1])} | "
             + (f"{fx(res['f1'][2])} / {fx(res['f5'][2])}" if unit == "s" else "—")
             + f" | {('%.0f%%' % spread([base[k][0] for k in base])) if spread([base[k][0] for k in base]) is not None else '—'} |")
 
@@ -157,15 +176,17 @@ Three identical tables `(ts timestamptz, host text, v float8)` with an index on 
 no flow (baseline), one flow, five flows, created afresh for every case (method × order
 × clients). Before every run the table is truncated and a `CHECKPOINT` taken; every
 round runs the three tables once, in an order rotated each round, and the ratio is taken
-within the round; the summary shows the median over the rounds (brackets: interquartile
-range of the per-round ratios, when there are at least 4 rounds). COPY and multi-row runs:
+within the round; the summary shows the median over the rounds and, in brackets, the
+smallest and largest per-round ratio. COPY and multi-row runs:
 wall-clock seconds of the client (`bench/fnbench ingest`: the rows are generated before
 the clock starts; COPY FROM STDIN; multi-row statements sent as literal SQL, each
 statement its own transaction; every run on a new connection). Single-row runs: pgbench
 `-M prepared`, one INSERT per transaction, throughput ratio. *In time order*:
 COPY/multi-row rows 0.6 s apart (100 per 1-minute window), pgbench rows at `now()`;
 *scattered*: uniformly random timestamps over 2024 (a backfill: nearly every row in
-another window).
+another window); *within one day* (pgbench): uniformly random over one day (late data:
+1,440 windows, each recorded once until the flow refreshes it). With 4 clients the
+verdict is issue 20's: the throughput with one flow at least 0.95 of the plain table's.
 
 The one flow is `date_bin('1 minute'), host → count, sum, max`. The five flows add
 `date_bin('1 minute') → count, avg`, `date_bin('5 minutes'), host → min, max`,
@@ -187,49 +208,84 @@ baseline, median over rounds.
 
 # ---- instruction counts (callgrind.sh) -----------------------------------------
 
-cg = {}
+cg = {}  # (kind, order) -> (rows, base, f1, f5 or None)
 cpath = os.path.join(RAW, "callgrind.tsv")
 if os.path.exists(cpath):
     with open(cpath) as f:
         for line in f:
             p = line.rstrip("\n").split("\t")
             if len(p) == 6:
-                cg[(p[0], p[1])] = (int(p[2]), int(p[3]), int(p[4]), int(p[5]))
+                cg[(p[0], p[1])] = tuple(int(x) if x.lstrip("-").isdigit() else None for x in p[2:])
+
+
+def olab(order):
+    return {"inorder": "in time order", "scattered": "scattered over a year"}.get(order, order)
+
+
 for (kind, order), (nrows, b, f1, f5) in cg.items():
-    if kind.startswith("tx"):
+    if kind not in ("copy", "multirow"):
         continue
     label = "COPY" if kind == "copy" else "multi-row INSERT"
     # the same targets as the timed rows, on counts that do not move with the machine
     lim5 = 1 + 2 * max(f1 / b - 1, 0)
-    add("1", f"{label}, {'in time order' if order == 'inorder' else 'scattered over a year'}: instructions "
+    add("1", f"{label}, {olab(order)}: instructions "
         f"(callgrind, deterministic; {nrows:,} rows), 1 flow / 5 flows", f"{f1 / b:.3f}x / {f5 / b:.3f}x",
         f"≤ 1.05x / ≤ {lim5:.3f}x", f1 / b <= 1.05 and f5 / b <= lim5 + 1e-9)
+    if kind == "copy":
+        add("20.6", f"COPY {nrows:,} rows {olab(order)} with one flow, instructions (callgrind)",
+            f"{f1 / b:.3f}x (+{(f1 - b) / nrows:,.0f} instr/row)", "≤ 1.02x", f1 / b <= 1.02)
+for mode, label, target in (("inorder", "in time order (0.6 s apart)", 1.05),
+                            ("day", "at random times within one day", 1.15)):
+    if ("tx_" + mode, "-") in cg:
+        n_, b_, f_, _ = cg[("tx_" + mode, "-")]
+        add("20.6", f"single-row autocommit transactions {label}, one flow, instructions (callgrind, {n_:,} tx)",
+            f"{f_ / b_:.3f}x (+{(f_ - b_) / n_:,.0f} instr/tx)", f"≤ {target:.2f}x", f_ / b_ <= target)
+for order in ("inorder", "scattered"):
+    if ("copy_partitioned", order) in cg:
+        n_, b_, f_, _ = cg[("copy_partitioned", order)]
+        add("20.4", f"COPY {n_:,} rows {olab(order)} through a partitioned parent (366 daily partitions + "
+            "default) with one flow, instructions (callgrind)", f"{f_ / b_:.3f}x (+{(f_ - b_) / n_:,.0f} instr/row)",
+            "≤ 1.05x", f_ / b_ <= 1.05)
 if cg:
+    cg_rows = [f"| {'COPY' if k == 'copy' else 'multi-row INSERT'} {v[0]:,} rows, {olab(o)} | "
+               f"{v[1] / v[0]:,.0f} | {v[2] / v[0]:,.0f} | {v[3] / v[0]:,.0f} | {v[2] / v[1]:.3f}x | {v[3] / v[1]:.3f}x |"
+               for (k, o), v in cg.items() if k in ("copy", "multirow")]
+    cg_rows += [f"| COPY {v[0]:,} rows through a partitioned parent, {olab(o)} | {v[1] / v[0]:,.0f} | "
+                f"{v[2] / v[0]:,.0f} | — | {v[2] / v[1]:.3f}x | — |"
+                for (k, o), v in cg.items() if k == "copy_partitioned"]
+    tx_rows = []
+    if ("tx", "-") in cg:
+        n_, b_, sw_, nw_ = cg[("tx", "-")]
+        tx_rows += [f"| no flow, new window each commit | {b_ / n_:,.0f} |",
+                    f"| 1 flow, same window (record skipped) | {sw_ / n_:,.0f} |",
+                    f"| 1 flow, new window each commit (record written) | {nw_ / n_:,.0f} |"]
+    if ("tx5", "-") in cg:
+        n_, b_, sw_, nw_ = cg[("tx5", "-")]
+        tx_rows += [f"| 5 flows, same window (records skipped) | {sw_ / n_:,.0f} |",
+                    f"| 5 flows, new window each commit (one record per flow) | {nw_ / n_:,.0f} |"]
+    for mode, label in (("inorder", "in time order"), ("day", "random times within one day")):
+        if ("tx_" + mode, "-") in cg:
+            n_, b_, f_, _ = cg[("tx_" + mode, "-")]
+            tx_rows += [f"| no flow, {label} | {b_ / n_:,.0f} |",
+                        f"| 1 flow, {label} | {f_ / n_:,.0f} ({f_ / b_:.3f}x) |"]
     sections.append("""## Instruction counts (callgrind)
 
-`bench/callgrind.sh` (run last by the full suite, on its own cluster) runs the same writes in a
-single-user backend under valgrind's callgrind and counts instructions from parse to commit.
-Instructions are deterministic: where the timed ratios above swing with the machine, these do
-not (they do not see I/O, cache misses or lock waits either). Per row (COPY, multi-row) or per
-transaction; the function-level breakdown of every difference is in
-[`callgrind.md`](callgrind.md).
+`bench/callgrind.sh` (part of the full run, on its own cluster; it runs beside the untimed
+generation of the large tables, since instruction counts do not depend on the load) runs the
+same writes in a single-user backend under valgrind's callgrind and counts instructions from
+parse to commit. Instructions are deterministic: where the timed ratios swing with the
+machine, these do not (they do not see I/O, cache misses or lock waits either). Per row
+(COPY, multi-row) or per transaction; the function-level breakdown of every difference is in
+[`callgrind.md`](callgrind.md). The partitioned parent has a partition per day of 2024 and a
+default one (issue 19.1).
 
 | case | no flow | 1 flow | 5 flows | 1 flow ratio | 5 flows ratio |
 |---|---|---|---|---|---|
-""" + "\n".join(
-        f"| {'COPY' if k == 'copy' else 'multi-row INSERT'} {v[0]:,} rows, {'in time order' if o == 'inorder' else 'scattered'} | "
-        f"{v[1] / v[0]:,.0f} | {v[2] / v[0]:,.0f} | {v[3] / v[0]:,.0f} | {v[2] / v[1]:.3f}x | {v[3] / v[1]:.3f}x |"
-        for (k, o), v in cg.items() if not k.startswith("tx")) + ("""
+""" + "\n".join(cg_rows) + ("""
 
 | single-row transactions (PL/pgSQL loop with COMMIT) | instructions per transaction |
 |---|---|
-""" + "\n".join([f"| no flow | {cg[('tx', '-')][1] / cg[('tx', '-')][0]:,.0f} |",
-                  f"| 1 flow, same window (record skipped) | {cg[('tx', '-')][2] / cg[('tx', '-')][0]:,.0f} |",
-                  f"| 1 flow, new window each commit (record written) | {cg[('tx', '-')][3] / cg[('tx', '-')][0]:,.0f} |"]
-                 + ([f"| 5 flows, same window (records skipped) | {cg[('tx5', '-')][2] / cg[('tx5', '-')][0]:,.0f} |",
-                     f"| 5 flows, new window each commit (one record per flow) | {cg[('tx5', '-')][3] / cg[('tx5', '-')][0]:,.0f} |"]
-                    if ("tx5", "-") in cg else []))
-                  if ("tx", "-") in cg else "") + "\n")
+""" + "\n".join(tx_rows) if tx_rows else "") + "\n")
     if ("tx", "-") in cg:
         n_, b_, sw_, nw_ = cg[("tx", "-")]
         add("6", "durable record, per transaction, in instructions (callgrind: new window − same window)",
@@ -364,68 +420,320 @@ if micro or rec_cost is not None:
                   f"covered check, COMMIT publication under the slot's lock).", ""]
     sections.append("\n".join(lines))
 
-# ---- item 2: one-window refresh ------------------------------------------------
+# ---- issue 20.1: one sparse transaction ------------------------------------------
 
-flush = {k: v for k, v in sel("refresh", "flush").items()}
-floor = {k: v for k, v in sel("refresh", "floor").items()}
-floora = {k: v for k, v in sel("refresh", "floorasync").items()}
-mv = {k: v for k, v in sel("refresh", "mv").items()}
-if flush and floor:
-    r_floor = median(paired(flush, floor, lambda a, b: a[0] / b[0]))
-    r_mv = (median([x[0] for x in mv.values()]) / median([x[0] for x in flush.values()])) if mv else None
-    check = sel("refresh", "check").get("0", [None])[0]
-    r_floora = median(paired(flush, floora, lambda a, b: a[0] / b[0])) if floora else None
-    if r_floora is not None:
-        add("2", "flush_flow of one window vs the hand-written single-window upsert (the floor), both committing "
-            "asynchronously as flownode's refresh does",
-            f"{fx(r_floora)} ({fms(median([x[0] for x in flush.values()]), 2)} vs "
-            f"{fms(median([x[0] for x in floora.values()]), 2)})", "≤ 1.50x", r_floora <= 1.5)
-    add("2", "flush_flow of one window vs the same floor committing durably (synchronous_commit on, a user's default)",
-        f"{fx(r_floor)} ({fms(median([x[0] for x in flush.values()]), 2)} vs "
-        f"{fms(median([x[0] for x in floor.values()]), 2)})", "≤ 1.50x", r_floor <= 1.5)
-    if r_mv is not None:
-        add("2", "REFRESH MATERIALIZED VIEW vs flush_flow (speed-up)",
+
+def runs_of(d):
+    return ", ".join(f"{d[k][0]:,.0f}" for k in sorted(d, key=int)) if d else "—"
+
+
+def msruns(d, digits=0):
+    return ", ".join(f"{d[k][0]:,.{digits}f}" for k in sorted(d, key=int)) if d else "—"
+
+
+def val(item, case, rnd="0", k=0):
+    v = sel(item, case).get(rnd)
+    return None if not v or len(v) <= k else v[k]
+
+
+sp_flush, sp_plain = sel("sparse", "flush"), sel("sparse", "plain")
+if sp_flush and sp_plain:
+    ratios = paired(sp_flush, sp_plain, lambda a, b: a[0] / b[0])
+    nsp = int(meta.get("SP_ROWS", "0"))
+    add("20.1", f"one sparse transaction ({nsp:,} rows over years 1–9999): flush_flow vs one INSERT ... SELECT ... "
+        "GROUP BY of the same rows", f"{fr(ratios)}; {fms(median([x[0] for x in sp_flush.values()]), 0)} vs "
+        f"{fms(median([x[0] for x in sp_plain.values()]), 0)}", "≤ 2.00x", median(ratios) <= 2.0)
+    sp_dirty = sel("sparse", "dirty")
+    sp_runs = sel("sparse", "runs")
+    sp_check = sel("sparse", "check")
+    bad = sum(1 for v in sp_check.values() if v[0])
+    # the watched round: (ms, dirty_windows, rows in the sink, worker state, runs)
+    watch = []
+    wpath = os.path.join(RAW, "sparse_watch.tsv")
+    if os.path.exists(wpath):
+        with open(wpath) as f:
+            for line in f:
+                p = line.rstrip("\n").split("\t")
+                if len(p) >= 5:
+                    watch.append((float(p[0]), int(p[1]), int(p[2]), p[3], int(p[4])))
+    missing = [w for w in watch if w[2] < nsp]
+    # untruthful: rows missing, nothing counted dirty and no refresh in flight, in two
+    # samples in a row (a sample reads the view and pg_stat_activity a moment apart)
+    suspect = [i for i, w in enumerate(watch) if w[2] < nsp and w[1] == 0 and w[3] != "active"]
+    untruthful = sum(1 for i in suspect if i - 1 in suspect)
+    if watch:
+        add("20.1", "  the flows view during that flush (polled every 20 ms): samples with rows missing from the "
+            "sink that showed dirty_windows = 0 with no refresh in flight",
+            f"{untruthful} of {len(missing)} (dirty_windows before the flush: {val('sparse', 'dirty', '0'):,.0f})",
+            "0", untruthful == 0 and (val("sparse", "dirty", "0") or 0) > 0)
+    add("20.1", "  sinks equal to the query after each flush", f"{len(sp_check) - bad} of {len(sp_check)}",
+        "all", bad == 0)
+    sections.append(f"""## 20.1 One sparse transaction
+
+A source `(ts timestamptz, v int4)` with an index on `ts` and a flow `date_bin('1 minute') →
+count, sum, max` (eval_interval 1 hour: only `flush_flow` refreshes). One INSERT of
+{nsp:,} rows spread evenly over years 1–9999 (the issue's 521,671 rows 7 days apart, scaled;
+{nsp:,} windows among 5.26 billion), then `VACUUM ANALYZE` and a `CHECKPOINT` (neither side
+pays for hint bits). Timed, alternating: `flush_flow` (until every row is in the sink) and one
+`INSERT ... SELECT ... GROUP BY` of the same rows into an empty table with the same key. Each
+round uses a new table and flow (a new worker, whose row budget starts again at 50,000).
+
+| | per round |
+|---|---|
+| insert (ms, untimed) | {msruns(sel('sparse', 'insert'))} |
+| dirty_windows after the insert | {runs_of(sp_dirty)} |
+| flush_flow (ms) | {msruns(sp_flush)} |
+| windows refreshed (flush_flow's result) | {', '.join(f"{sp_flush[k][1]:,.0f}" for k in sorted(sp_flush, key=int))} |
+| refreshes (runs) | {runs_of(sp_runs)} |
+| INSERT ... SELECT ... GROUP BY (ms) | {msruns(sp_plain)} |
+| ratio | {', '.join(f"{x:.2f}" for x in ratios)} |
+
+*Truthful meanwhile*: one more round, untimed, polls `flownode.flows` (dirty_windows, the
+worker's state in `pg_stat_activity`) and the sink's row count every 20 ms while the flush
+runs: {len(watch)} samples, {len(missing)} with rows missing from the sink; among those, a sample
+showing `dirty_windows = 0` is truthful only while a refresh is in flight (its windows are
+not counted, as the user guide says); such a sample without a refresh in flight, twice in a
+row: {untruthful}. The watched flush took {fms(val('sparse', 'watchedflush', '0'), 0)}.
+""")
+
+# ---- issue 20.6: backfill at the largest size -----------------------------------
+
+bf_flush, bf_rows = sel("backfill", "flush"), val("backfill", "rows")
+bf_plain = sel("backfill", "plain")
+if bf_flush and bf_plain:
+    fl = bf_flush["1"]
+    ratios = [fl[0] / p[0] for p in bf_plain.values()]
+    runs = (val("backfill", "runs1") or 0) - (val("backfill", "runs0") or 0)
+    chk = val("backfill", "check")
+    add("20.6", f"backfill of {bf_rows:,.0f} rows: flush_flow vs INSERT ... SELECT ... GROUP BY (one backfill, "
+        "the INSERT before and after it)", f"{fr(ratios)}; {fms(fl[0] / 1000, 1).replace(' ms', ' s')} vs "
+        f"{msruns(bf_plain)} ms", "≤ 1.00x", median(ratios) <= 1.0)
+    add("20.6", "  backfill: refreshes, the worker's peak private memory, sink equal to the INSERT's table",
+        f"{runs:,.0f} refreshes; {fl[1] / 1024:,.0f} MiB; {'equal' if chk == 0 else f'{chk:.0f} rows differ'}",
+        "equal", chk == 0)
+    sections.append(f"""## 20.6 Backfill of {bf_rows:,.0f} rows
+
+The largest table of the run (`sc_{bf_rows:.0f}`: `(ts timestamptz, v int4)`, UNLOGGED, one row
+every 0.6 s from 2024-01-01, 100 per one-minute window) was generated in one INSERT with its
+flow already there (`date_bin('1 minute') → count, sum, max`, eval_interval 1 hour), the time
+index built after, `VACUUM ANALYZE`: every window is dirty ({val('backfill', 'dirty'):,.0f}
+windows). Timed: the catch-up (`flush_flow`: refreshes of at most
+`flownode.max_rows_per_refresh` = {meta.get('show_flownode.max_rows_per_refresh', '?')} source
+rows, the budget starting at 50,000 and doubling) and one `INSERT ... SELECT ... GROUP BY` of
+the whole table into an empty table with the same key, before and after the catch-up (a
+`CHECKPOINT` before each). One backfill per run (generating the table again would cost
+minutes): both pairs share it, so the spread shows the baseline's noise only.
+
+| | ms |
+|---|---|
+| INSERT ... SELECT ... GROUP BY | {msruns(bf_plain)} |
+| flush_flow (the catch-up) | {fl[0]:,.0f} ({runs:,.0f} refreshes) |
+
+Generating the large tables took {meta.get('scale_generate_s', '?')} s (in parallel, and beside
+callgrind.sh when it is part of the run), their indexes and VACUUM {meta.get('scale_index_vacuum_s', '?')} s
+(untimed). The INSERT ... SELECT runs with the server's defaults (JIT on), as a user's would.
+""")
+
+# ---- issue 20.4: one-window refresh at three sizes -----------------------------
+
+rsizes = sorted({int(meta[k]) for k in ("SC_SMALL", "SC_MID", "SC_BIG") if k in meta})
+rflush = {n: sel("refresh", f"flush{n}") for n in rsizes}
+rflush = {n: d for n, d in rflush.items() if d}
+if rflush:
+    small = rsizes[0]
+    floor = sel("refresh", "floor")
+    floora = sel("refresh", "floorasync")
+    mv = sel("refresh", "mv")
+    fs = rflush.get(small, {})
+    for n in rsizes[1:]:
+        if n in rflush and fs:
+            ratios = paired(rflush[n], fs, lambda a, b: a[0] / b[0])
+            add("20.4", f"one-window flush_flow at {n / 1e6:,.0f}M vs {small / 1e6:,.1g}M source rows (flat)",
+                f"{fr(ratios)}; {fms(median([x[0] for x in rflush[n].values()]), 2)} vs "
+                f"{fms(median([x[0] for x in fs.values()]), 2)}", "≤ 1.20x", median(ratios) <= 1.2)
+    if fs and floora:
+        ratios = paired(fs, floora, lambda a, b: a[0] / b[0])
+        add("2", f"one-window flush_flow vs the hand-written single-window upsert (the floor), both committing "
+            f"asynchronously as flownode's refresh does ({small / 1e6:,.1g}M rows)",
+            f"{fr(ratios)}; {fms(median([x[0] for x in fs.values()]), 2)} vs "
+            f"{fms(median([x[0] for x in floora.values()]), 2)}", "≤ 1.50x", median(ratios) <= 1.5)
+    if fs and floor:
+        ratios = paired(fs, floor, lambda a, b: a[0] / b[0])
+        add("2", "one-window flush_flow vs the same floor committing durably (synchronous_commit on, a user's "
+            "default)", f"{fr(ratios)}; {fms(median([x[0] for x in floor.values()]), 2)} floor", "≤ 1.50x",
+            median(ratios) <= 1.5)
+    if fs and mv:
+        r_mv = median([x[0] for x in mv.values()]) / median([x[0] for x in fs.values()])
+        add("2", "REFRESH MATERIALIZED VIEW vs one-window flush_flow (speed-up)",
             f"{r_mv:,.0f}x faster ({fms(median([x[0] for x in mv.values()]), 0)})", "≥ 500x", r_mv >= 500)
-    rrows = int(meta.get("R_ROWS", "0"))
-    sections.append(f"""## 2. One-window refresh
+    check = val("refresh", "check")
+    rows_md = "\n".join(f"| flush_flow, {n:,} rows | {msruns(rflush[n], 2)} | {fms(median([x[0] for x in rflush[n].values()]), 2)} |"
+                        for n in rsizes if n in rflush)
+    sections.append(f"""## 20.4 One-window refresh at {', '.join(f'{n:,}' for n in rsizes)} rows
 
-A source of {rrows:,} rows, one every 0.6 s ({rrows // 100:,} one-minute windows of 100 rows,
-10 hosts), index on `ts`; the flow `date_bin('1 minute'), host → count, sum, max`
-(eval_interval 1 hour, so only `flush_flow` refreshes). Each round commits one late row
-into a window and times `SELECT flownode.flush_flow(...)` (the call returns once the
-flow's worker has refreshed and committed the window), and commits one late row into
-another window and times the hand-written floor on a copy of the sink:
-`INSERT INTO r_floor ... SELECT ... FROM r_src WHERE ts >= lo AND ts < hi GROUP BY 1, 2
-ON CONFLICT (minute, host) DO UPDATE SET ...` (autocommit). The order alternates every
-round; the floor's window is then flushed untimed so the next flush refreshes exactly one
-window. `REFRESH MATERIALIZED VIEW` of the same query is timed in the first
-{meta.get('R_MV_ROUNDS')} rounds. One untimed warm-up round precedes. Times are the
-client's round trip (libpq, Unix socket). flownode's worker commits its refreshes with
-`synchronous_commit = off` (a refresh lost in a crash is redone from the durable record),
-so the floor is timed both ways: committing asynchronously too (like for like, the verdict)
-and durably, as a user's statement with the default setting would (one WAL flush more).
+The tables of the run (`(ts timestamptz, v int4)`, UNLOGGED, 100 rows per one-minute window,
+index on `ts`, vacuumed) and their flows (`date_bin('1 minute') → count, sum, max`,
+eval_interval 1 hour, so only `flush_flow` refreshes). Each round commits one late row into a
+window of each table and times its `flush_flow` (the call returns once the worker has
+refreshed and committed the window); on the smallest table also the hand-written floor on a
+copy of the sink: `INSERT INTO r_floor ... SELECT ... WHERE ts >= lo AND ts < hi GROUP BY 1
+ON CONFLICT (minute) DO UPDATE ...`, committing durably and asynchronously (flownode's worker
+commits its refreshes with `synchronous_commit = off`: a refresh lost in a crash is redone
+from the durable record); its window is then flushed untimed. The order rotates every round;
+one untimed warm-up flush per table first. `REFRESH MATERIALIZED VIEW` of the smallest
+table's query in the first {meta.get('R_MV_ROUNDS')} rounds. Times are the client's round trip
+(libpq, Unix socket).
 
 | | per round (ms) | median |
 |---|---|---|
-| flush_flow | {', '.join('%.2f' % flush[k][0] for k in sorted(flush, key=int))} | {fms(median([x[0] for x in flush.values()]), 2)} |
-| floor, durable commit | {', '.join('%.2f' % floor[k][0] for k in sorted(floor, key=int))} | {fms(median([x[0] for x in floor.values()]), 2)} |
-| floor, asynchronous commit | {', '.join('%.2f' % floora[k][0] for k in sorted(floora, key=int))} | {fms(median([x[0] for x in floora.values()]), 2) if floora else 'n/a'} |
-| REFRESH MATERIALIZED VIEW | {', '.join('%.0f' % mv[k][0] for k in sorted(mv, key=int))} | {fms(median([x[0] for x in mv.values()]), 0)} |
+{rows_md}
+| floor, durable commit | {msruns(floor, 2)} | {fms(median([x[0] for x in floor.values()]), 2) if floor else 'n/a'} |
+| floor, asynchronous commit | {msruns(floora, 2)} | {fms(median([x[0] for x in floora.values()]), 2) if floora else 'n/a'} |
+| REFRESH MATERIALIZED VIEW | {msruns(mv)} | {fms(median([x[0] for x in mv.values()]), 0) if mv else 'n/a'} |
 
-Ratio flush/floor (median of per-round ratios): **{fx(r_floora)}** against the asynchronous floor,
-{fx(r_floor)} against the durable one; materialized view /
-flush (median over median): **{'n/a' if r_mv is None else f'{r_mv:,.0f}x'}**. After the rounds the sink was
-compared with the refreshed materialized view: {'identical' if check == 0 else f'{check:.0f} rows differ'}.
+After the rounds the smallest sink was compared with the refreshed materialized view:
+{'identical' if check == 0 else f'{check} rows differ'}.
 """)
 
-# ---- item 3: freshness ---------------------------------------------------------
+# ---- issue 20.3: JIT --------------------------------------------------------------
+
+jon, joff = sel("jit", "jiton"), sel("jit", "jitoff")
+if jon and joff:
+    ratios = paired(jon, joff, lambda a, b: a[0] / b[0])
+    avail = val("jit", "available")
+    ron = [sel("jit", "runs1on")[k][0] - sel("jit", "runs0on")[k][0] for k in sorted(jon, key=int)]
+    roff = [sel("jit", "runs1off")[k][0] - sel("jit", "runs0off")[k][0] for k in sorted(joff, key=int)]
+    nwin = int(meta.get("JIT_WINDOWS", "0"))
+    add("20.3", f"flush of {nwin:,} separate windows ({int(meta.get('SC_MID', 0)) / 1e6:,.0f}M rows) with jit = on vs "
+        "jit = off for the whole server" + ("" if avail else " (JIT NOT AVAILABLE in this server: not measured)"),
+        f"{fr(ratios)}; {fms(median([x[0] for x in jon.values()]), 0)} vs {fms(median([x[0] for x in joff.values()]), 0)}",
+        "≤ 1.20x", (median(ratios) <= 1.2) if avail else None)
+    sections.append(f"""## 20.3 JIT
+
+{nwin:,} late rows in separate windows of the {int(meta.get('SC_MID', 0)):,}-row table (one INSERT; every
+{int(meta.get('SC_MID', 0)) // 100 // max(nwin, 1)}th window), then a timed `flush_flow`, with `jit = on` and
+`jit = off` for the whole server (`ALTER SYSTEM`, `pg_reload_conf()`; the flush wakes the
+worker, which reads the configuration first), alternating; new windows every time. JIT
+available in this server (`pg_jit_available()`): {'yes' if avail else 'NO'}.
+
+| | per round (ms) | windows refreshed | refreshes |
+|---|---|---|---|
+| jit = on | {msruns(jon)} | {', '.join(f"{jon[k][1]:,.0f}" for k in sorted(jon, key=int))} | {', '.join(f'{x:.0f}' for x in ron)} |
+| jit = off | {msruns(joff)} | {', '.join(f"{joff[k][1]:,.0f}" for k in sorted(joff, key=int))} | {', '.join(f'{x:.0f}' for x in roff)} |
+""")
+
+# ---- issue 20.2: scattered late rows ------------------------------------------------
+
+sc_parts = []
+for idx, label in (("idx", "with the time index"), ("scan", "without an index on the time column")):
+    fl, fo = sel("scattered", "flush" + idx), sel("scattered", "floor" + idx)
+    if not (fl and fo):
+        continue
+    touched = sel("scattered", "touched" + idx)
+    r0, r1 = sel("scattered", "runs0" + idx), sel("scattered", "runs1" + idx)
+    nref = {k: r1[k][0] - r0[k][0] for k in fl if k in r0 and k in r1}
+    nlate = int(meta.get("SC_LATE", "0"))
+    nmid = int(meta.get("SC_MID", "0"))
+    wmax = max(x[1] for x in fl.values())
+    if idx == "idx":
+        ratios = paired(fl, fo, lambda a, b: a[0] / b[0])
+        add("20.2", f"{nlate:,} late rows at random times into {nmid / 1e6:,.0f}M rows: windows refreshed by flush_flow "
+            f"(the rows touched {', '.join(f'{touched[k][0]:,.0f}' for k in sorted(touched, key=int))})",
+            ", ".join(f"{fl[k][1]:,.0f}" for k in sorted(fl, key=int)), "≤ 2,000", wmax <= 2000)
+        add("20.2", "  the same: flush_flow vs the floor (a hand-written refresh of exactly those windows)",
+            f"{fr(ratios)}; {fms(median([x[0] for x in fl.values()]), 0)} vs {fms(median([x[0] for x in fo.values()]), 0)}",
+            "≤ 1.50x", median(ratios) <= 1.5)
+    else:
+        # each refresh reads the table once: the time per refresh against the floor's one scan
+        ratios = [fl[k][0] / max(nref.get(k, 1), 1) / fo[k][0] for k in sorted(fl, key=int) if k in fo]
+        add("20.2", f"  without an index on the time column: flush_flow completes; time per refresh vs the floor "
+            f"reading the table once ({', '.join(f'{nref[k]:.0f}' for k in sorted(nref, key=int))} refreshes)",
+            f"{fr(ratios)}; {fms(median([x[0] for x in fl.values()]), 0)} vs {fms(median([x[0] for x in fo.values()]), 0)}",
+            "≤ 1.50x (one read per refresh)", median(ratios) <= 1.5)
+    sc_parts.append(f"""### 20.2 Scattered late rows, {label}
+
+| | per round |
+|---|---|
+| windows the late rows touched | {runs_of(touched)} |
+| flush_flow (ms) | {msruns(fl)} |
+| windows refreshed (flush_flow's result) | {', '.join(f"{fl[k][1]:,.0f}" for k in sorted(fl, key=int))} |
+| refreshes | {', '.join(f'{nref[k]:.0f}' for k in sorted(nref, key=int))} |
+| floor (ms) | {msruns(fo)} |
+""")
+if sel("scattered", "flushidx"):
+    chk = val("scattered", "check")
+    add("20.2", "  sink equal to the query in every window a late row touched", "equal" if chk == 0 else f"{chk:.0f} rows differ",
+        "equal", chk == 0)
+    sections.append(f"""## 20.2 Scattered late rows
+
+The {int(meta.get('SC_MID', 0)):,}-row table (100 rows per one-minute window, so its span holds
+{int(meta.get('SC_MID', 0)) // 100:,} windows). Each batch: {int(meta.get('SC_LATE', 0)):,} late rows at random
+times over its span (seeded), one INSERT. Timed, alternating: `flush_flow` of one batch (it
+returns the windows it refreshed) and the floor, a hand-written refresh of exactly the windows
+of another batch on a copy of the sink — with the index one statement that reads each window
+through it (`FROM (SELECT DISTINCT window ...) l, LATERAL (SELECT ... WHERE ts >= l.w AND ts <
+l.w + 1 minute)`, GROUP BY, upsert), without it one scan (`WHERE date_bin(...) IN (SELECT DISTINCT
+window ...)`, a hash semi-join), both with `jit = off` as flownode's refresh statements run; the
+floor's batch is then flushed untimed. Then the index is
+dropped and the same runs again: there the floor reads the table once, and so must each
+refresh (the issue: 82 refreshes of 2.9 s each, each a full scan, not done after 120 s).
+After both, the sink equals the query in every window a late row touched:
+{'yes' if chk == 0 else f'NO, {chk:.0f} rows differ'}.
+""")
+    sections.extend(sc_parts)
+
+# ---- issue 20.3: interrupts -------------------------------------------------------
+
+term, stop = sel("interrupt", "terminate"), sel("interrupt", "stop")
+if term or stop:
+    full = val("interrupt", "full")
+    nref = val("interrupt", "full", k=1) or 1
+    if term:
+        add("20.3", "pg_terminate_backend of the worker half-way through its largest refresh (a flush that reads "
+            f"{int(meta.get('SC_MID', 0)) / 1e6:,.0f}M rows, {fms(full, 0)} in {nref:.0f} refresh(es)): until the process is gone",
+            ", ".join(fms(term[k][0], 1) for k in sorted(term, key=int)), "≤ 1,000 ms",
+            max(x[0] for x in term.values()) <= 1000)
+    if stop:
+        st = stop["1"]
+        add("20.3", "pg_ctl stop -m fast half-way through the same refresh: until the worker is gone "
+            "(the whole stop, with its checkpoint)", f"{fms(st[0], 1)} ({fms(st[1], 0)})", "≤ 1,000 ms",
+            st[0] <= 1000)
+    ct, cs = val("interrupt", "check_terminate"), val("interrupt", "check_stop")
+    add("20.3", "  after the interrupts: the flush survived the termination, the sinks equal the query",
+        f"flush returned after {', '.join(fms(term[k][3], 0) for k in sorted(term, key=int))}; "
+        f"{'equal' if not ct and not cs else f'{ct} / {cs} rows differ'}", "equal", not ct and not cs)
+    sections.append(f"""## 20.3 Interrupts in the middle of the largest refresh
+
+The largest refresh of the run: {int(meta.get('SC_LATE', 0)):,} late rows scattered over the
+{int(meta.get('SC_MID', 0)):,}-row table without its time index (statements that read the whole
+table each). One such `flush_flow`, uninterrupted: {fms(full, 0)} in {nref:.0f} refresh(es). Then,
+{int(meta.get('INT_ROUNDS', 0))} time(s), a new batch and `flush_flow` on one connection while
+`bench/fnbench interrupt` watches the worker in `pg_stat_activity` and, once it has been in one
+refresh statement for half the time of one (half as long again if the flush ended first), sends
+`pg_terminate_backend` and polls `/proc` until the process has exited; the flush must still
+return (served by the next worker, which reloads the durable record). Then the same with
+`pg_ctl stop -m fast` instead (the server is started again after it).
+
+| | worker in its refresh when signalled (ms) | until the worker was gone (ms) | |
+|---|---|---|---|
+""" + "\n".join(f"| pg_terminate_backend, round {k} | {term[k][2]:,.0f} | {term[k][0]:,.1f} | the flush returned after {term[k][3]:,.0f} ms |"
+                for k in sorted(term, key=int))
+        + ("\n" + "\n".join(f"| pg_ctl stop -m fast | {stop[k][2]:,.0f} | {stop[k][0]:,.1f} | the stop took {stop[k][1]:,.0f} ms |"
+                           for k in sorted(stop, key=int)) if stop else "") + "\n")
+
+# ---- issue 20.4: freshness at three rates -------------------------------------------
 
 fcsv = os.path.join(RAW, "freshness.csv")
 if os.path.exists(fcsv):
     samples = []
     with open(fcsv) as f:
         for r in csv.DictReader(f):
-            samples.append((float(r["commit_s"]), float(r["lag_ms"]), int(r["rows"])))
+            samples.append((float(r["commit_s"]), float(r["lag_ms"]), int(r["rows"]), int(r["segment"])))
+    segs = []
+    spath = fcsv + ".segments.csv"
+    if os.path.exists(spath):
+        with open(spath) as f:
+            segs = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
     def pct(values, p):
         if not values:
@@ -438,54 +746,50 @@ if os.path.exists(fcsv):
     if os.path.exists(fcsv + ".refresh.csv"):
         with open(fcsv + ".refresh.csv") as f:
             refreshes = [(float(r["finished_s"]), float(r["duration_ms"])) for r in csv.DictReader(f)]
-    lags = [s[1] for s in samples]
-    p50, p99, mx = pct(lags, 50), pct(lags, 99), max(lags) if lags else None
-    dur = float(meta.get("F_SECONDS", "60"))
-    thirds = [[s[1] for s in samples if i * dur / 3 <= s[0] < (i + 1) * dur / 3] for i in range(3)]
-    p99_first, p99_last = pct(thirds[0], 99), pct(thirds[2], 99)
-    # least-squares trend of lag over commit time
-    n = len(samples)
-    if n > 2:
-        mt = sum(s[0] for s in samples) / n
-        ml = sum(s[1] for s in samples) / n
-        sxx = sum((s[0] - mt) ** 2 for s in samples)
-        slope = sum((s[0] - mt) * (s[1] - ml) for s in samples) / sxx if sxx else 0.0
-    else:
-        slope = 0.0
-    growth = slope * dur
-    # The flow's windows are 1 minute: every refresh recomputes the open window, so
-    # the lag has a sawtooth of that period (it rises while the window fills and drops
-    # when the next one opens). A trend fitted over one period measures the sawtooth,
-    # not growth; growth is the p99 of the last whole period against the first one,
-    # which cover the same phases. Shorter runs (--quick) fall back to thirds.
-    period = 60.0
-    nper = int(dur // period)
-    if nper >= 2:
-        per = [[s[1] for s in samples if i * period <= s[0] < (i + 1) * period] for i in range(nper)]
-        g_first, g_last = pct(per[0], 99), pct(per[-1], 99)
-        g_label = f"p99 of the first → last whole minute (window period; {nper} periods)"
-    else:
-        g_first, g_last = p99_first, p99_last
-        g_label = "p99 first → last third (run shorter than two window periods: indicative)"
-    period_growth = (g_last - g_first) if g_first is not None and g_last is not None else 0.0
-    summ = dict(kv.split("=") for kv in meta.get("freshness_summary", "").split() if "=" in kv)
-    achieved = float(summ.get("achieved_rows_per_s", "0"))
-    rate = float(meta.get("F_RATE", "0"))
-    target_ms = 1000 + 1000
-    add("3", f"freshness p50 / p99 / max, {rate:,.0f} rows/s requested ({achieved:,.0f} achieved), 4 writers, {dur:.0f} s",
-        f"{fms(p50, 0)} / {fms(p99, 0)} / {fms(mx, 0)}", "p99 ≤ 2,000 ms (eval_interval + 1 s)", p99 <= target_ms)
-    add("3", f"freshness: no growth over the run ({g_label})",
-        f"{period_growth:+,.0f} ms ({fms(g_first, 0)} → {fms(g_last, 0)}); least-squares trend {growth:+,.0f} ms",
-        "≤ +250 ms", period_growth <= 250)
-    if rate and achieved < 0.95 * rate:
-        add("3", "freshness: requested ingest rate sustained", f"{achieved:,.0f} rows/s", f"≥ {0.95 * rate:,.0f} rows/s", False)
+    cores = int(meta.get("cores", "2") or 2)
+    target_ms = 1500
+    seg_rows = []
+    saturated_at = None
+    for g in segs:
+        if g["segment"] < 0:
+            continue
+        lags = [s[1] for s in samples if s[3] == int(g["segment"])]
+        dur = g["end_s"] - g["start_s"]
+        req, ach = g["requested_rows_per_s"], g["achieved_rows_per_s"]
+        wpct = 100 * g["worker_cpu_s"] / (dur * cores) if g["worker_cpu_s"] >= 0 and dur > 0 else 0
+        other = g["machine_cpu_pct"] - wpct
+        # the machine itself saturates: the writers cannot keep the rate, or the machine is
+        # busy without the flow's worker
+        sat = ach < 0.95 * req or other >= 90
+        if sat and saturated_at is None:
+            saturated_at = req
+        p50, p99, mx = pct(lags, 50), pct(lags, 99), (max(lags) if lags else None)
+        q = [s[1] for s in samples if s[3] == int(g["segment"]) and s[0] < g["start_s"] + 15]
+        q2 = [s[1] for s in samples if s[3] == int(g["segment"]) and s[0] >= g["end_s"] - 15]
+        seg_rows.append((g, lags, p50, p99, mx, ach, sat, wpct, other, pct(q, 99), pct(q2, 99)))
+        # the target applies up to the rate where the machine saturates: met if the p99 is
+        # within it at any rate, missed only below saturation, n/a beyond it (the machine's
+        # CPU counts every process, other tenants' too)
+        ok99 = p99 is not None and p99 <= target_ms
+        verdict_ok = True if ok99 else (None if (saturated_at is not None and req >= saturated_at) else False)
+        add("20.4", f"freshness p50 / p99 / max at {req:,.0f} rows/s requested ({ach:,.0f} achieved; machine CPU "
+            f"{g['machine_cpu_pct']:.0f}%, of which the flow's worker {wpct:.0f}%), 4 writers, {dur:.0f} s"
+            + (" — the machine SATURATED" if sat else ""),
+            f"{fms(p50, 0)} / {fms(p99, 0)} / {fms(mx, 0)}", "p99 ≤ 1,500 ms (eval_interval + 0.5 s) up to saturation",
+            verdict_ok)
+    if seg_rows:
+        add("20.4", "freshness: where the machine saturates (achieved < 95% of the requested rate, or the machine "
+            "≥ 90% busy without the flow's worker)",
+            f"from {saturated_at:,.0f} rows/s" if saturated_at else f"not up to {max(g['requested_rows_per_s'] for g in segs):,.0f} rows/s",
+            "—", None)
 
     # per-second series for the chart
     per_sec = defaultdict(list)
-    for t, l, _ in samples:
+    for t, l, _, _ in samples:
         per_sec[int(t)].append(l)
     secs = sorted(per_sec)
     series = [(s, pct(per_sec[s], 50), pct(per_sec[s], 99), max(per_sec[s])) for s in secs]
+    dur = max([g["end_s"] for g in segs] or [60])
 
     W, H, L, R, T, B = 900, 420, 70, 20, 40, 50
     xmax = max(dur, (secs[-1] + 1) if secs else dur)
@@ -498,12 +802,13 @@ if os.path.exists(fcsv):
     def Y(ms):
         return T + (H - T - B) * (1 - ms / ymax)
 
+    rates = "/".join(f"{g['requested_rows_per_s'] / 1000:.0f}k" for g in segs if g["segment"] >= 0)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
            'font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="15">flownode: lag from commit until '
-           f'the sink includes the row ({rate / 1000:.0f}k rows/s, 4 writers, eval_interval 1 s)</text>']
-    step = 500 if ymax <= 5000 else 1000
+           f'the sink includes the row ({rates} rows/s, 4 writers, eval_interval 1 s)</text>']
+    step = 500 if ymax <= 5000 else (1000 if ymax <= 12000 else 5000)
     for ms in range(0, int(ymax) + 1, step):
         svg.append(f'<line x1="{L}" y1="{Y(ms):.1f}" x2="{W - R}" y2="{Y(ms):.1f}" stroke="#e5e5e5"/>')
         svg.append(f'<text x="{L - 6}" y="{Y(ms) + 4:.1f}" text-anchor="end">{ms}</text>')
@@ -514,20 +819,15 @@ if os.path.exists(fcsv):
     svg.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle">commit time (s since start)</text>')
     svg.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
                f'transform="rotate(-90 16 {(T + H - B) / 2})">lag (ms)</text>')
-    svg.append(f'<line x1="{L}" y1="{Y(2000):.1f}" x2="{W - R}" y2="{Y(2000):.1f}" stroke="#d62728" '
+    svg.append(f'<line x1="{L}" y1="{Y(target_ms):.1f}" x2="{W - R}" y2="{Y(target_ms):.1f}" stroke="#d62728" '
                'stroke-dasharray="6,4"/>')
-    svg.append(f'<text x="{W - R - 4}" y="{Y(2000) - 5:.1f}" text-anchor="end" fill="#d62728">'
-               'target: p99 ≤ eval_interval + 1 s</text>')
-    # window (minute) boundaries: the open window restarts empty
-    t0_unix = float(summ.get("t0_unix", "0") or 0)
-    if t0_unix:
-        b0 = math.ceil(t0_unix / 60) * 60 - t0_unix
-        t = b0
-        while t < xmax:
-            svg.append(f'<line x1="{X(t):.1f}" y1="{T}" x2="{X(t):.1f}" y2="{H - B}" stroke="#2ca02c" '
-                       'stroke-dasharray="2,3"/>')
-            svg.append(f'<text x="{X(t) + 3:.1f}" y="{H - B - 6}" fill="#2ca02c" font-size="10">new 1-minute window</text>')
-            t += 60
+    svg.append(f'<text x="{W - R - 4}" y="{Y(target_ms) - 5:.1f}" text-anchor="end" fill="#d62728">'
+               'target: p99 ≤ eval_interval + 0.5 s</text>')
+    for g in segs:  # the rate segments
+        svg.append(f'<line x1="{X(g["start_s"]):.1f}" y1="{T}" x2="{X(g["start_s"]):.1f}" y2="{H - B}" stroke="#9467bd" '
+                   'stroke-dasharray="2,3"/>')
+        svg.append(f'<text x="{X(g["start_s"]) + 3:.1f}" y="{H - B - 6}" fill="#9467bd" font-size="10">'
+                   f'{"warm-up " if g["segment"] < 0 else ""}{g["requested_rows_per_s"] / 1000:.0f}k rows/s</text>')
     if refreshes:
         pts = " ".join(f"{X(t):.1f},{Y(d):.1f}" for t, d in refreshes if 0 <= t <= xmax)
         svg.append(f'<polyline fill="none" stroke="#2ca02c" stroke-width="1.5" points="{pts}"/>')
@@ -545,52 +845,41 @@ if os.path.exists(fcsv):
     with open(os.path.join(OUT, "freshness.svg"), "w") as f:
         f.write("\n".join(svg) + "\n")
 
-    buckets = []
-    for i in range(0, int(dur), 10):
-        b = [s[1] for s in samples if i <= s[0] < i + 10]
-        if b:
-            buckets.append(f"| {i}–{i + 10} s | {len(b)} | {pct(b, 50):.0f} | {pct(b, 99):.0f} | {max(b):.0f} |")
-    sections.append(f"""## 3. Freshness under load
+    def seg_refresh(g):
+        d = [ms for t, ms in refreshes if g["start_s"] <= t < g["end_s"]]
+        return f"{len(d)}, p50 {fms(pct(d, 50), 0)}, max {fms(max(d) if d else None, 0)}"
+
+    rows_md = "\n".join(
+        f"| {g['requested_rows_per_s']:,.0f} | {ach:,.0f} | {g['late_sends']:.0f} | {g['machine_cpu_pct']:.0f}% | {wp:.0f}% | "
+        f"{fms(p50, 0)} | {fms(p99, 0)} | {fms(mx, 0)} | {fms(a, 0)} → {fms(b, 0)} | {seg_refresh(g)} |"
+        + (" saturated |" if sat else " |")
+        for g, lags, p50, p99, mx, ach, sat, wp, other, a, b in seg_rows)
+    warm = [g for g in segs if g["segment"] < 0]
+    sections.append(f"""## 20.4 Freshness under load
 
 `bench/fnbench freshness`: 4 writer threads (libpq), each committing one 100-row
-transaction (`INSERT ... SELECT ... generate_series`) on a fixed schedule, together
-{rate:,.0f} rows/s for {dur:.0f} s; every row of a transaction carries the writer's id, a
-per-writer sequence number and `ts` = the client's clock at the transaction's start
-(same machine as the server). The flow: `date_bin('1 minute'), writer → max(seq),
-count` with `eval_interval => '1 second'`. A poller reads the sink every 10 ms; a
-transaction is *included* once the sink's `max_seq` for its (window, writer) reaches its
-sequence number (a writer's transactions commit in sequence order, so a refresh snapshot
-that holds one holds all earlier ones). Lag = time the poll that first shows it returned −
-time the writer's COMMIT returned (so it includes up to one poll interval, ~10 ms). Every
-row counts (each transaction is 100 rows).
+transaction (`INSERT ... SELECT ... generate_series`) on a fixed schedule, together at the
+requested rate of each segment; every row of a transaction carries the writer's id, a
+per-writer sequence number and `ts` = the client's clock at the transaction's start (same
+machine as the server). The flow: `date_bin('1 minute'), writer → max(seq), count` with
+`eval_interval => '1 second'`. A poller reads the sink every 10 ms; a transaction is
+*included* once the sink's `max_seq` for its (window, writer) reaches its sequence number.
+Lag = time the poll that first shows it returned − time the writer's COMMIT returned
+(so it includes up to one poll interval, ~10 ms). """ + (f"""Each rate runs for one whole
+one-minute window (a warm-up of {warm[0]['end_s']:.0f} s at the first rate runs until the minute
+starts), so each covers the open window from empty to full. """ if warm else "") + f"""*Machine CPU*:
+all processes, from `/proc/stat`, over the segment; *the flow's worker*: its share of the
+{cores} cores. The machine counts as saturated at a rate where the writers achieve less than
+95% of it, or the machine is at least 90% busy without the flow's worker; the target applies
+up to there. *First → last 15 s*: the p99 lag of the transactions committed in the first and
+the last 15 s of the segment (the open window fills through the minute, and each refresh
+re-aggregates all of it).
 
-Achieved: {summ.get('rows', '?')} rows in {summ.get('batches', '?')} transactions
-({achieved:,.0f} rows/s; {summ.get('late_sends', '0')} transactions were sent more than
-100 ms behind schedule). The flow's worker: {meta.get('freshness_runs', '?')} refreshes,
-{meta.get('freshness_worker_cpu_s', '?')} s of CPU over the run.
+| requested rows/s | achieved | late sends | machine CPU | the flow's worker | p50 | p99 | max | p99 first → last 15 s | refreshes (duration) | |
+|---|---|---|---|---|---|---|---|---|---|---|
+{rows_md}
 
-| | p50 | p99 | max |
-|---|---|---|---|
-| whole run | {fms(p50, 0)} | {fms(p99, 0)} | {fms(mx, 0)} |
-| first third | {fms(pct(thirds[0], 50), 0)} | {fms(p99_first, 0)} | {fms(max(thirds[0]) if thirds[0] else None, 0)} |
-| last third | {fms(pct(thirds[2], 50), 0)} | {fms(p99_last, 0)} | {fms(max(thirds[2]) if thirds[2] else None, 0)} |
-
-Trend of the lag over the run (least squares): {slope:+.2f} ms per second, {growth:+,.0f} ms
-over the run; p99 of the first and the last whole minute: {fms(g_first, 0)} and {fms(g_last, 0)}
-({period_growth:+,.0f} ms). The verdict on growth compares whole minutes, the flow's window
-period: within a minute the lag follows the open window's refresh time (below), a sawtooth
-that a trend fitted over one period would report as growth. The worker starts an
-evaluation every `eval_interval` (a schedule: a longer refresh does not delay the next
-start), so a row waits for the next start (up to 1 s) plus one refresh. The flow's refreshes (sampled from `flownode.flows` every 50 ms):
-{len(refreshes)} seen, duration p50 {fms(pct([d for _, d in refreshes], 50), 0)}, max
-{fms(max([d for _, d in refreshes]) if refreshes else None, 0)}; each refresh recomputes the
-whole of every dirty window, so the refresh of the open window grows with the rows it
-already holds (up to {rate * 60:,.0f} rows at the end of a minute) and drops when a new
-window starts (green in the chart).
-
-| commits in | transactions | p50 ms | p99 ms | max ms |
-|---|---|---|---|---|
-""" + "\n".join(buckets) + """
+The flow ran {meta.get('freshness_runs', '?')} refreshes in all.
 
 ![freshness](freshness.svg)
 """)
@@ -599,57 +888,54 @@ window starts (green in the chart).
 
 create = sel("catchup", "create")
 plain = sel("catchup", "plain")
+Y_DAYS = int(meta.get("Y_DAYS", "366"))
+Y_SPAN = "a year" if Y_DAYS == 366 else f"{Y_DAYS} days"
 if create and plain:
-    yrows = 366 * 1440 * int(meta.get("Y_PER_MIN", "10"))
-    r_create = median(paired(create, plain, lambda a, b: b[0] / a[0]))
-    add("4", f"catch-up of a new flow over a year ({yrows:,} rows): create_flow vs INSERT ... SELECT ... GROUP BY, rows/s",
-        f"{fx(r_create)} ({yrows / median([x[0] for x in create.values()]) * 1000:,.0f} vs "
+    yrows = Y_DAYS * 1440 * int(meta.get("Y_PER_MIN", "10"))
+    rc = paired(create, plain, lambda a, b: b[0] / a[0])
+    r_create = median(rc)
+    add("4", f"catch-up of a new flow over {Y_SPAN} ({yrows:,} rows): create_flow vs INSERT ... SELECT ... GROUP BY, rows/s",
+        f"{fr(rc)}; ({yrows / median([x[0] for x in create.values()]) * 1000:,.0f} vs "
         f"{yrows / median([x[0] for x in plain.values()]) * 1000:,.0f} rows/s)", "≥ 0.80x", r_create >= 0.8)
     add("4", "  peak private memory (RssAnon) of the backend running create_flow / the INSERT",
         f"{max(x[1] for x in create.values()) / 1024:.0f} MiB / {max(x[1] for x in plain.values()) / 1024:.0f} MiB",
         "bounded (≤ 256 MiB)", max(x[1] for x in create.values()) <= 256 * 1024)
 bf = sel("catchup", "backfill_flow")
 bp = sel("catchup", "backfill_plain")
-bt, btp = sel("catchup", "backfill_flow_tuned"), sel("catchup", "backfill_plain_tuned")
 brows = sel("catchup", "backfill_rows")
 if bf and bp:
     nrows = median([x[0] for x in brows.values()]) if brows else 0
-    r_bf = median(paired(bf, bp, lambda a, b: b[0] / a[0]))
+    rb = paired(bf, bp, lambda a, b: b[0] / a[0])
+    r_bf = median(rb)
     add("4", f"backfill of a month of late rows ({nrows:,.0f} rows) into the flow: catch-up vs INSERT ... SELECT ... GROUP BY, rows/s",
-        f"{fx(r_bf)} ({nrows / median([x[0] for x in bf.values()]) * 1000:,.0f} vs "
+        f"{fr(rb)}; ({nrows / median([x[0] for x in bf.values()]) * 1000:,.0f} vs "
         f"{nrows / median([x[0] for x in bp.values()]) * 1000:,.0f} rows/s)", "≥ 0.80x", r_bf >= 0.8)
     peak = max(x[1] for x in bf.values())
     hwm = max(x[2] for x in bf.values())
     add("4", "  the worker's peak RSS during the backfill catch-up (private RssAnon; VmHWM incl. shared buffers)",
         f"{peak / 1024:.0f} MiB; VmHWM {hwm / 1024:.0f} MiB", "bounded (≤ 256 MiB private)", peak <= 256 * 1024)
-    if bt and btp:
-        r_bt = median(paired(bt, btp, lambda a, b: b[0] / a[0]))
-        add("4", f"  same, with flownode.max_windows_per_refresh = 10000 (this build's default: {meta.get('show_flownode.max_windows_per_refresh', '?')})",
-            f"{fx(r_bt)} ({nrows / median([x[0] for x in bt.values()]) * 1000:,.0f} rows/s; worker RssAnon "
-            f"{max(x[1] for x in bt.values()) / 1024:.0f} MiB)", "—", None)
 if create or bf:
     chk = sel("catchup", "check").get("0", [None])[0]
     def runs(d, k=0, scale=1.0, fmt="%.0f"):
         return ", ".join(fmt % (d[r][k] * scale) for r in sorted(d, key=int)) if d else "—"
     sections.append(f"""## 4. Backlog catch-up
 
-A year (2024) of 1-minute data: {int(meta.get('Y_PER_MIN', 10))} rows per minute
-({366 * 1440 * int(meta.get('Y_PER_MIN', 10)):,} rows), index on `ts`, vacuumed. The flow:
-`date_bin('1 minute') → count, sum, min, max` (527,040 windows), eval_interval 1 hour
+{Y_SPAN[0].upper() + Y_SPAN[1:]} of 1-minute data from 2024-01-01: {int(meta.get('Y_PER_MIN', 10))} rows per minute
+({Y_DAYS * 1440 * int(meta.get('Y_PER_MIN', 10)):,} rows), index on `ts`, vacuumed. The flow:
+`date_bin('1 minute') → count, sum, min, max` ({Y_DAYS * 1440:,} windows), eval_interval 1 hour
 (only what is measured refreshes).
 
-*New flow over the year*: `create_flow` (validates, creates the sink, fills it from the
+*New flow over the data*: `create_flow` (validates, creates the sink, fills it from the
 rows already there, in the caller's transaction) against `INSERT INTO y_plain SELECT ...
 GROUP BY 1` into an empty table with the same primary key; alternating, {meta.get('Y_PAIRS')}
 pair(s). create_flow ms: {runs(create, 0, 1, '%.0f')}; INSERT ms: {runs(plain, 0, 1, '%.0f')}.
 
-*Backfill*: each round commits a month of late rows before the year (Dec 2023, Nov 2023, …;
+*Backfill*: each round commits a month of late rows before the data (Dec 2023, Nov 2023, …;
 one INSERT, {runs(sel('catchup', 'backfill_insert'), 0, 1, '%.0f')} ms) into the source, vacuums it, then
 times (order alternating) the flow's catch-up — `flush_flow`, which returns when its worker
-has refreshed every dirty window, in refreshes of at most `flownode.max_windows_per_refresh`
-windows — and `INSERT ... SELECT ... WHERE ts in the month GROUP BY 1` into an empty table.
-Catch-up ms: {runs(bf)}; INSERT ms: {runs(bp)}. The last round repeats it with
-`flownode.max_windows_per_refresh = 10000`: catch-up {runs(bt)} ms, INSERT {runs(btp)} ms.
+has refreshed every dirty window, in refreshes of at most `flownode.max_rows_per_refresh`
+source rows — and `INSERT ... SELECT ... WHERE ts in the month GROUP BY 1` into an empty table.
+Catch-up ms: {runs(bf)}; INSERT ms: {runs(bp)}.
 Memory: the worker's (or the creating backend's) RssAnon, sampled every 10 ms from
 `/proc` during the statement; VmHWM also counts the shared buffers the process touched.
 After the rounds the sink was compared with the query: {'identical' if chk == 0 else f'{chk} rows differ'}.
@@ -668,13 +954,14 @@ for c, (cpu_s, npids, secs, runs_) in idle.items():
 base = sel("busy", "base")
 f20 = sel("busy", "f20")
 if base and f20:
-    r_busy = median(paired(f20, base, lambda a, b: a[0] / b[0]))
+    rbz = paired(f20, base, lambda a, b: a[0] / b[0])
+    r_busy = median(rbz)
     wcpu = median([x[2] for x in f20.values()])
     catch = median([x[3] for x in f20.values()])
     nb = int(meta.get("BUSY_ROWS", "0"))
     add("5", f"{int(meta.get('BUSY_FLOWS', 20))} busy flows on one table (eval_interval 1 s): multi-row INSERT of {nb:,} rows vs no flow",
-        fx(r_busy), "—", None)
-    add("5", "  20 busy flows: workers' CPU during the ingest; then time until all 20 sinks are exact",
+        fr(rbz), "—", None)
+    add("5", f"  {int(meta.get('BUSY_FLOWS', 20))} busy flows: workers' CPU during the ingest; then time until every sink is exact",
         f"{wcpu:.2f} s CPU; {fms(catch, 0)}", "—", None)
 if idle or (base and f20):
     s = ["## 5. Many flows", ""]
@@ -696,7 +983,7 @@ if idle or (base and f20):
                      f"{secs:.0f} | {cpu_s:.3f} | {cpu_s / secs * 100:.2f}% | {runs_:.0f} | {per} |")
         s.append("")
     if base and f20:
-        s.append(f"*Busy*: one table with {int(meta.get('BUSY_FLOWS', 20))} flows (`date_bin` of 1 … 20 minutes, "
+        s.append(f"*Busy*: one table with {int(meta.get('BUSY_FLOWS', 20))} flows (`date_bin` of 1 … {int(meta.get('BUSY_FLOWS', 20))} minutes, "
                  f"host → count, sum, max; `eval_interval => '1 second'`, so they refresh during the load) against "
                  f"the same table without flows: multi-row INSERT (1,000 rows per statement, time order) of "
                  f"{nb:,} rows, {meta.get('BUSY_PAIRS')} alternating pair(s); then `flush_flow` of all 20 in turn "
@@ -781,6 +1068,16 @@ read_flow_report(sel, median, add, sections, meta)
 
 # ---- write ---------------------------------------------------------------------
 
+def _scale_note():
+    def m(k):
+        n = int(meta.get(k, "0") or 0)
+        return f"{n / 1e6:g}M" if n >= 1000000 else f"{n:,}"
+    return (f"{m('SC_SMALL')}/{m('SC_MID')}/{m('SC_BIG')} rows for the one-window refresh, "
+            f"{m('SC_MID')} for the scattered late rows, JIT and interrupt cases, {m('SC_BIG')} for the backfill, "
+            f"{m('SP_ROWS')} rows in the sparse transaction, freshness schedule {meta.get('F_SCHEDULE', '?')} "
+            "(rows/s:seconds)" + (f", callgrind over {m('CG_ROWS')} COPY rows and {m('CG_TX')} transactions" if cg else ""))
+
+
 def md_table():
     out = ["| # | measurement | result | target | verdict |", "|---|---|---|---|---|"]
     for item, what, result, target, v in table:
@@ -788,9 +1085,16 @@ def md_table():
     return "\n".join(out)
 
 
-secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "refresh", "freshness",
-            "catchup_create", "catchup_backfill", "idle", "busy", "read", "callgrind"]
+secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "sparse", "backfill", "refresh",
+            "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy",
+            "dimension", "read", "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
+if "scale_generate_s" in meta:
+    timing += (f"; the first section that needs the large tables includes generating them "
+               f"({meta['scale_generate_s']} s), their indexes and VACUUM ({meta.get('scale_index_vacuum_s', '?')} s)"
+               + (f" and waiting for callgrind.sh, which ran beside them ({meta['callgrind_wait_s']} s)"
+                  if "callgrind_wait_s" in meta else
+                  (", and waiting for callgrind.sh, which ran beside them" if "seconds_callgrind" in meta else "")))
 settings = "\n".join(f"    {x}" for x in meta.get("settings", "").split(";") if x)
 missed = [t for t in table if t[4] == "**MISSED**"]
 
@@ -800,12 +1104,20 @@ Generated by `{'make bench' if meta.get('mode') == 'full' else 'make -C bench qu
 {meta.get('started')}; total {meta.get('total_seconds', '?')} s ({timing}).
 Machine: {meta.get('cpu')}, {meta.get('cores')} cores, {meta.get('memory')}, Linux {meta.get('kernel')};
 PostgreSQL {meta.get('postgres')}; flownode {meta.get('flownode_commit')}.
+Load average (1, 5, 15 min) at the start {meta.get('loadavg_start', '?')}, at the end {meta.get('loadavg_end', '?')}
+(on 2 cores, anything above about 2 means other work shared the machine and slowed the timed figures).
 
-{('**WARNING: ' + meta['warning'] + '.**' + chr(10) + chr(10)) if 'warning' in meta else ''}Every ratio is measured against a baseline in the same run, baseline and flow variant
-alternating (order rotated every round), median of the per-round ratios. Sizes are those of
-the {meta.get('mode')} mode (listed per section; `--quick` uses smaller ones, 1–3 rounds and no
-callgrind, so its figures are indicative only). "MISSED" marks a figure that is worse than the issue's
-target; nothing is adjusted after the fact.
+{('**WARNING: ' + meta['warning'] + '.**' + chr(10) + chr(10)) if 'warning' in meta else ''}Every timed ratio is measured against a baseline in the same run, baseline and flow variant
+alternating (order rotated every round): the result is the median of the per-round ratios, then in
+brackets the smallest and the largest of them and the number of pairs. Instruction counts
+(callgrind) are deterministic and have no spread. Sizes are those of the {meta.get('mode')} mode (listed per
+section; `--quick` uses smaller ones, 1–2 rounds and no callgrind, so its figures are indicative only).
+*Scale*: issue 20 asks for 2M/20M/60M-row tables, the sparse transaction of 521,671 rows and
+one-minute freshness runs; on this 2-core machine those alone take longer than the 15 minutes the
+full run may last, so this run used {_scale_note()}
+(`bench/run.sh` lists every size; `BENCH_<NAME>=...` in the environment overrides one). "MISSED" marks a figure that is worse than the issue's target; nothing is adjusted
+after the fact. The `#` column names the issue's item: 1–6 the first benchmark issue's, 20.1–20.6
+issue 20's ("What to build").
 
 ## Summary
 
@@ -840,7 +1152,7 @@ table landing in another table's run is a large error. flownode's own tables (si
 `flownode.pending`) keep autovacuum: vacuuming them is part of what a flow costs.
 Between sections `flownode.pending` is vacuumed: each section drops its flows, whose
 records then are dead rows there (autovacuum would remove them within a minute).
-flownode settings in effect: `max_windows_per_refresh = {meta.get('show_flownode.max_windows_per_refresh', '?')}`,
+flownode settings in effect: `max_rows_per_refresh = {meta.get('show_flownode.max_rows_per_refresh', '?')}`,
 `local_ranges_per_flow = {meta.get('show_flownode.local_ranges_per_flow', '?')}`,
 `dirty_ranges_per_flow = {meta.get('show_flownode.dirty_ranges_per_flow', '?')}`.
 
