@@ -1066,6 +1066,10 @@ from report_read import read_flow_report  # noqa: E402
 
 read_flow_report(sel, median, add, sections, meta)
 
+from report_chain import chain_report  # noqa: E402
+
+chain_report(sel, median, paired, add, sections, meta)
+
 # ---- write ---------------------------------------------------------------------
 
 def _scale_note():
@@ -1087,7 +1091,7 @@ def md_table():
 
 secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "sparse", "backfill", "refresh",
             "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy",
-            "dimension", "read", "callgrind"]
+            "dimension", "read", "chain", "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
 if "scale_generate_s" in meta:
     timing += (f"; the first section that needs the large tables includes generating them "

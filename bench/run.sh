@@ -24,7 +24,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy dimension read callgrind"
+SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy dimension read chain callgrind"
 ONLY=
 while (($#)); do
   a=$1
@@ -151,6 +151,9 @@ SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS 
 # issue 21.2 (read_flow): its section, sizes and bench_read
 # shellcheck source=read_flow.sh
 . "$BENCH/read_flow.sh"
+# issues 21.3 and 21.4 (chains, epoch time): its section, sizes and bench_chain
+# shellcheck source=chain.sh
+. "$BENCH/chain.sh"
 # BENCH_<NAME> in the environment overrides a size
 for v in $SIZE_VARS; do
   o=BENCH_$v

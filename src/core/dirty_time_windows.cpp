@@ -145,9 +145,17 @@ void DirtyTimeWindows::add_all_exact(const FnTimeRange *rs, uint32_t n) noexcept
 	// One by one, each range shifted the array: a commit of thousands of scattered
 	// windows cost O(n * size()) under the slot's lock (a 1,000-row multi-row INSERT
 	// scattered over a year spent most of its extra instructions in that memmove).
-	if (n > 1 && *count_ + n <= capacity_ && sorted_disjoint(rs, n)) {
-		merge_sorted(rs, n);
-		return;
+	// The ranges that fit for certain (as many as the set has room for) merge in one
+	// pass; they are the ones add_exact would have added first, one by one. The rest
+	// go one by one: while there is room each goes in, and once the set is full only
+	// those touching a range of it (cheap: a binary search each).
+	if (n > 1 && sorted_disjoint(rs, n)) {
+		uint32_t fit = std::min(n, capacity_ - *count_);
+		if (fit > 1) {
+			merge_sorted(rs, fit);
+			rs += fit;
+			n -= fit;
+		}
 	}
 	for (uint32_t i = 0; i < n; i++)
 		(void)add_exact(rs[i]);

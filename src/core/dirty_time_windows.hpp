@@ -62,9 +62,10 @@ class DirtyTimeWindows {
 	// range it overlaps or touches); returns whether r was marked. For sets that must
 	// never claim more than was added.
 	bool add_exact(FnTimeRange r) noexcept;
-	// add_exact for every range of rs. Another set's ranges (sorted, disjoint,
-	// non-adjacent) that fit merge in one pass (a merge only folds ranges that overlap
-	// or touch: exact); anything else goes range by range.
+	// add_exact for every range of rs, in order, with the same result. Of another
+	// set's ranges (sorted, disjoint, non-adjacent), those the set has room for merge
+	// in one pass (a merge only folds ranges that overlap or touch: exact); the rest,
+	// and anything else, go range by range.
 	void add_all_exact(const FnTimeRange *rs, uint32_t n) noexcept;
 
 	// Unmarks [r.start, r.end). When that would split a range and the storage is

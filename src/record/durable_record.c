@@ -124,31 +124,43 @@ static bool canonical_ranges(const FnTimeRange *ranges, uint32 n) {
 }
 
 /*
+ * Whether this build writes multiranges as make_multirange does: checked once per
+ * backend on a probe of its own, with items of both kinds (offsets and lengths), so
+ * that a backend's first record (often its only one: a COPY) is built once, not
+ * twice to compare.
+ */
+static bool direct_layout_matches(void) {
+	FnTimeRange probe[3 * MR_ITEM_OFFSET_STRIDE + 1];
+	uint32 n = lengthof(probe);
+	Datum generic, mine;
+	bool same;
+
+	for (uint32 i = 0; i < n; i++)
+		probe[i] = (FnTimeRange){(int64)i * 1000 - 5000, (int64)i * 1000 - 4990 + i};
+	generic = ranges_datum_generic(probe, n);
+	mine = ranges_datum_direct(probe, n);
+	same = VARSIZE(DatumGetPointer(mine)) == VARSIZE(DatumGetPointer(generic)) &&
+	       memcmp(DatumGetPointer(mine), DatumGetPointer(generic), VARSIZE(DatumGetPointer(mine))) == 0;
+	pfree(DatumGetPointer(mine));
+	pfree(DatumGetPointer(generic));
+	if (!same)
+		elog(DEBUG1, "flownode: multirange layout differs from this build's; using make_multirange");
+	return same;
+}
+
+/*
  * An int8multirange datum of the given ranges. A writer scattered over time records
  * a few hundred at once, and make_multirange, which deserializes each range again
  * for every comparison of its sort and merge, was the larger part of that commit.
  */
 static Datum ranges_datum(const FnTimeRange *ranges, uint32 n) {
 	static int direct = 0; /* this backend's check: 0 not yet, 1 same bytes, -1 differ */
-	Datum generic;
-	Datum mine;
 
-	if (direct < 0 || !canonical_ranges(ranges, n))
+	if (!canonical_ranges(ranges, n))
 		return ranges_datum_generic(ranges, n);
-	if (direct > 0)
-		return ranges_datum_direct(ranges, n);
-	generic = ranges_datum_generic(ranges, n);
-	if (n < MR_ITEM_OFFSET_STRIDE + 1)
-		return generic; /* too few ranges to check every kind of item */
-	mine = ranges_datum_direct(ranges, n);
-	direct = (VARSIZE(DatumGetPointer(mine)) == VARSIZE(DatumGetPointer(generic)) &&
-	          memcmp(DatumGetPointer(mine), DatumGetPointer(generic), VARSIZE(DatumGetPointer(mine))) == 0)
-	             ? 1
-	             : -1;
-	if (direct < 0)
-		elog(DEBUG1, "flownode: multirange layout differs from this build's; using make_multirange");
-	pfree(DatumGetPointer(mine));
-	return generic;
+	if (direct == 0)
+		direct = direct_layout_matches() ? 1 : -1;
+	return direct > 0 ? ranges_datum_direct(ranges, n) : ranges_datum_generic(ranges, n);
 }
 
 /* The record's table and its index, opened once for every flow a commit records. */

@@ -25,39 +25,40 @@
 
 /* A flow's configuration as its catalog row holds it. */
 typedef struct TaskConfig {
+	/* pointers and 8-byte values first, the narrow ones last (no padding between) */
 	int64 flow_id;
 	char *flow_name;
-	Oid owner;
-	Oid source_relid;
-	Oid sink_relid;
 	char *query;             /* deparsed, every name schema-qualified */
 	char *timezone;          /* TimeZone the query is evaluated in */
 	Interval *eval_interval; /* NULL: adaptive */
 	Interval *expire_after;  /* NULL: never expire */
-	FnWindowSpec window;     /* kind FN_WINDOW_NONE for window-less flows */
-	AttrNumber time_attnum;  /* source column of the window, 0 if none */
-	FnTimeInput input;       /* how that column becomes the window's timestamp */
-	bool created_here;       /* the flow was created by the current transaction */
-	/* waiting for its source (defer_on_missing_source): no source, sink or stored
-	 * query yet; sink_name and search_path say how to read the names once it exists */
-	bool waiting;
-	char *user_query;    /* as the user wrote it, in `dialect` */
-	FlowDialect dialect; /* FLOW_DIALECT_GREPTIME: created by flownode.execute */
-	char *options;       /* the WITH options, as jsonb text */
+	char *user_query;        /* as the user wrote it, in `dialect` */
+	char *options;           /* the WITH options, as jsonb text */
 	char *comment;
 	char *sink_name;   /* waiting: the sink as written */
 	char *search_path; /* waiting: the creator's search_path */
 	TimestampTz created_at;
-	bool paused; /* pause_flow: marks are recorded, nothing is refreshed */
 	/* backfill => 'background': [backfill_from, backfill_to) is filled by the worker,
 	 * oldest first, and done up to backfill_next (window bounds, or [0, 1) for a
 	 * window-less flow); all three 0 when there is nothing left to fill */
-	bool backfilling;
 	int64 backfill_from;
 	int64 backfill_next;
 	int64 backfill_to;
-	bool bound; /* bound to this database's tables: false for a flow a restore
-	             * brought back that was not bound yet (lifecycle/flow_binding.c) */
+	FnTimeInput input;   /* how the time column becomes the window's timestamp */
+	FnWindowSpec window; /* kind FN_WINDOW_NONE for window-less flows */
+	Oid owner;
+	Oid source_relid;
+	Oid sink_relid;
+	FlowDialect dialect;    /* FLOW_DIALECT_GREPTIME: created by flownode.execute */
+	AttrNumber time_attnum; /* source column of the window, 0 if none */
+	bool created_here;      /* the flow was created by the current transaction */
+	/* waiting for its source (defer_on_missing_source): no source, sink or stored
+	 * query yet; sink_name and search_path say how to read the names once it exists */
+	bool waiting;
+	bool paused;      /* pause_flow: marks are recorded, nothing is refreshed */
+	bool backfilling; /* the backfill above is under way */
+	bool bound;       /* bound to this database's tables: false for a flow a restore
+	                   * brought back that was not bound yet (lifecycle/flow_binding.c) */
 } TaskConfig;
 
 /* What alter_flow changes: each set_* names an attribute, whose new value may be
