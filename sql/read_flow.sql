@@ -310,8 +310,29 @@ SET ROLE rf_reader;
 SELECT flownode.create_read_view('guarded_1h', 'guarded_live');
 RESET ROLE;
 
+-- a flow that joins a dimension table: a write to the dimension in the reader's own
+-- transaction marks its windows only at commit (the lookup of the fact rows that join
+-- it), so before then every window of the flow is computed from the query
+CREATE TABLE rf_hosts (host text PRIMARY KEY, region text);
+CREATE TABLE rf_cpu (ts timestamptz NOT NULL, host text, v int);
+CREATE INDEX ON rf_cpu (ts);
+CREATE INDEX ON rf_cpu (host);
+INSERT INTO rf_hosts VALUES ('a', 'us'), ('b', 'eu');
+INSERT INTO rf_cpu SELECT timestamptz '2024-01-01' + i * interval '5 minutes', chr(97 + i % 2), i
+  FROM generate_series(0, 99) i;
+SELECT flownode.create_flow('rf_region', 'rf_region',
+  $$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, rf_hosts.region, count(*) AS n, sum(v) AS s
+      FROM rf_cpu JOIN rf_hosts USING (host) GROUP BY 1, 2$$, eval_interval => '1 day') > 0 AS created;
+BEGIN;
+UPDATE rf_hosts SET region = 'ap' WHERE host = 'b';
+SELECT read_diff('rf_region') AS own_dimension_write, sink_diff('rf_region') > 0 AS sink_lags;
+ROLLBACK;
+UPDATE rf_hosts SET region = 'sa' WHERE host = 'a';
+SELECT read_diff('rf_region') AS committed_dimension_write, sink_diff('rf_region') > 0 AS sink_lags;
+
 -- cleanup
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
+DROP TABLE rf_region, rf_cpu, rf_hosts;
 DROP TABLE bf, bf_1h, metrics, hot, totals, hosts_seen, m, m_1m, m_busy, m_hosts, noidx, noidx_day, recent, recent_1d, nowsrc, now_1h, extra_sink, guarded, guarded_1h;
 DROP SCHEMA "Live Views";
 REVOKE CREATE ON SCHEMA public FROM rf_owner;

@@ -32,6 +32,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "marking/commit_marks.h"
+#include "marking/dimension_marks.h"
 #include "miscadmin.h"
 #include "pgutil/pg_util.h"
 #include "record/durable_record.h"
@@ -183,6 +184,13 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	fn_dirty_add_all(set, clock, nclock);
 	lo = Max(want.start, fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,
 	                                     GetCurrentTimestamp()));
+	if (fq->dimensions != NIL && fn_dimension_marks_pending()) {
+		/* this transaction wrote to a dimension table: the windows of the fact rows
+		 * that join the rows it changed are looked up only at its commit, so every
+		 * window not frozen may differ from the sink (an over-read, never a miss) */
+		n = 1;
+		all[0] = (FnTimeRange){lo, want.end};
+	}
 	dirty = palloc(sizeof(FnTimeRange) * (n + 2));
 	for (uint32 i = 0; i < n; i++) {
 		FnTimeRange r = {Max(all[i].start, lo), Min(all[i].end, want.end)};
