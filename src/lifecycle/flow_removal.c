@@ -34,6 +34,7 @@ static object_access_hook_type prev_object_access_hook = NULL;
 /* The flow's rows go; its worker stops at commit. */
 static void remove_rows(TaskConfig *cfg) {
 	fn_registry_delete_flow(cfg->flow_id);
+	fn_registry_delete_dimensions(cfg->flow_id);
 	fn_record_forget_flow(cfg->flow_id);
 	fn_on_commit_drop_flow(cfg->flow_id);
 }

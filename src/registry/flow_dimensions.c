@@ -1,7 +1,7 @@
 /*
  * flow_dimensions.c: the catalog flownode.flow_dimension (flow_dimensions.h). Its
  * rows name tables and columns by OID and number, so renames need nothing here; a
- * flow's rows go with the flow (fn_registry_delete_flow).
+ * flow's rows go with the flow (lifecycle/flow_removal.c).
  */
 #include "flownode.h"
 

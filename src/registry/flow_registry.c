@@ -8,7 +8,6 @@
 
 #include "registry/flow_registry.h"
 
-#include "registry/flow_dimensions.h"
 
 #include "pgutil/pg_util.h"
 
@@ -603,7 +602,6 @@ void fn_registry_delete_flow(int64 flow_id) {
 
 	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " WHERE flow_id = $1", 1, types, values,
 	             NULL);
-	fn_registry_delete_dimensions(flow_id);
 }
 
 void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,
