@@ -82,8 +82,10 @@ void DirtyTimeWindows::add(FnTimeRange r) noexcept {
 	if (first != last) {
 		first->start = std::min(first->start, r.start);
 		first->end = std::max((last - 1)->end, r.end);
-		std::copy(last, end, first + 1);
-		*count_ -= static_cast<uint32_t>(last - first - 1);
+		if (last - first > 1) { // else nothing to close up: the tail stays where it is
+			std::copy(last, end, first + 1);
+			*count_ -= static_cast<uint32_t>(last - first - 1);
+		}
 		return;
 	}
 

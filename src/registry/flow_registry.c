@@ -8,7 +8,6 @@
 
 #include "registry/flow_registry.h"
 
-
 #include "pgutil/pg_util.h"
 
 #include "miscadmin.h"
