@@ -330,9 +330,29 @@ ROLLBACK;
 UPDATE rf_hosts SET region = 'sa' WHERE host = 'a';
 SELECT read_diff('rf_region') AS committed_dimension_write, sink_diff('rf_region') > 0 AS sink_lags;
 
+-- time columns of epoch milliseconds and of dates: the query part reads the source
+-- through the column's own values, as a refresh does
+CREATE TABLE rf_ep (ts_ms bigint NOT NULL, host text, v int);
+CREATE INDEX ON rf_ep (ts_ms);
+INSERT INTO rf_ep SELECT 1704067200000 + i * 7000, 'h' || (i % 3), i FROM generate_series(0, 2000) i;
+SELECT flownode.create_flow('rf_ep_1m', 'rf_ep_1m',
+  $$SELECT date_bin('1 minute', to_timestamp(ts_ms / 1000.0), timestamptz '2000-01-01') AS m, host,
+           count(*) AS n, sum(v) AS s FROM rf_ep GROUP BY 1, 2$$, eval_interval => '1 day') > 0 AS created;
+CREATE TABLE rf_days (day date NOT NULL, host text, v int);  -- no index: read once
+INSERT INTO rf_days SELECT date '2024-01-01' + i % 40, 'h' || (i % 3), i FROM generate_series(0, 500) i;
+SELECT flownode.create_flow('rf_weeks', 'rf_weeks',
+  $$SELECT date_trunc('week', day) AS w, host, count(*) AS n FROM rf_days GROUP BY 1, 2$$,
+  eval_interval => '1 day') > 0 AS created;
+INSERT INTO rf_ep VALUES (1704067200000 + 3000 * 7000 + 5, 'late', 1), (1704067200000 + 500 * 7000 + 5, 'late', 2);
+DELETE FROM rf_ep WHERE v % 97 = 0;
+INSERT INTO rf_days VALUES ('2024-01-03', 'late', 5), ('2024-02-20', 'x', 1);
+UPDATE rf_days SET host = 'moved' WHERE v % 50 = 0;
+SELECT read_diff('rf_ep_1m') AS epoch_ms, sink_diff('rf_ep_1m') > 0 AS sink_lags;
+SELECT read_diff('rf_weeks') AS dates, sink_diff('rf_weeks') > 0 AS sink_lags;
+
 -- cleanup
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
-DROP TABLE rf_region, rf_cpu, rf_hosts;
+DROP TABLE rf_region, rf_cpu, rf_hosts, rf_ep, rf_ep_1m, rf_days, rf_weeks;
 DROP TABLE bf, bf_1h, metrics, hot, totals, hosts_seen, m, m_1m, m_busy, m_hosts, noidx, noidx_day, recent, recent_1d, nowsrc, now_1h, extra_sink, guarded, guarded_1h;
 DROP SCHEMA "Live Views";
 REVOKE CREATE ON SCHEMA public FROM rf_owner;

@@ -24,6 +24,8 @@
 #include "parser/parsetree.h"
 #include "pgutil/pg_util.h"
 #include "query/query_rewrite.h"
+#include "query/time_input.h"
+#include "refresh/refresh_exec.h"
 #include "refresh/refresh_sql.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -144,11 +146,13 @@ static void read_destroy(DestReceiver *self pg_attribute_unused()) {}
 
 /* A statement's parameters: the dirty ranges as two arrays of the time column's
  * type ($1 starts, $2 ends) and, for the sink, the bounds ($3, $4); for the query, the
- * clock ($3, $1 without ranges) when it compares its time column with now(). */
+ * column values of the ranges when the time column is a date or an epoch ($3, $4),
+ * then the clock when it compares its time column with now() (after the ranges, $1
+ * without them). */
 typedef struct ReadArgs {
 	int n;
-	Oid types[4];
-	Datum values[4];
+	Oid types[5];
+	Datum values[5];
 } ReadArgs;
 
 static ReadArgs read_args(TaskConfig *cfg, const FnReadPlan *plan, bool with_bounds) {
@@ -210,6 +214,13 @@ static void run_query_part(TaskConfig *cfg, FlowQuery *fq, const FnReadPlan *pla
 	Oid save_userid;
 	int save_sec;
 
+	if (a.n > 0 && cfg->input.kind != FN_INPUT_TIMESTAMP) { /* as run_refresh_statement */
+		Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+
+		a.types[2] = a.types[3] = get_array_type(fn_time_input_bound_type(&cfg->input, coltype));
+		fn_refresh_input_arrays(cfg, plan->dirty, plan->ndirty, filter == FN_FILTER_JOIN, a.values);
+		a.n = 4;
+	}
 	if (plan->clock) { /* after the ranges, as in a refresh (refresh_sql.h) */
 		a.types[a.n] = TIMESTAMPTZOID;
 		a.values[a.n++] = TimestampTzGetDatum(plan->clock_at);

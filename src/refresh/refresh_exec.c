@@ -292,8 +292,8 @@ static void range_arrays(const FnTimeRange *ranges, int nranges, Oid coltype, Da
  * multirange (CONTAINS: hi NULL for an integer column, infinity for a date, when
  * unbounded, since hi + 1 may not exist). A range that holds no value is left out.
  */
-static void input_arrays(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool joined,
-                         Datum *values) {
+void fn_refresh_input_arrays(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool joined,
+                             Datum *values) {
 	Oid type = fn_time_input_bound_type(&cfg->input, InvalidOid);
 	int16 len;
 	bool byval;
@@ -348,7 +348,7 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	if (windowed)
 		range_arrays(ranges, nranges, coltype, values);
 	if (input)
-		input_arrays(cfg, ranges, nranges, has_time_index(cfg), values);
+		fn_refresh_input_arrays(cfg, ranges, nranges, has_time_index(cfg), values);
 	/* the evaluation's scheduled time, when the query compares its time column with
 	 * now(), follows the ranges (refresh_sql.h) */
 	if (plans.fq->now_preds != NIL) {
@@ -424,7 +424,7 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
 		elog(ERROR, "flownode: preparing a fill statement failed: %s", SPI_result_code_string(SPI_result));
 	range_arrays(&range, 1, coltype, values);
 	if (input)
-		input_arrays(cfg, &range, 1, shape.source == FN_FILTER_JOIN, values);
+		fn_refresh_input_arrays(cfg, &range, 1, shape.source == FN_FILTER_JOIN, values);
 	return run_plan(plan, values, snap, sink_is_new ? SPI_OK_INSERT : SPI_OK_SELECT);
 }
 

@@ -16,6 +16,11 @@
 /* create_flow's fill: the whole query (fq: the stored query analysed); into a sink it
  * just created, a plain INSERT. Returns the rows written. clock_at: the scheduled
  * time now() means, for a query that compares its time column with it. */
+/* For a date or an integer epoch time column (query/time_input.h): the source side's
+ * arguments $3 and $4 of a statement whose ranges are $1 and $2, into values[2] and
+ * values[3] (arrays of the column's type; joined: [lo, hi] per range, else [lo, hi)). */
+extern void fn_refresh_input_arrays(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, bool joined,
+                                    Datum *values);
 extern int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at);
 /* One chunk of that fill: the windows of `range` (a union of whole windows). */
 extern int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
