@@ -500,6 +500,25 @@ static void put_back_taken(void) {
 }
 
 /*
+ * In the PG_CATCH of a repair's or a backfill's chunk: the error reported and kept as
+ * the flow's failure, the transaction aborted, the windows the chunk took given back.
+ */
+static void abandon_chunk(TimestampTz start) {
+	ErrorData *edata;
+
+	if (task.timeout_ms > 0)
+		disable_timeout(STATEMENT_TIMEOUT, false);
+	MemoryContextSwitchTo(task.cxt);
+	edata = CopyErrorData();
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	put_back_taken();
+	record_failure(start, edata);
+	FreeErrorData(edata);
+}
+
+/*
  * refresh_flow: recomputes every window of `want` (a union of whole windows, or all
  * time), frozen ones included, in one statement whose cost follows the rows there,
  * not the windows. The dirty ranges inside it are taken first (the refresh covers
@@ -543,18 +562,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 	}
 	PG_CATCH();
 	{
-		ErrorData *edata;
-
-		if (task.timeout_ms > 0)
-			disable_timeout(STATEMENT_TIMEOUT, false);
-		MemoryContextSwitchTo(task.cxt);
-		edata = CopyErrorData();
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		put_back_taken();
-		record_failure(start, edata);
-		FreeErrorData(edata);
+		abandon_chunk(start);
 		ok = false;
 	}
 	PG_END_TRY();
@@ -625,18 +633,7 @@ static bool run_backfill_chunk(int64 *windows) {
 	}
 	PG_CATCH();
 	{
-		ErrorData *edata;
-
-		if (task.timeout_ms > 0)
-			disable_timeout(STATEMENT_TIMEOUT, false);
-		MemoryContextSwitchTo(task.cxt);
-		edata = CopyErrorData();
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		put_back_taken();
-		record_failure(start, edata);
-		FreeErrorData(edata);
+		abandon_chunk(start);
 		ok = false;
 	}
 	PG_END_TRY();
