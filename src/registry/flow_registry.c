@@ -551,16 +551,17 @@ bool fn_registry_flow_visible(int64 flow_id, int64 *unfilled_from, int64 *unfill
 	return visible;
 }
 
-bool fn_registry_clock_visible(int64 flow_id, TimestampTz *at) {
+/* The flow's clock (flownode.flow_clock), read-only in the active snapshot or as of
+ * now; false when it has none. */
+static bool clock_read(int64 flow_id, TimestampTz *at, bool read_only) {
 	Oid types[1] = {INT8OID};
 	Datum values[1] = {Int64GetDatum(flow_id)};
 	SpiAs scope;
 	bool found, isnull;
 
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	/* read-only: in the active snapshot, with the sink and the record it goes with */
 	if (SPI_execute_with_args("SELECT evaluated_at FROM " FLOWNODE_SCHEMA ".flow_clock WHERE flow_id = $1", 1,
-	                          types, values, NULL, true, 1) != SPI_OK_SELECT)
+	                          types, values, NULL, read_only, 1) != SPI_OK_SELECT)
 		elog(ERROR, "flownode: reading flownode.flow_clock failed");
 	found = SPI_processed == 1;
 	if (found)
@@ -569,21 +570,13 @@ bool fn_registry_clock_visible(int64 flow_id, TimestampTz *at) {
 	return found;
 }
 
-bool fn_registry_clock_get(int64 flow_id, TimestampTz *at) {
-	Oid types[1] = {INT8OID};
-	Datum values[1] = {Int64GetDatum(flow_id)};
-	SpiAs scope;
-	bool found, isnull;
+bool fn_registry_clock_visible(int64 flow_id, TimestampTz *at) {
+	/* read-only: in the active snapshot, with the sink and the record it goes with */
+	return clock_read(flow_id, at, true);
+}
 
-	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	if (SPI_execute_with_args("SELECT evaluated_at FROM " FLOWNODE_SCHEMA ".flow_clock WHERE flow_id = $1", 1,
-	                          types, values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "flownode: reading flownode.flow_clock failed");
-	found = SPI_processed == 1;
-	if (found)
-		*at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	fn_spi_end(&scope);
-	return found;
+bool fn_registry_clock_get(int64 flow_id, TimestampTz *at) {
+	return clock_read(flow_id, at, false);
 }
 
 void fn_registry_clock_set(int64 flow_id, TimestampTz at) {
