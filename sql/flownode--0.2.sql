@@ -342,7 +342,8 @@ CREATE FUNCTION flownode.flow_status(
     OUT oldest_dirty_window timestamptz,
     OUT last_success_at timestamptz,
     OUT backfill_windows_done bigint,
-    OUT backfill_windows_total bigint)
+    OUT backfill_windows_total bigint,
+    OUT folded_refreshes bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'flownode_flow_status'
 LANGUAGE C STABLE;
@@ -386,6 +387,8 @@ SELECT f.flow_id,
        s.last_success_at,
        s.backfill_windows_done,
        s.backfill_windows_total,
+       -- refreshes of the open window that folded only its new rows in
+       COALESCE(s.folded_refreshes, 0) AS folded_refreshes,
        -- chains of flows: the flows whose sink this flow reads (its source, or a
        -- partition under it), and the flows that read its sink; only flows of roles
        -- you are a member of are named

@@ -17,6 +17,8 @@ int fn_max_backoff_ms = 300000;
 int fn_statement_timeout_ms = 600000;
 int fn_backfill_chunk_rows = 100000;
 bool fn_launcher_enabled = true;
+bool fn_fold_open_window = true;
+bool fn_verify_folds = false;
 bool fn_is_flow_worker = false;
 
 /*
@@ -40,6 +42,15 @@ static void define_server_start_settings(void) {
 void fn_define_settings(bool preloaded) {
 	if (preloaded)
 		define_server_start_settings();
+	DefineCustomBoolVariable("flownode.fold_open_window",
+	                         "Refreshes a window that only gained rows by folding its new rows into what "
+	                         "its older rows aggregated to, where the query allows (docs/user-guide.md).",
+	                         NULL, &fn_fold_open_window, true, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("flownode.verify_folds",
+	                         "Checks every folded refresh against the query over the whole window, in the "
+	                         "same snapshot, and fails the refresh if they differ (for tests: it costs "
+	                         "what folding saves).",
+	                         NULL, &fn_verify_folds, false, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("flownode.local_ranges_per_flow",
 	                        "Dirty time ranges a transaction collects per flow (per group of flows whose "
 	                        "windows nest) before coalescing them.",

@@ -30,6 +30,8 @@ extern int fn_max_backoff_ms;
 extern int fn_statement_timeout_ms;
 extern int fn_backfill_chunk_rows;
 extern bool fn_launcher_enabled;
+extern bool fn_fold_open_window;
+extern bool fn_verify_folds;
 
 /* This process is a flow's worker (set by flownode_flow_main): the sink rows its
  * refreshes write are an upstream flow's output, so the commit that marks them

@@ -46,6 +46,7 @@ enum {
 	COL_LAST_SUCCESS_AT,
 	COL_BACKFILL_DONE,
 	COL_BACKFILL_TOTAL,
+	COL_FOLDS,
 	NUM_COLS
 };
 
@@ -134,6 +135,7 @@ static bool slot_view(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls, 
 	values[COL_RUNS] = Int64GetDatum(copy.runs);
 	values[COL_FAILURES] = Int64GetDatum(copy.failures);
 	values[COL_ROWS_WRITTEN] = Int64GetDatum(copy.rows_written);
+	values[COL_FOLDS] = Int64GetDatum(copy.folds);
 	values[COL_WORKER_PID] = Int32GetDatum(copy.worker_pid);
 	nulls[COL_WORKER_PID] = copy.worker_pid == 0;
 	values[COL_CONSECUTIVE_FAILURES] = Int32GetDatum(copy.consecutive_failures);
@@ -159,6 +161,7 @@ static void no_slot_view(TaskConfig *cfg, bool standby, Datum *values, bool *nul
 	values[COL_RUNS] = Int64GetDatum(0);
 	values[COL_FAILURES] = Int64GetDatum(0);
 	values[COL_ROWS_WRITTEN] = Int64GetDatum(0);
+	values[COL_FOLDS] = Int64GetDatum(0);
 	values[COL_CONSECUTIVE_FAILURES] = Int32GetDatum(0);
 	nulls[COL_LAST_RUN_AT] = nulls[COL_LAST_RUN_DURATION] = nulls[COL_LAST_SUCCESS_AT] = true;
 	nulls[COL_LAST_ERROR] = nulls[COL_LAST_ERROR_AT] = true;

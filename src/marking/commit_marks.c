@@ -31,6 +31,7 @@ typedef struct FlowCommit {
 	bool saw_refresh;
 	uint64 refresh_seq;
 	bool removes;
+	int64 lo; /* the earliest time of a row it marked (LocalMarks.lo) */
 	uint32 count;
 	uint32 capacity;
 	FnTimeRange *ranges; /* the flow's own windows */
@@ -111,6 +112,7 @@ static FlowCommit *flow_commit(int64 flow_id, uint32 count) {
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	fc = palloc0(sizeof(FlowCommit));
 	fc->flow_id = flow_id;
+	fc->lo = PG_INT64_MAX;
 	fc->capacity = Max(count, 1);
 	fc->ranges = palloc(sizeof(FnTimeRange) * fc->capacity);
 	xact_commits = lappend(xact_commits, fc);
@@ -172,6 +174,13 @@ static void build_flow_commits(void) {
 	ListCell *lc;
 
 	commit_time = now;
+	/* a truncated source publishes no window, only that its rows went */
+	foreach (lc, fn_marks_truncated_flows()) {
+		FlowCommit *fc = flow_commit(*(int64 *)lfirst(lc), 1);
+
+		fc->removes = true;
+		fc->lo = FN_TS_MIN;
+	}
 	foreach (lc, fn_xact_marks()) {
 		LocalMarks *lm = lfirst(lc);
 		SourceEntry *e;
@@ -188,6 +197,7 @@ static void build_flow_commits(void) {
 				continue; /* dropped in this transaction */
 			fc = flow_commit(m->flow_id, lm->count);
 			fc->removes |= lm->removes;
+			fc->lo = Min(fc->lo, lm->lo);
 			if (fc->count == 0 && lm->count <= fc->capacity)
 				fc->count = round_to_windows(m, lm, fc->ranges);
 			else {
@@ -302,6 +312,27 @@ static bool may_claim_durable(const FlowCommit *fc, const FlowSlot *slot) {
 	return fc->recorded && !fc->saw_refresh && !slot->refreshing && slot->refresh_seq == fc->refresh_seq;
 }
 
+/*
+ * What the flow's folded refresh of its open window must check (refresh/fold_state.h):
+ * the earliest time of the rows this commit added there, or FN_TS_MIN when it may
+ * have removed rows or marked windows without their rows' times. A commit that
+ * touched none of the folded window's range leaves it alone (late rows of older
+ * windows). Caller holds the slot's lock; cannot fail.
+ */
+static void note_for_fold(const FlowCommit *fc, FlowSlot *slot) {
+	FnTimeRange w = slot->fold_window;
+	bool touches = w.start >= w.end; /* no folded window: every commit counts */
+
+	if (fc->removes) { /* rows may have left any window: the fold starts afresh */
+		slot->fold_lo = FN_TS_MIN;
+		return;
+	}
+	for (uint32 i = 0; i < fc->count && !touches; i++)
+		touches = fc->ranges[i].start < w.end && w.start < fc->ranges[i].end;
+	if (touches)
+		slot->fold_lo = Min(slot->fold_lo, fc->lo);
+}
+
 /* Runs at COMMIT: nothing here may fail. */
 static void publish_marks(void) {
 	ListCell *lc;
@@ -310,18 +341,21 @@ static void publish_marks(void) {
 		FlowCommit *fc = lfirst(lc);
 		FlowSlot *slot = fc->slot;
 
-		if (slot == NULL || fc->count == 0)
+		if (slot == NULL || (fc->count == 0 && !fc->removes))
 			continue;
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		if (slot->in_use && slot->flow_id == fc->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
 			bool claim = may_claim_durable(fc, slot);
 
-			fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
-			slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
-			slot->removals |= fc->removes;
-			wake_downstream(slot);
-			if (claim)
-				fn_durable_add_all(fn_slot_durable_set(slot), fc->ranges, fc->count);
+			note_for_fold(fc, slot);
+			if (fc->count > 0) {
+				fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
+				slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
+				slot->removals |= fc->removes;
+				wake_downstream(slot);
+				if (claim)
+					fn_durable_add_all(fn_slot_durable_set(slot), fc->ranges, fc->count);
+			}
 		}
 		LWLockRelease(fn_slot_lock(slot));
 	}

@@ -52,6 +52,9 @@ PG_FUNCTION_INFO_V1(flownode_mark_row_removed);
 PG_FUNCTION_INFO_V1(flownode_mark_truncate);
 
 static List *xact_marks = NIL; /* LocalMarks *, in TopTransactionContext */
+/* The flows whose source this transaction truncated (int64 ids as pointers to them,
+ * TopTransactionContext): their sinks were emptied, their folds must start afresh */
+static List *truncated_flows = NIL;
 
 static const FnTimeRange WINDOWLESS_MARK = {0, 1};
 
@@ -122,6 +125,7 @@ static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g
 	lm->subid = subid;
 	lm->last.start = lm->last.end = 0;
 	lm->absorb_below = 1;
+	lm->lo = PG_INT64_MAX;
 	lm->member_ids = palloc(sizeof(int64) * g->nmembers);
 	memcpy(lm->member_ids, g->member_ids, sizeof(int64) * g->nmembers);
 	lm->nmembers = g->nmembers;
@@ -218,6 +222,7 @@ static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, 
 	int64 ts;
 
 	if (leader->window == NULL) {
+		lm->lo = FN_TS_MIN;
 		if (lm->count == 0 && lm->staged == 0)
 			stage_range(lm, WINDOWLESS_MARK);
 		return;
@@ -237,6 +242,7 @@ static pg_attribute_always_inline void mark_time(LocalMarks *lm, const FlowMarke
 
 	if (TIMESTAMP_NOT_FINITE(ts))
 		return; /* nor does an infinite one */
+	lm->lo = Min(lm->lo, ts);
 	if (ts >= lm->last.start && ts < lm->last.end)
 		return;
 	/* The set is a union of whole windows: a timestamp inside it needs no window.
@@ -471,8 +477,15 @@ static void empty_sinks_of(Oid relid) {
 		    fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
 		n++;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+		int64 *id = palloc(sizeof(int64));
+
+		*id = todo[i].flow_id;
+		truncated_flows = lappend(truncated_flows, id);
+		MemoryContextSwitchTo(old);
 		empty_sink(&todo[i]);
+	}
 }
 
 /* BEFORE TRUNCATE of a partition under a flow's source: its rows are about to go from
@@ -543,6 +556,7 @@ static void mark_range(SourceEntry *e, MarkGroup *g, FnTimeRange r) {
 	fn_marks_flush_stage(lm);
 	fn_dirty_add(local_set(lm), r);
 	lm->last.start = lm->last.end = 0;
+	lm->lo = FN_TS_MIN; /* windows, not rows */
 }
 
 /* One time from a query of one row and column (a value of the time column, read as
@@ -799,6 +813,7 @@ LocalMarks *fn_marks_for_flow(const FlowMarker *m) {
 	lm->leader_id = m->flow_id;
 	lm->subid = GetCurrentSubTransactionId();
 	lm->absorb_below = 1;
+	lm->lo = FN_TS_MIN; /* a dimension's rows moved groups: no fold */
 	lm->member_ids = palloc(sizeof(int64));
 	lm->member_ids[0] = m->flow_id;
 	lm->nmembers = 1;
@@ -827,6 +842,7 @@ void fn_marks_add_range(LocalMarks *lm, FnTimeRange r) {
 	fn_marks_grow_and_flush(lm);
 	fn_dirty_add(local_set(lm), r);
 	lm->last.start = lm->last.end = 0;
+	lm->lo = FN_TS_MIN;
 }
 
 /* Whether every flow a's marks are for, b's are for too. */
@@ -887,6 +903,7 @@ void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransacti
 				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
 				parent->last.start = parent->last.end = 0;
 				parent->removes |= child->removes;
+				parent->lo = Min(parent->lo, child->lo);
 				xact_marks = foreach_delete_current(xact_marks, lc);
 				if (child->member_ids)
 					pfree(child->member_ids);
@@ -904,8 +921,13 @@ List *fn_xact_marks(void) {
 
 void fn_marks_forget(void) {
 	xact_marks = NIL;
+	truncated_flows = NIL;
 }
 
 bool fn_marks_pending(void) {
-	return xact_marks != NIL;
+	return xact_marks != NIL || truncated_flows != NIL;
+}
+
+List *fn_marks_truncated_flows(void) {
+	return truncated_flows;
 }

@@ -36,7 +36,11 @@ typedef struct LocalMarks {
 	int nmembers;      /* the flows these marks are for (every flow of the group when a */
 	int64 *member_ids; /* row was marked; TopTransactionContext) */
 	bool removes;      /* an UPDATE or DELETE marked a window: sink rows may vanish */
-	FnTimeRange last;  /* the range added last: a repeat costs nothing */
+	/* the earliest time of a row marked (PG_INT64_MAX: none yet; FN_TS_MIN: windows
+	 * were marked without their rows' times): the folded refresh of the open window
+	 * needs to know that no row came in below its line (refresh/fold_state.h) */
+	int64 lo;
+	FnTimeRange last; /* the range added last: a repeat costs nothing */
 	uint32 count;
 	uint32 capacity; /* of `ranges` now: grows by doubling up to `limit` */
 	uint32 limit;    /* flownode.local_ranges_per_flow when the set was made */
@@ -64,6 +68,9 @@ extern void fn_marks_grow_and_flush(LocalMarks *lm);
 extern void fn_marks_forget(void);
 /* A subtransaction's sets: dropped with it, or handed to its parent. */
 extern void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid);
+/* The flows whose source the transaction truncated (int64 *): their sinks were
+ * emptied, and the fold of their open window must start afresh. */
+extern List *fn_marks_truncated_flows(void);
 /* Whether the transaction marked anything (it cannot be PREPAREd then). */
 extern bool fn_marks_pending(void);
 

@@ -95,3 +95,24 @@ TimestampTz fn_scheduled_time(TimestampTz now, const Interval *eval_interval) {
 	k = since / step - (since % step < 0 ? 1 : 0);
 	return unix_epoch + k * step;
 }
+
+SPIPlanPtr fn_spi_prepare_kept(const char *sql, int nargs, Oid *argtypes, int cursor_options) {
+	SPIPlanPtr plan = SPI_prepare_cursor(sql, nargs, argtypes, cursor_options);
+
+	if (plan == NULL)
+		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "flownode: keeping a refresh statement failed");
+	return plan;
+}
+
+int64 fn_spi_run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect) {
+	int rc = SPI_execute_snapshot(plan, values, NULL, snap, InvalidSnapshot, false, true, 0);
+	bool isnull;
+
+	if (rc != expect)
+		elog(ERROR, "flownode: refresh statement failed: %s", SPI_result_code_string(rc));
+	if (rc == SPI_OK_SELECT && SPI_processed == 1)
+		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return (int64)SPI_processed;
+}

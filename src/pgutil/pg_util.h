@@ -9,7 +9,9 @@
 
 #include "access/attnum.h"
 #include "datatype/timestamp.h"
+#include "executor/spi.h"
 #include "fmgr.h"
+#include "utils/snapshot.h"
 
 /* SPI as another role (the catalog's owner, or a flow's owner). An ERROR in between
  * needs no cleanup: the (sub)transaction abort restores the user and SPI. */
@@ -20,6 +22,12 @@ typedef struct SpiAs {
 
 extern void fn_spi_begin_as(SpiAs *scope, Oid role, int sec_flags);
 extern void fn_spi_end(SpiAs *scope);
+/* A statement prepared and kept for the session (SPI_keepplan); ERROR on failure. */
+extern SPIPlanPtr fn_spi_prepare_kept(const char *sql, int nargs, Oid *argtypes, int cursor_options);
+/* Runs a plan in the given snapshot (its command id advanced, so it sees the
+ * statements before it); ERROR unless the result is `expect`. Returns the first
+ * column of its one row (a SELECT of one row), or the number of rows processed. */
+extern int64 fn_spi_run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect);
 
 /* "schema"."table", quoted as needed; ERROR if the relation is gone. */
 extern char *fn_qualified_relname(Oid relid);

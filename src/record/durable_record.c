@@ -270,6 +270,7 @@ void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
 		fn_dirty_add_all(fn_slot_dirty_set(slot), ranges, n);
 		fn_durable_add_all(fn_slot_durable_set(slot), ranges, n);
 		slot->removals = true; /* what wrote it is unknown now */
+		slot->fold_lo = FN_TS_MIN;
 	}
 	LWLockRelease(fn_slot_lock(slot));
 	pfree(ranges);

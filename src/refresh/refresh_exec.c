@@ -143,6 +143,7 @@ static void free_plans(void) {
 	plans.upsert_refused = false;
 	plans.time_index = -1;
 	plans.sink_index = -1;
+	fn_fold_forget(); /* its prefix and statements are of the old analysis */
 }
 
 /*
@@ -212,29 +213,6 @@ static char *statement_sql(TaskConfig *cfg, StatementKind kind, bool ranged) {
 	pg_unreachable();
 }
 
-static SPIPlanPtr prepare_kept(const char *sql, int nargs, Oid *argtypes, int cursor_options) {
-	SPIPlanPtr plan = SPI_prepare_cursor(sql, nargs, argtypes, cursor_options);
-
-	if (plan == NULL)
-		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "flownode: keeping a refresh statement failed");
-	return plan;
-}
-
-/* Runs a plan in the given snapshot; returns the first column of its one row, or
- * the number of rows processed. */
-static int64 run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect) {
-	int rc = SPI_execute_snapshot(plan, values, NULL, snap, InvalidSnapshot, false, true, 0);
-	bool isnull;
-
-	if (rc != expect)
-		elog(ERROR, "flownode: refresh statement failed: %s", SPI_result_code_string(rc));
-	if (rc == SPI_OK_SELECT && SPI_processed == 1)
-		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	return (int64)SPI_processed;
-}
-
 /* A statement over the whole query: its one parameter, if any, is the evaluation's
  * scheduled time (a flow comparing its time column with now()). */
 static int64 run_sql(const char *sql, FlowQuery *fq, TimestampTz clock_at, Snapshot snap, int expect) {
@@ -245,7 +223,7 @@ static int64 run_sql(const char *sql, FlowQuery *fq, TimestampTz clock_at, Snaps
 
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing a refresh statement failed: %s", SPI_result_code_string(SPI_result));
-	return run_plan(plan, clock ? &value : NULL, snap, expect);
+	return fn_spi_run_plan(plan, clock ? &value : NULL, snap, expect);
 }
 
 static bool row_security_enabled(Oid relid) {
@@ -365,12 +343,12 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 		bool held;
 
 		if (plans.probe == NULL)
-			plans.probe = prepare_kept(statement_sql(cfg, STMT_PROBE, true), 2, types, 0);
-		held = run_plan(plans.probe, values, snap, SPI_OK_SELECT) != 0;
+			plans.probe = fn_spi_prepare_kept(statement_sql(cfg, STMT_PROBE, true), 2, types, 0);
+		held = fn_spi_run_plan(plans.probe, values, snap, SPI_OK_SELECT) != 0;
 		if (!held) {
 			if (plans.fill == NULL)
-				plans.fill = prepare_kept(statement_sql(cfg, STMT_FILL, true), nargs, types, 0);
-			return run_plan(plans.fill, values, snap, SPI_OK_INSERT);
+				plans.fill = fn_spi_prepare_kept(statement_sql(cfg, STMT_FILL, true), nargs, types, 0);
+			return fn_spi_run_plan(plans.fill, values, snap, SPI_OK_INSERT);
 		}
 	}
 	/* Row-level security makes groups vanish without a removal: a policy change
@@ -378,16 +356,58 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	if (!removals && !plans.upsert_refused && !row_security_on_any(cfg)) {
 		if (plans.upsert[g] == NULL) {
 			if (fn_refresh_can_skip_vanished(analysed_query(cfg)))
-				plans.upsert[g] = prepare_kept(statement_sql(cfg, STMT_UPSERT, windowed), nargs, types, opts);
+				plans.upsert[g] =
+				    fn_spi_prepare_kept(statement_sql(cfg, STMT_UPSERT, windowed), nargs, types, opts);
 			else
 				plans.upsert_refused = true;
 		}
 		if (plans.upsert[g] != NULL)
-			return run_plan(plans.upsert[g], values, snap, SPI_OK_INSERT);
+			return fn_spi_run_plan(plans.upsert[g], values, snap, SPI_OK_INSERT);
 	}
 	if (plans.refresh[g] == NULL)
-		plans.refresh[g] = prepare_kept(statement_sql(cfg, STMT_REFRESH, windowed), nargs, types, opts);
-	return run_plan(plans.refresh[g], values, snap, SPI_OK_SELECT);
+		plans.refresh[g] =
+		    fn_spi_prepare_kept(statement_sql(cfg, STMT_REFRESH, windowed), nargs, types, opts);
+	return fn_spi_run_plan(plans.refresh[g], values, snap, SPI_OK_SELECT);
+}
+
+/*
+ * The refresh of the ranges: the folded refresh of the open window when the fold
+ * says so (refresh/fold_refresh.h), the refresh statement for the rest of them (or
+ * all of them, after which the fold starts at their latest window).
+ */
+static int64 refresh_ranges(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, Snapshot snap,
+                            bool removals, uint64 windows, TimestampTz clock_at, const FnFoldInput *fold) {
+	FnTimeRange *rest;
+	FnTimeRange w;
+	int nrest = 0;
+	int64 rows;
+
+	if (fold == NULL)
+		return run_refresh_statement(cfg, ranges, nranges, snap, removals, windows, clock_at);
+	if (!fn_fold_begin(analysed_query(cfg), has_time_index(cfg) && !row_security_on_any(cfg), ranges, nranges,
+	                   fold, &w)) {
+		rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, windows, clock_at);
+		fn_fold_after_recompute(analysed_query(cfg), ranges, nranges);
+		return rows;
+	}
+	rows = fn_fold_window(plans.fq, plans.sink, w, snap);
+	/* the other windows: the ranges without w (which lies inside one of them) */
+	rest = palloc(sizeof(FnTimeRange) * (nranges + 1));
+	for (int i = 0; i < nranges; i++) {
+		FnTimeRange r = ranges[i];
+
+		if (r.start <= w.start && w.end <= r.end) {
+			if (r.start < w.start)
+				rest[nrest++] = (FnTimeRange){r.start, w.start};
+			if (w.end < r.end)
+				rest[nrest++] = (FnTimeRange){w.end, r.end};
+		} else
+			rest[nrest++] = r;
+	}
+	if (nrest > 0)
+		rows +=
+		    run_refresh_statement(cfg, rest, nrest, snap, removals, windows > 1 ? windows - 1 : 1, clock_at);
+	return rows;
 }
 
 /*
@@ -425,7 +445,7 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
 	range_arrays(&range, 1, coltype, values);
 	if (input)
 		fn_refresh_input_arrays(cfg, &range, 1, shape.source == FN_FILTER_JOIN, values);
-	return run_plan(plan, values, snap, sink_is_new ? SPI_OK_INSERT : SPI_OK_SELECT);
+	return fn_spi_run_plan(plan, values, snap, sink_is_new ? SPI_OK_INSERT : SPI_OK_SELECT);
 }
 
 /*
@@ -439,7 +459,8 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
  * is either wholly before the refresh's snapshot or waits for it to commit.
  */
 static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnTimeRange *ranges,
-                     int nranges, int64 expired_before, bool removals, uint64 windows, TimestampTz clock_at) {
+                     int nranges, int64 expired_before, bool removals, uint64 windows, TimestampTz clock_at,
+                     const FnFoldInput *fold) {
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -481,7 +502,7 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 			            fill, clock_at, snap, SPI_OK_SELECT);
 		else {
 			if (nranges > 0) /* no ranges: only expired windows to forget */
-				rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, windows, clock_at);
+				rows = refresh_ranges(cfg, ranges, nranges, snap, removals, windows, clock_at, fold);
 			fn_record_trim(cfg->flow_id, ranges, nranges, expired_before, snap);
 		}
 	}
@@ -496,17 +517,17 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 }
 
 int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
-	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0, clock_at);
+	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, 0, clock_at, NULL);
 }
 
 int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
                             TimestampTz clock_at) {
-	return execute(cfg, fq, sink_is_new, &range, 1, 0, true, 0, clock_at);
+	return execute(cfg, fq, sink_is_new, &range, 1, 0, true, 0, clock_at, NULL);
 }
 
 int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                     bool removals, uint64 windows, TimestampTz clock_at) {
-	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows, clock_at);
+                     bool removals, uint64 windows, TimestampTz clock_at, const FnFoldInput *fold) {
+	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, windows, clock_at, fold);
 }
 
 /* A threshold's value with now() at `at` (false when it is NULL), in the executor. */
@@ -735,7 +756,7 @@ static SPIPlanPtr prepare_probe(TaskConfig *cfg, bool nth) {
 	                           fn_time_input_select(&cfg->input, c), src, where, c)
 	                : psprintf("SELECT count(*) FROM (SELECT FROM %s WHERE %s LIMIT $3) fn_p", src, where);
 
-	return prepare_kept(sql, 3, types, 0);
+	return fn_spi_prepare_kept(sql, 3, types, 0);
 }
 
 uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n, uint64 max_rows,

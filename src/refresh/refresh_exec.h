@@ -11,6 +11,7 @@
 
 #include "core/time_range.h"
 #include "query/flow_query.h"
+#include "refresh/fold_refresh.h"
 #include "registry/flow_registry.h"
 
 /* create_flow's fill: the whole query (fq: the stored query analysed); into a sink it
@@ -31,9 +32,11 @@ extern int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_
  * UPDATE/DELETE marked it), so vanished groups must be deleted; `windows`: how many
  * windows the ranges span (it picks the plan). The refreshed ranges, and the recorded
  * windows that ended before expired_before (if not 0), leave the durable record.
- * clock_at: as for the fill. */
+ * clock_at: as for the fill. `fold` (NULL: none): the reports the folded refresh of
+ * the open window checks (refresh/fold_refresh.h); fn_fold_settle when the
+ * transaction has ended. */
 extern int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                            bool removals, uint64 windows, TimestampTz clock_at);
+                            bool removals, uint64 windows, TimestampTz clock_at, const FnFoldInput *fold);
 
 /* A flow that compares its time column with now(): the values of the time column
  * (half-open ranges, *n of them) where a row's answer to those comparisons differs

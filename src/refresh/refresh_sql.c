@@ -309,3 +309,90 @@ char *fn_read_sink_sql(const FlowQuery *fq, const char *sink) {
 	                 w, w, w, range, range);
 	return s.data;
 }
+
+/*
+ * The folded refresh of the open window (refresh/fold_state.h): the groups of two
+ * parts of its rows, combined column by column (query/fold_shape.h). One part is the
+ * prefix the worker keeps (an ephemeral named relation, FN_FOLD_PREFIX, with the
+ * query's output columns), the other the query over the ranges $1/$2.
+ */
+static void append_fold_select(StringInfo s, const FlowQuery *fq, const FnFoldShape *fs,
+                               FnRangeFilter source) {
+	static const char *const combine[] = {
+	    [FN_FOLD_SUM_BIGINT] = "pg_catalog.sum(fn_u.%s)::pg_catalog.int8",
+	    [FN_FOLD_SUM] = "pg_catalog.sum(fn_u.%s)",
+	    [FN_FOLD_MIN] = "pg_catalog.min(fn_u.%s)",
+	    [FN_FOLD_MAX] = "pg_catalog.max(fn_u.%s)",
+	    [FN_FOLD_AND] = "pg_catalog.bool_and(fn_u.%s)",
+	    [FN_FOLD_OR] = "pg_catalog.bool_or(fn_u.%s)",
+	};
+	int nkeys = 0;
+
+	appendStringInfoString(s, "SELECT ");
+	for (int i = 0; i < fs->ncolumns; i++) {
+		if (i > 0)
+			appendStringInfoString(s, ", ");
+		if (fs->kinds[i] == FN_FOLD_KEY)
+			appendStringInfo(s, "fn_u.%s", col(fq, i));
+		else
+			appendStringInfo(s, combine[fs->kinds[i]], col(fq, i));
+		appendStringInfo(s, " AS %s", col(fq, i));
+	}
+	appendStringInfoString(s, " FROM (SELECT ");
+	append_columns(s, fq);
+	appendStringInfo(s, " FROM %s UNION ALL SELECT * FROM (%s) AS fn_q (", FN_FOLD_PREFIX,
+	                 restricted_query(fq, source));
+	append_columns(s, fq);
+	appendStringInfoString(s, ")) AS fn_u GROUP BY ");
+	for (int i = 0; i < fs->ncolumns; i++)
+		if (fs->kinds[i] == FN_FOLD_KEY)
+			appendStringInfo(s, "%sfn_u.%s", nkeys++ ? ", " : "", col(fq, i));
+}
+
+char *fn_fold_prefix_sql(const FlowQuery *fq, const FnFoldShape *fs, FnRangeFilter source) {
+	StringInfoData s;
+
+	initStringInfo(&s);
+	append_fold_select(&s, fq, fs, source);
+	return s.data;
+}
+
+char *fn_fold_upsert_sql(const FlowQuery *fq, const FnFoldShape *fs, const char *sink, FnRangeFilter source) {
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "INSERT INTO %s AS fn_sink (", sink);
+	append_columns(&s, fq);
+	appendStringInfoString(&s, ") ");
+	append_fold_select(&s, fq, fs, source);
+	append_on_conflict(&s, fq);
+	return s.data;
+}
+
+/* The sink's rows of the window [$1[1], $2[1]) that the query does not return, and the
+ * query's that the sink does not hold, counted (rows compared by their text). */
+char *fn_fold_verify_sql(const FlowQuery *fq, const char *sink, FnRangeFilter source) {
+	StringInfoData s;
+	StringInfoData sink_rows;
+	StringInfoData query_rows;
+	const char *w = col(fq, fq->window_position);
+
+	initStringInfo(&sink_rows);
+	appendStringInfoString(&sink_rows, "SELECT ROW(");
+	append_columns(&sink_rows, fq);
+	appendStringInfo(&sink_rows,
+	                 ")::pg_catalog.text FROM %s AS fn_sink WHERE %s OPERATOR(pg_catalog.>=) $1[1] AND %s "
+	                 "OPERATOR(pg_catalog.<) $2[1]",
+	                 sink, w, w);
+	initStringInfo(&query_rows);
+	appendStringInfoString(&query_rows, "SELECT ROW(");
+	append_columns(&query_rows, fq);
+	appendStringInfo(&query_rows, ")::pg_catalog.text FROM (%s) AS fn_q (", restricted_query(fq, source));
+	append_columns(&query_rows, fq);
+	appendStringInfoChar(&query_rows, ')');
+	initStringInfo(&s);
+	appendStringInfo(
+	    &s, "SELECT pg_catalog.count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) AS fn_d",
+	    sink_rows.data, query_rows.data, query_rows.data, sink_rows.data);
+	return s.data;
+}

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "query/flow_query.h"
+#include "query/fold_shape.h"
 #include "query/query_rewrite.h"
 
 /* How a refresh statement keeps to its windows on each side (see FnRangeFilter):
@@ -39,5 +40,17 @@ extern bool fn_refresh_can_skip_vanished(const FlowQuery *fq);
  * and the sink's rows in [$3, $4) outside them (window-less: the whole sink). */
 extern char *fn_read_query_sql(const FlowQuery *fq, FnRangeFilter source);
 extern char *fn_read_sink_sql(const FlowQuery *fq, const char *sink);
+
+/* The folded refresh (refresh/fold_state.h), over the prefix the worker keeps as the
+ * ephemeral named relation FN_FOLD_PREFIX (the query's output columns) and the query
+ * over the ranges $1/$2: the prefix's groups with the ranges' rows folded in, and
+ * the upsert of those into the sink. */
+#define FN_FOLD_PREFIX "flownode_fold_prefix"
+extern char *fn_fold_prefix_sql(const FlowQuery *fq, const FnFoldShape *fs, FnRangeFilter source);
+extern char *fn_fold_upsert_sql(const FlowQuery *fq, const FnFoldShape *fs, const char *sink,
+                                FnRangeFilter source);
+/* How many rows of the sink's window [$1[1], $2[1]) and of the query over $1/$2 differ
+ * (flownode.verify_folds). */
+extern char *fn_fold_verify_sql(const FlowQuery *fq, const char *sink, FnRangeFilter source);
 
 #endif

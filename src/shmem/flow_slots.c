@@ -149,6 +149,9 @@ FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool miss
 			slot->repair_requested = slot->repair_completed = 0;
 			slot->last_run_at = slot->last_failure_at = slot->last_success_at = 0;
 			slot->last_run_usec = slot->runs = slot->failures = slot->rows_written = 0;
+			slot->folds = 0;
+			slot->fold_lo = FN_TS_MIN;
+			slot->fold_window.start = slot->fold_window.end = 0;
 			slot->consecutive_failures = 0;
 			slot->last_failure[0] = '\0';
 			slot->ndirty = 0;

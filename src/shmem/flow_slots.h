@@ -94,6 +94,13 @@ typedef struct FlowSlot {
 	bool repair_failed;
 	char repair_error[FN_ERROR_LEN];
 
+	/* The folded refresh of the open window (refresh/fold_state.h): the earliest time
+	 * of the rows that commits into fold_window (any window while it is empty) added
+	 * since the worker last looked, FN_TS_MIN when one may have removed rows or
+	 * marked windows without their rows' times (PG_INT64_MAX: none; 0 after the slot
+	 * was claimed, which makes the first look start the fold afresh) */
+	int64 fold_lo;
+	FnTimeRange fold_window;
 	/* status for the flows view */
 	TimestampTz last_success_at; /* end of the last successful refresh (or create_flow's fill) */
 	TimestampTz last_run_at;     /* end of the last refresh, successful or not */
@@ -102,6 +109,7 @@ typedef struct FlowSlot {
 	int64 failures;
 	int32 consecutive_failures; /* failed refreshes since the last success: > 0 means failing now */
 	int64 rows_written;
+	int64 folds; /* refreshes of the open window that folded its new rows in */
 	/* the most recent failed refresh, kept after the flow heals; it is the current
 	 * error (the view's last_error) only while consecutive_failures > 0 */
 	TimestampTz last_failure_at;

@@ -254,6 +254,36 @@ static void mark_clock_changes(FnDirtySet from, bool from_shared, TimestampTz cl
 }
 
 /*
+ * The fold's reports (refresh/fold_refresh.h): the earliest time of the rows that
+ * commits added to the folded window since the last look. Read after the refresh's
+ * snapshot, once the writers in flight have published: every commit the snapshot
+ * sees has reported by then.
+ */
+static int64 take_fold_reports(void *arg pg_attribute_unused()) {
+	FlowSlot *slot = task.slot;
+	int64 lo;
+
+	fn_inflight_wait_all();
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	lo = slot->fold_lo;
+	slot->fold_lo = PG_INT64_MAX;
+	LWLockRelease(fn_slot_lock(slot));
+	return lo;
+}
+
+/* The refresh's transaction ended: the fold's window goes to the slot, for the
+ * commits to report against. */
+static void settle_fold(bool committed) {
+	FnFoldSettled settled = fn_fold_settle(committed);
+
+	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
+	task.slot->fold_window = settled.window;
+	if (settled.folded)
+		task.slot->folds++;
+	LWLockRelease(fn_slot_lock(task.slot));
+}
+
+/*
  * Plans and runs one refresh transaction over at most max_windows windows of `from`
  * (the shared dirty set, or a flush's backlog). The ranges are taken out of `from`
  * before the refresh takes its snapshot; on failure they are put back.
@@ -263,6 +293,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	volatile bool ok = true;
 	volatile bool worked = false;
 	volatile bool removals = true;
+	FnFoldInput fold = {take_fold_reports, NULL};
 	TimestampTz start = GetCurrentTimestamp();
 	int64 rows = 0;
 	FlowSlot *slot = task.slot;
@@ -342,11 +373,12 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 			fn_inflight_wait_all();
 			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows,
-			                      clock_at);
+			                      clock_at, &fold);
 			*windows_done += (int64)windows;
 		} else if (expired_before != 0 && !task.flow_gone)
-			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, clock_at);
+			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, clock_at, NULL);
 		end_refresh_transaction();
+		settle_fold(true);
 		task.nchunk = 0;
 		end_take();
 	}
@@ -362,6 +394,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
+		settle_fold(false);
 		/* put them back (not into the durable set: they may hold coalesced gaps) */
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		end_take_locked(slot);
@@ -554,7 +587,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 			 * evaluation marks from the clock, which covers the change since now too */
 			rows = fn_refresh_run(
 			    task.cfg, &want, 1, 0, true, PG_UINT64_MAX,
-			    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0);
+			    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0, NULL);
 		}
 		end_refresh_transaction();
 		task.nchunk = 0;
@@ -617,7 +650,7 @@ static bool run_backfill_chunk(int64 *windows) {
 				fn_inflight_wait_all();
 				rows = fn_refresh_run(
 				    task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX,
-				    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0);
+				    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0, NULL);
 				*windows += windows_in(chunk);
 				done_until = chunk.end;
 				filled = true;

@@ -1,0 +1,310 @@
+/*
+ * fold_refresh.c: the folded refresh of the open window (fold_refresh.h). The prefix
+ * is a tuplestore in the worker's memory, handed to the statements of
+ * refresh_sql.h as an ephemeral named relation (as AFTER triggers hand over their
+ * transition tables); a refresh builds the next one and it replaces the kept one only
+ * when the refresh commits.
+ */
+#include "flownode.h"
+
+#include "refresh/fold_refresh.h"
+
+#include "access/tupdesc.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgutil/pg_util.h"
+#include "query/fold_shape.h"
+#include "refresh/refresh_sql.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/queryenvironment.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+/*
+ * How far below the earliest new row the line stays. A writer whose rows are older
+ * than those of writers that committed before it (it ran longer) lands above the
+ * line as long as it is less than this late; one later still makes the next refresh
+ * recompute the window. The rows between line and newest are read by every refresh.
+ */
+#define FOLD_SLACK_USEC USECS_PER_SEC
+
+typedef struct FoldState {
+	bool valid;
+	FnTimeRange window;
+	int64 line;
+	Tuplestorestate *prefix; /* the groups of the window's rows below the line */
+} FoldState;
+
+static struct {
+	const FlowQuery *fq; /* the analysed query all of this is for */
+	FnFoldShape *shape;  /* NULL: the query does not fold */
+	FnWindow *window;
+	TupleDesc desc; /* the prefix's columns: the query's outputs */
+	SPIPlanPtr prefix_plan;
+	SPIPlanPtr upsert_plan;
+	SPIPlanPtr verify_plan;
+	MemoryContext cxt; /* shape, window, desc, prefixes */
+	FoldState now;     /* as of the last refresh that committed */
+	FoldState next;    /* this refresh's, until it commits */
+	bool next_set;
+	bool folded;
+	int64 reported; /* the earliest new row reported to this refresh */
+} fold;
+
+static void drop_prefix(Tuplestorestate *ts) {
+	if (ts != NULL && ts != fold.now.prefix && ts != fold.next.prefix)
+		tuplestore_end(ts);
+}
+
+static void drop_now(void) {
+	Tuplestorestate *ts = fold.now.prefix;
+
+	fold.now.valid = false;
+	fold.now.prefix = NULL;
+	drop_prefix(ts);
+}
+
+void fn_fold_forget(void) {
+	SPIPlanPtr *plans[] = {&fold.prefix_plan, &fold.upsert_plan, &fold.verify_plan};
+	Tuplestorestate *next = fold.next_set ? fold.next.prefix : NULL;
+
+	fold.next_set = false;
+	fold.next.prefix = NULL;
+	drop_prefix(next);
+	drop_now();
+	for (size_t i = 0; i < lengthof(plans); i++)
+		if (*plans[i] != NULL) {
+			SPI_freeplan(*plans[i]);
+			*plans[i] = NULL;
+		}
+	fold.fq = NULL;
+	fold.shape = NULL;
+	fold.folded = false;
+	if (fold.cxt != NULL)
+		MemoryContextReset(fold.cxt);
+}
+
+/* The prefix's columns: the query's output columns, their types and collations. */
+static TupleDesc prefix_desc(const FlowQuery *fq) {
+	TupleDesc desc = CreateTemplateTupleDesc(list_length(fq->out_names));
+
+	for (int i = 0; i < list_length(fq->out_names); i++) {
+		TupleDescInitEntry(desc, (AttrNumber)(i + 1), list_nth(fq->out_names, i),
+		                   list_nth_oid(fq->out_types, i), list_nth_int(fq->out_typmods, i), 0);
+		TupleDescInitEntryCollation(desc, (AttrNumber)(i + 1), list_nth_oid(fq->out_collations, i));
+	}
+	return desc;
+}
+
+/* The query's fold, analysed once per analysed query. */
+static FnFoldShape *shape_for(const FlowQuery *fq) {
+	MemoryContext old;
+	const char *why;
+
+	if (fold.fq == fq)
+		return fold.shape;
+	fn_fold_forget();
+	if (fold.cxt == NULL)
+		fold.cxt = AllocSetContextCreate(TopMemoryContext, "flownode fold", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(fold.cxt);
+	fold.fq = fq;
+	fold.shape = fn_fold_shape(fq, &why);
+	if (fold.shape != NULL) {
+		fold.window = fn_window_create(&fq->window);
+		fold.desc = prefix_desc(fq);
+	}
+	MemoryContextSwitchTo(old);
+	return fold.shape;
+}
+
+/* A tuplestore that outlives transactions (its files too, should it spill). */
+static Tuplestorestate *new_prefix(void) {
+	MemoryContext old = MemoryContextSwitchTo(fold.cxt);
+	Tuplestorestate *ts = tuplestore_begin_heap(false, true, work_mem);
+
+	MemoryContextSwitchTo(old);
+	return ts;
+}
+
+bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *ranges, int nranges,
+                   const FnFoldInput *in, FnTimeRange *w) {
+	int64 reported = in->take_reports(in->arg);
+
+	fold.next_set = false;
+	fold.next.prefix = NULL;
+	fold.folded = false;
+	if (!fn_fold_open_window || !time_index || nranges == 0 || shape_for(fq) == NULL) {
+		drop_now();
+		return false;
+	}
+	/* a row below the line that the prefix may not hold: start afresh */
+	if (fold.now.valid && reported < fold.now.line)
+		drop_now();
+	fold.reported = reported;
+	if (!fold.now.valid)
+		return false;
+	for (int i = 0; i < nranges; i++)
+		if (ranges[i].start <= fold.now.window.start && fold.now.window.end <= ranges[i].end) {
+			*w = fold.now.window;
+			return true;
+		}
+	return false;
+}
+
+void fn_fold_after_recompute(const FlowQuery *fq, const FnTimeRange *ranges, int nranges) {
+	FnTimeRange latest;
+
+	if (!fn_fold_open_window || nranges == 0 || shape_for(fq) == NULL)
+		return;
+	latest = fn_window_of(fold.window, ranges[nranges - 1].end - 1);
+	if (fold.now.valid && fold.now.window.start >= latest.start)
+		return; /* late rows of older windows: the fold keeps its window */
+	fold.next.valid = true;
+	fold.next.window = latest;
+	fold.next.line = latest.start; /* the prefix holds the rows below it: none */
+	fold.next.prefix = new_prefix();
+	fold.next_set = true;
+}
+
+/* The ranges' two arrays for a statement: [lo, hi). */
+static void one_range(const FlowQuery *fq, int64 lo, int64 hi, Datum *values) {
+	Oid type = fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Datum a = Int64GetDatum(lo);
+	Datum b = Int64GetDatum(hi);
+
+	values[0] =
+	    PointerGetDatum(construct_array(&a, 1, type, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[1] =
+	    PointerGetDatum(construct_array(&b, 1, type, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static SPIPlanPtr kept_plan(SPIPlanPtr *plan, const FlowQuery *fq, const char *sql) {
+	Oid type = get_array_type(fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID);
+	Oid types[2] = {type, type};
+
+	if (*plan == NULL)
+		*plan = fn_spi_prepare_kept(sql, 2, types, CURSOR_OPT_GENERIC_PLAN);
+	return *plan;
+}
+
+/* The statements see `prefix` as FN_FOLD_PREFIX until unregister_prefix. */
+static void register_prefix(Tuplestorestate *prefix) {
+	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
+
+	enr->md.name = FN_FOLD_PREFIX;
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = fold.desc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = (double)tuplestore_tuple_count(prefix);
+	enr->reldata = prefix;
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "flownode: registering the folded prefix failed");
+}
+
+static void unregister_prefix(void) {
+	if (SPI_unregister_relation(FN_FOLD_PREFIX) != SPI_OK_REL_UNREGISTER)
+		elog(ERROR, "flownode: unregistering the folded prefix failed");
+}
+
+/* The prefix with the rows of [from, to) folded in: a new tuplestore. */
+static Tuplestorestate *fold_into_prefix(const FlowQuery *fq, Tuplestorestate *prefix, int64 from, int64 to,
+                                         Snapshot snap) {
+	SPIPlanPtr plan;
+	Tuplestorestate *out;
+	Datum values[2];
+	int rc;
+
+	one_range(fq, from, to, values);
+	register_prefix(prefix); /* before the statement is prepared: it reads it */
+	plan = kept_plan(&fold.prefix_plan, fq, fn_fold_prefix_sql(fq, fold.shape, FN_FILTER_JOIN));
+	rc = SPI_execute_snapshot(plan, values, NULL, snap, InvalidSnapshot, false, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "flownode: folding rows into the prefix failed: %s", SPI_result_code_string(rc));
+	unregister_prefix();
+	out = new_prefix();
+	for (uint64 i = 0; i < SPI_processed; i++)
+		tuplestore_puttuple(out, SPI_tuptable->vals[i]);
+	SPI_freetuptable(SPI_tuptable);
+	return out;
+}
+
+/* flownode.verify_folds: the sink's window against the query over all its rows. */
+static void verify_window(const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap) {
+	SPIPlanPtr plan = kept_plan(&fold.verify_plan, fq, fn_fold_verify_sql(fq, sink, FN_FILTER_JOIN));
+	Datum values[2];
+	int64 differ;
+
+	one_range(fq, w.start, w.end, values);
+	differ = fn_spi_run_plan(plan, values, snap, SPI_OK_SELECT);
+	if (differ != 0)
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_INTERNAL_ERROR),
+		     errmsg("flownode: the folded refresh of the window at %s left %lld sink rows different "
+		            "from the query",
+		            DatumGetCString(DirectFunctionCall1(
+		                fq->window.with_time_zone ? timestamptz_out : timestamp_out, Int64GetDatum(w.start))),
+		            (long long)differ)));
+}
+
+int64 fn_fold_window(const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap) {
+	SPIPlanPtr upsert;
+	Tuplestorestate *prefix = fold.now.prefix;
+	int64 line = fold.now.line;
+	int64 to = line;
+	Datum values[2];
+	int64 rows;
+
+	/* the rows below the new line are old enough to stay put: fold them in */
+	if (fold.reported != PG_INT64_MAX)
+		to = Min(Max(line, fold.reported - FOLD_SLACK_USEC), w.end);
+	if (to > line) {
+		prefix = fold_into_prefix(fq, prefix, line, to, snap);
+		/* kept for the commit (or dropped at the abort) from here on */
+		fold.next.prefix = prefix;
+		fold.next_set = true;
+	}
+	one_range(fq, to, w.end, values);
+	register_prefix(prefix);
+	upsert = kept_plan(&fold.upsert_plan, fq, fn_fold_upsert_sql(fq, fold.shape, sink, FN_FILTER_JOIN));
+	rows = fn_spi_run_plan(upsert, values, snap, SPI_OK_INSERT);
+	unregister_prefix();
+	if (fn_verify_folds)
+		verify_window(fq, sink, w, snap);
+	fold.next.valid = true;
+	fold.next.window = w;
+	fold.next.line = to;
+	fold.next.prefix = prefix;
+	fold.next_set = true;
+	fold.folded = true;
+	return rows;
+}
+
+FnFoldSettled fn_fold_settle(bool committed) {
+	FnFoldSettled out = {{0, 0}, false};
+
+	if (committed && fold.next_set) {
+		Tuplestorestate *old = fold.now.prefix;
+
+		fold.now = fold.next;
+		fold.next.prefix = NULL;
+		if (old != fold.now.prefix)
+			drop_prefix(old);
+		out.folded = fold.folded;
+	} else if (!committed) {
+		Tuplestorestate *next = fold.next_set ? fold.next.prefix : NULL;
+
+		fold.next.prefix = NULL;
+		drop_prefix(next);
+		drop_now(); /* what the refresh did is gone: start afresh */
+	}
+	fold.next_set = false;
+	fold.folded = false;
+	if (fold.now.valid)
+		out.window = fold.now.window;
+	return out;
+}
