@@ -872,14 +872,17 @@ all processes, from `/proc/stat`, over the segment; *the flow's worker*: its sha
 {cores} cores. The machine counts as saturated at a rate where the writers achieve less than
 95% of it, or the machine is at least 90% busy without the flow's worker; the target applies
 up to there. *First → last 15 s*: the p99 lag of the transactions committed in the first and
-the last 15 s of the segment (the open window fills through the minute, and each refresh
-re-aggregates all of it).
+the last 15 s of the segment (the open window fills through the minute: a refresh that
+re-aggregated all of it would slow down through the minute; one that folds, issue 20.5,
+reads the rows written since the last refresh).
 
 | requested rows/s | achieved | late sends | machine CPU | the flow's worker | p50 | p99 | max | p99 first → last 15 s | refreshes (duration) | |
 |---|---|---|---|---|---|---|---|---|---|---|
 {rows_md}
 
-The flow ran {meta.get('freshness_runs', '?')} refreshes in all.
+The flow ran {meta.get('freshness_runs', '?')} refreshes in all, {meta.get('freshness_folds', '?')} of which folded the open
+window's new rows in (`folded_refreshes`; the others recomputed a window: its first refresh,
+or one that a late row or another window needed).
 
 ![freshness](freshness.svg)
 """)

@@ -388,6 +388,22 @@ extern "C" uint64_t fn_next_row_budget(uint64_t budget, uint64_t cap, int64_t la
 	return flownode::next_row_budget(budget, cap, last_run_usec, failed);
 }
 
+extern "C" bool fn_fold_holds(int64_t line, int64_t reported) {
+	return flownode::fold_holds(line, reported);
+}
+
+extern "C" int64_t fn_fold_next_line(int64_t line, int64_t reported, int64_t slack, int64_t window_end) {
+	return flownode::fold_next_line(line, reported, slack, window_end);
+}
+
+extern "C" int64_t fn_fold_slack_after_late_row(int64_t slack, int64_t window_width) {
+	return flownode::fold_slack_after_late_row(slack, window_width);
+}
+
+extern "C" int64_t fn_fold_slack_after_fold(int64_t slack) {
+	return flownode::fold_slack_after_fold(slack);
+}
+
 extern "C" int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
                                       int64_t min_refresh_usec, int64_t max_backoff_usec,
                                       int64_t last_run_usec, bool backlog_remains,

@@ -96,6 +96,12 @@ extern uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n,
 
 extern uint64_t fn_next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed);
 
+/* The folded refresh's line and slack (core/task_state.hpp, refresh/fold_refresh.h). */
+extern bool fn_fold_holds(int64_t line, int64_t reported);
+extern int64_t fn_fold_next_line(int64_t line, int64_t reported, int64_t slack, int64_t window_end);
+extern int64_t fn_fold_slack_after_late_row(int64_t slack, int64_t window_width);
+extern int64_t fn_fold_slack_after_fold(int64_t slack);
+
 extern int64_t fn_next_sleep_usec(int64_t eval_interval_usec, int64_t window_size_usec,
                                   int64_t min_refresh_usec, int64_t max_backoff_usec, int64_t last_run_usec,
                                   bool backlog_remains, uint32_t consecutive_failures);

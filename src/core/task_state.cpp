@@ -131,4 +131,26 @@ uint64_t next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, b
 	return std::min(budget, cap);
 }
 
+bool fold_holds(int64_t line, int64_t reported) noexcept {
+	return reported >= line;
+}
+
+int64_t fold_next_line(int64_t line, int64_t reported, int64_t slack, int64_t window_end) noexcept {
+	if (reported == INT64_MAX)
+		return line;
+	// reported >= line (fold_holds) and both are timestamps: no overflow below
+	int64_t next = reported - std::max(slack, kFoldMinSlackUsec);
+	return std::min(std::max(line, next), window_end);
+}
+
+int64_t fold_slack_after_late_row(int64_t slack, int64_t window_width) noexcept {
+	int64_t cap = std::max(window_width / 4, kFoldMinSlackUsec);
+	slack = std::max(slack, kFoldMinSlackUsec);
+	return slack > cap / 2 ? cap : slack * 2;
+}
+
+int64_t fold_slack_after_fold(int64_t slack) noexcept {
+	return std::max(slack - slack / 32, kFoldMinSlackUsec);
+}
+
 } // namespace flownode

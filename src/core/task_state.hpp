@@ -97,4 +97,22 @@ constexpr int64_t kFastUsec = 250 * 1000;
 constexpr int64_t kSlowUsec = 1000 * 1000;
 uint64_t next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept;
 
+// The folded refresh of the open window (src/refresh/fold_refresh.h): the worker keeps
+// what the window's rows below a line aggregate to. `reported`: the earliest time of
+// the rows commits added to the window since the last refresh (INT64_MAX: none).
+//
+// fold_holds: the kept prefix is still all of the rows below the line: no reported
+// row fell below it.
+bool fold_holds(int64_t line, int64_t reported) noexcept;
+// The next line: the earliest reported row less the slack, never below the line nor
+// past the window's end; unchanged when nothing was reported. (A slack under
+// kFoldMinSlackUsec counts as that.)
+int64_t fold_next_line(int64_t line, int64_t reported, int64_t slack, int64_t window_end) noexcept;
+// The slack follows the lateness seen: a late row of the window that fell below the
+// line doubles it, up to a quarter of the window (never under kFoldMinSlackUsec); each
+// fold wears it down by a 32nd, to kFoldMinSlackUsec.
+constexpr int64_t kFoldMinSlackUsec = 1000 * 1000;
+int64_t fold_slack_after_late_row(int64_t slack, int64_t window_width) noexcept;
+int64_t fold_slack_after_fold(int64_t slack) noexcept;
+
 } // namespace flownode

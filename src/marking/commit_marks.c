@@ -31,7 +31,8 @@ typedef struct FlowCommit {
 	bool saw_refresh;
 	uint64 refresh_seq;
 	bool removes;
-	int64 lo; /* the earliest time of a row it marked (LocalMarks.lo) */
+	int64 lo;         /* the earliest time of a row it marked (LocalMarks.lo) */
+	FnTimeRange hull; /* its windows' hull before widen_to_dirty_ranges (note_for_fold) */
 	uint32 count;
 	uint32 capacity;
 	FnTimeRange *ranges; /* the flow's own windows */
@@ -261,6 +262,7 @@ void fn_marks_pre_commit(void) {
 		fc->recorded = false;
 		if (fc->slot == NULL || fc->count == 0)
 			continue;
+		fc->hull = (FnTimeRange){fc->ranges[0].start, fc->ranges[fc->count - 1].end};
 		LWLockAcquire(fn_slot_lock(fc->slot), LW_SHARED);
 		for (uint32 i = 0; i < fc->count && covered; i++)
 			covered = fn_dirty_covers(fn_slot_durable_set(fc->slot), fc->ranges[i]);
@@ -313,24 +315,21 @@ static bool may_claim_durable(const FlowCommit *fc, const FlowSlot *slot) {
 }
 
 /*
- * What the flow's folded refresh of its open window must check (refresh/fold_state.h):
+ * What the flow's folded refresh of its open window must check (refresh/fold_refresh.h):
  * the earliest time of the rows this commit added there, or FN_TS_MIN when it may
- * have removed rows or marked windows without their rows' times. A commit that
+ * have removed rows there or marked windows without their rows' times. A commit that
  * touched none of the folded window's range leaves it alone (late rows of older
- * windows). Caller holds the slot's lock; cannot fail.
+ * windows, their UPDATEs and DELETEs); a truncated source (no window) touches all.
+ * Caller holds the slot's lock; cannot fail.
  */
 static void note_for_fold(const FlowCommit *fc, FlowSlot *slot) {
 	FnTimeRange w = slot->fold_window;
-	bool touches = w.start >= w.end; /* no folded window: every commit counts */
+	/* no folded window: every commit counts. Its own windows, not those it was
+	 * widened to: a late row next to the dirty open window would touch it then */
+	bool touches = w.start >= w.end || fc->count == 0 || (fc->hull.start < w.end && w.start < fc->hull.end);
 
-	if (fc->removes) { /* rows may have left any window: the fold starts afresh */
-		slot->fold_lo = FN_TS_MIN;
-		return;
-	}
-	for (uint32 i = 0; i < fc->count && !touches; i++)
-		touches = fc->ranges[i].start < w.end && w.start < fc->ranges[i].end;
 	if (touches)
-		slot->fold_lo = Min(slot->fold_lo, fc->lo);
+		slot->fold_lo = Min(slot->fold_lo, fc->removes ? FN_TS_MIN : fc->lo);
 }
 
 /* Runs at COMMIT: nothing here may fail. */

@@ -25,12 +25,13 @@
 #include "utils/tuplestore.h"
 
 /*
- * How far below the earliest new row the line stays. A writer whose rows are older
- * than those of writers that committed before it (it ran longer) lands above the
- * line as long as it is less than this late; one later still makes the next refresh
- * recompute the window. The rows between line and newest are read by every refresh.
+ * How far below the earliest new row the line stays: the slack. A writer whose rows
+ * are older than those of writers that committed before it (it ran longer, or its
+ * rows come late from their devices) lands above the line as long as it is less
+ * than the slack late; one later still makes the next refresh recompute the window.
+ * The rows between the line and the newest are read by every refresh, so the slack
+ * follows the lateness seen (core/task_state.hpp: fold_slack_after_late_row, _fold).
  */
-#define FOLD_SLACK_USEC USECS_PER_SEC
 
 typedef struct FoldState {
 	bool valid;
@@ -53,6 +54,7 @@ static struct {
 	bool next_set;
 	bool folded;
 	int64 reported; /* the earliest new row reported to this refresh */
+	int64 slack;    /* the line's distance below it (0: the least) */
 } fold;
 
 static void drop_prefix(Tuplestorestate *ts) {
@@ -141,9 +143,14 @@ bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *rang
 		drop_now();
 		return false;
 	}
-	/* a row below the line that the prefix may not hold: start afresh */
-	if (fold.now.valid && reported < fold.now.line)
+	/* a row below the line that the prefix may not hold: start afresh; a late row in
+	 * the window (not a removal, nor a row of an older window) widens the slack */
+	if (fold.now.valid && !fn_fold_holds(fold.now.line, reported)) {
+		if (reported >= fold.now.window.start)
+			fold.slack =
+			    fn_fold_slack_after_late_row(fold.slack, fold.now.window.end - fold.now.window.start);
 		drop_now();
+	}
 	fold.reported = reported;
 	if (!fold.now.valid)
 		return false;
@@ -155,13 +162,25 @@ bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *rang
 	return false;
 }
 
+/* The window folds start at: the ranges' latest, but not past a day from now (a row
+ * from a clock gone wrong must not take the fold from the window being written);
+ * start >= end when there is none. */
+static FnTimeRange fold_window_of(const FnTimeRange *ranges, int nranges) {
+	int64 limit = GetCurrentTimestamp() + USECS_PER_DAY; /* any zone's local time is before it */
+
+	for (int i = nranges - 1; i >= 0; i--)
+		if (ranges[i].start <= limit)
+			return fn_window_of(fold.window, Min(ranges[i].end - 1, limit));
+	return (FnTimeRange){0, 0};
+}
+
 void fn_fold_after_recompute(const FlowQuery *fq, const FnTimeRange *ranges, int nranges) {
 	FnTimeRange latest;
 
 	if (!fn_fold_open_window || nranges == 0 || shape_for(fq) == NULL)
 		return;
-	latest = fn_window_of(fold.window, ranges[nranges - 1].end - 1);
-	if (fold.now.valid && fold.now.window.start >= latest.start)
+	latest = fold_window_of(ranges, nranges);
+	if (latest.start >= latest.end || (fold.now.valid && fold.now.window.start >= latest.start))
 		return; /* late rows of older windows: the fold keeps its window */
 	fold.next.valid = true;
 	fold.next.window = latest;
@@ -255,13 +274,12 @@ int64 fn_fold_window(const FlowQuery *fq, const char *sink, FnTimeRange w, Snaps
 	SPIPlanPtr upsert;
 	Tuplestorestate *prefix = fold.now.prefix;
 	int64 line = fold.now.line;
-	int64 to = line;
+	int64 to;
 	Datum values[2];
 	int64 rows;
 
 	/* the rows below the new line are old enough to stay put: fold them in */
-	if (fold.reported != PG_INT64_MAX)
-		to = Min(Max(line, fold.reported - FOLD_SLACK_USEC), w.end);
+	to = fn_fold_next_line(line, fold.reported, fold.slack, w.end);
 	if (to > line) {
 		prefix = fold_into_prefix(fq, prefix, line, to, snap);
 		/* kept for the commit (or dropped at the abort) from here on */
@@ -295,6 +313,8 @@ FnFoldSettled fn_fold_settle(bool committed) {
 		if (old != fold.now.prefix)
 			drop_prefix(old);
 		out.folded = fold.folded;
+		if (out.folded)
+			fold.slack = fn_fold_slack_after_fold(fold.slack);
 	} else if (!committed) {
 		Tuplestorestate *next = fold.next_set ? fold.next.prefix : NULL;
 

@@ -119,6 +119,7 @@ static void plans_for(TaskConfig *cfg) {
 
 	if (plans.flow_id == cfg->flow_id)
 		return;
+	fn_fold_forget(); /* another flow's */
 	if (cxt != NULL)
 		MemoryContextReset(cxt);
 	memset(&plans, 0, sizeof(plans));

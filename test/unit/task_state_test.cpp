@@ -341,3 +341,47 @@ TEST(NextEvalAfterUpstream, OwnScheduleAndBackoffStay) {
 	// a failing flow keeps its backoff
 	EXPECT_EQ(flownode::next_eval_after_upstream(adaptive, now, now + 40 * kSec, 3), now + 40 * kSec);
 }
+
+// The folded refresh of the open window (src/refresh/fold_refresh.h): the line below
+// which the kept prefix holds every row, and the slack it keeps below the new rows.
+
+constexpr int64_t kMinute = 60 * kSec;
+
+TEST(Fold, HoldsWhileNoReportFallsBelowTheLine) {
+	EXPECT_TRUE(flownode::fold_holds(10 * kSec, 10 * kSec));
+	EXPECT_TRUE(flownode::fold_holds(10 * kSec, INT64_MAX)); // nothing reported
+	EXPECT_FALSE(flownode::fold_holds(10 * kSec, 10 * kSec - 1));
+	EXPECT_FALSE(flownode::fold_holds(10 * kSec, INT64_MIN + 1)); // a removal reports the least time
+}
+
+TEST(Fold, NextLineFollowsTheEarliestNewRowLessTheSlack) {
+	// rows from 40 s on: the line moves to 39 s with a 1 s slack
+	EXPECT_EQ(flownode::fold_next_line(10 * kSec, 40 * kSec, kSec, kMinute), 39 * kSec);
+	// never down, never past the window's end, not without a report
+	EXPECT_EQ(flownode::fold_next_line(39 * kSec, 39 * kSec + kSec / 2, kSec, kMinute), 39 * kSec);
+	EXPECT_EQ(flownode::fold_next_line(10 * kSec, 5 * kMinute, kSec, kMinute), kMinute);
+	EXPECT_EQ(flownode::fold_next_line(10 * kSec, INT64_MAX, kSec, kMinute), 10 * kSec);
+	// a slack under the least counts as the least
+	EXPECT_EQ(flownode::fold_next_line(0, 40 * kSec, 0, kMinute), 39 * kSec);
+	EXPECT_EQ(flownode::fold_next_line(0, 40 * kSec, 8 * kSec, kMinute), 32 * kSec);
+}
+
+TEST(Fold, SlackFollowsTheLatenessSeen) {
+	// doubled by each late row, up to a quarter of the window
+	EXPECT_EQ(flownode::fold_slack_after_late_row(0, kMinute), 2 * kSec);
+	EXPECT_EQ(flownode::fold_slack_after_late_row(2 * kSec, kMinute), 4 * kSec);
+	EXPECT_EQ(flownode::fold_slack_after_late_row(8 * kSec, kMinute), 15 * kSec);
+	EXPECT_EQ(flownode::fold_slack_after_late_row(15 * kSec, kMinute), 15 * kSec);
+	// a window of a few seconds keeps the least
+	EXPECT_EQ(flownode::fold_slack_after_late_row(kSec, 2 * kSec), kSec);
+	// worn down by each fold, to the least
+	EXPECT_EQ(flownode::fold_slack_after_fold(32 * kSec), 31 * kSec);
+	EXPECT_EQ(flownode::fold_slack_after_fold(kSec), kSec);
+	EXPECT_EQ(flownode::fold_slack_after_fold(0), kSec);
+	int64_t s = 15 * kSec;
+	int folds = 0;
+	for (; s > kSec; folds++)
+		s = flownode::fold_slack_after_fold(s);
+	EXPECT_GT(folds, 50); // a burst of lateness is remembered for a while
+	EXPECT_LT(folds, 200);
+}
