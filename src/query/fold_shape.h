@@ -8,8 +8,10 @@
  * the newer rows alone, combined group by group. That is exact only when every
  * output is a group key or an aggregate whose value over a union is a function of
  * its values over the parts, computed without rounding: count, sum over integers,
- * numeric, interval or money, min, max, bool_and, bool_or, every. (A sum of floats
- * depends on the order of its additions; avg keeps no sum and count to combine.)
+ * numeric, interval or money, min, max, bool_and, bool_or, every; and avg over
+ * integers or numeric, which the parts keep as a hidden sum and count (PostgreSQL's
+ * avg of those is their sum divided by their count, as numerics). A sum of floats
+ * depends on the order of its additions.
  */
 #ifndef FLOWNODE_FOLD_SHAPE_H
 #define FLOWNODE_FOLD_SHAPE_H
@@ -29,9 +31,21 @@ typedef enum FnFoldKind {
 	FN_FOLD_OR,  /* bool_or */
 } FnFoldKind;
 
+/*
+ * The parts' columns: the query's outputs, avg's replaced by their sum, then one
+ * count per avg. `tail` is the query that gives them (the flow's query with those
+ * aggregates replaced and added), restricted like the flow's own by the refresh.
+ */
 typedef struct FnFoldShape {
-	int ncolumns;
-	FnFoldKind *kinds; /* per output column */
+	int ncolumns;      /* the query's outputs */
+	int nparts;        /* the parts' columns: ncolumns + one per avg */
+	FnFoldKind *kinds; /* per part column: how two parts' values combine */
+	Oid *types;        /* per part column */
+	int32 *typmods;
+	Oid *collations;
+	char **names;
+	int *count_of; /* per output column: an avg's count column (its sum is the column itself), else -1 */
+	Query *tail;
 } FnFoldShape;
 
 /* The query's fold, or NULL with *why set to the reason it has none. */

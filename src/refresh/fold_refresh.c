@@ -90,14 +90,13 @@ void fn_fold_forget(void) {
 		MemoryContextReset(fold.cxt);
 }
 
-/* The prefix's columns: the query's output columns, their types and collations. */
-static TupleDesc prefix_desc(const FlowQuery *fq) {
-	TupleDesc desc = CreateTemplateTupleDesc(list_length(fq->out_names));
+/* The prefix's columns: the fold's parts' (query/fold_shape.h). */
+static TupleDesc prefix_desc(const FnFoldShape *shape) {
+	TupleDesc desc = CreateTemplateTupleDesc(shape->nparts);
 
-	for (int i = 0; i < list_length(fq->out_names); i++) {
-		TupleDescInitEntry(desc, (AttrNumber)(i + 1), list_nth(fq->out_names, i),
-		                   list_nth_oid(fq->out_types, i), list_nth_int(fq->out_typmods, i), 0);
-		TupleDescInitEntryCollation(desc, (AttrNumber)(i + 1), list_nth_oid(fq->out_collations, i));
+	for (int i = 0; i < shape->nparts; i++) {
+		TupleDescInitEntry(desc, (AttrNumber)(i + 1), shape->names[i], shape->types[i], shape->typmods[i], 0);
+		TupleDescInitEntryCollation(desc, (AttrNumber)(i + 1), shape->collations[i]);
 	}
 	return desc;
 }
@@ -117,7 +116,7 @@ static FnFoldShape *shape_for(const FlowQuery *fq) {
 	fold.shape = fn_fold_shape(fq, &why);
 	if (fold.shape != NULL) {
 		fold.window = fn_window_create(&fq->window);
-		fold.desc = prefix_desc(fq);
+		fold.desc = prefix_desc(fold.shape);
 	}
 	MemoryContextSwitchTo(old);
 	return fold.shape;

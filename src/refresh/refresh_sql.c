@@ -21,10 +21,10 @@ static const char *col(const FlowQuery *fq, int pos) {
 	return quote_identifier((char *)list_nth(fq->out_names, pos));
 }
 
-/* The query restricted to the windows of the ranges $1/$2 (or to every finite
- * time), deparsed. */
-static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
-	Query *q = copyObject(fq->query);
+/* A query of the flow's (its own, or fold's tail) restricted to the windows of the
+ * ranges $1/$2 (or to every finite time), deparsed. */
+static char *restricted(const FlowQuery *fq, const Query *query, FnRangeFilter filter) {
+	Query *q = (Query *)copyObjectImpl(query);
 
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_input_filter(q, fq->source_rtindex, fq->time_attnum,
@@ -36,6 +36,10 @@ static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
 		                           : fq->input.kind != FN_INPUT_TIMESTAMP ? 5
 		                                                                  : 3);
 	return fn_deparse_query(q);
+}
+
+static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
+	return restricted(fq, fq->query, filter);
 }
 
 /* `fn_sink.<window> lies in one of the ranges $1/$2`, one shape for any number:
@@ -316,6 +320,12 @@ char *fn_read_sink_sql(const FlowQuery *fq, const char *sink) {
  * prefix the worker keeps (an ephemeral named relation, FN_FOLD_PREFIX, with the
  * query's output columns), the other the query over the ranges $1/$2.
  */
+/* The fold's parts' columns (query/fold_shape.h). */
+static void append_parts(StringInfo s, const FnFoldShape *fs) {
+	for (int i = 0; i < fs->nparts; i++)
+		appendStringInfo(s, "%s%s", i ? ", " : "", quote_identifier(fs->names[i]));
+}
+
 static void append_fold_select(StringInfo s, const FlowQuery *fq, const FnFoldShape *fs,
                                FnRangeFilter source) {
 	static const char *const combine[] = {
@@ -329,24 +339,26 @@ static void append_fold_select(StringInfo s, const FlowQuery *fq, const FnFoldSh
 	int nkeys = 0;
 
 	appendStringInfoString(s, "SELECT ");
-	for (int i = 0; i < fs->ncolumns; i++) {
+	for (int i = 0; i < fs->nparts; i++) {
+		const char *c = quote_identifier(fs->names[i]);
+
 		if (i > 0)
 			appendStringInfoString(s, ", ");
 		if (fs->kinds[i] == FN_FOLD_KEY)
-			appendStringInfo(s, "fn_u.%s", col(fq, i));
+			appendStringInfo(s, "fn_u.%s", c);
 		else
-			appendStringInfo(s, combine[fs->kinds[i]], col(fq, i));
-		appendStringInfo(s, " AS %s", col(fq, i));
+			appendStringInfo(s, combine[fs->kinds[i]], c);
+		appendStringInfo(s, " AS %s", c);
 	}
 	appendStringInfoString(s, " FROM (SELECT ");
-	append_columns(s, fq);
+	append_parts(s, fs);
 	appendStringInfo(s, " FROM %s UNION ALL SELECT * FROM (%s) AS fn_q (", FN_FOLD_PREFIX,
-	                 restricted_query(fq, source));
-	append_columns(s, fq);
+	                 restricted(fq, fs->tail, source));
+	append_parts(s, fs);
 	appendStringInfoString(s, ")) AS fn_u GROUP BY ");
-	for (int i = 0; i < fs->ncolumns; i++)
+	for (int i = 0; i < fs->nparts; i++)
 		if (fs->kinds[i] == FN_FOLD_KEY)
-			appendStringInfo(s, "%sfn_u.%s", nkeys++ ? ", " : "", col(fq, i));
+			appendStringInfo(s, "%sfn_u.%s", nkeys++ ? ", " : "", quote_identifier(fs->names[i]));
 }
 
 char *fn_fold_prefix_sql(const FlowQuery *fq, const FnFoldShape *fs, FnRangeFilter source) {
@@ -357,14 +369,29 @@ char *fn_fold_prefix_sql(const FlowQuery *fq, const FnFoldShape *fs, FnRangeFilt
 	return s.data;
 }
 
+/* The sink's columns from the combined parts: an avg is its sum over its count, as
+ * numerics (PostgreSQL's avg over integers and numeric: numeric_div of the two). */
 char *fn_fold_upsert_sql(const FlowQuery *fq, const FnFoldShape *fs, const char *sink, FnRangeFilter source) {
 	StringInfoData s;
 
 	initStringInfo(&s);
 	appendStringInfo(&s, "INSERT INTO %s AS fn_sink (", sink);
 	append_columns(&s, fq);
-	appendStringInfoString(&s, ") ");
+	appendStringInfoString(&s, ") SELECT ");
+	for (int i = 0; i < fs->ncolumns; i++) {
+		if (i > 0)
+			appendStringInfoString(&s, ", ");
+		if (fs->count_of[i] < 0)
+			appendStringInfo(&s, "fn_c.%s", col(fq, i));
+		else
+			appendStringInfo(&s,
+			                 "fn_c.%s::pg_catalog.numeric OPERATOR(pg_catalog./) "
+			                 "NULLIF(fn_c.%s, 0)::pg_catalog.numeric",
+			                 col(fq, i), quote_identifier(fs->names[fs->count_of[i]]));
+	}
+	appendStringInfoString(&s, " FROM (");
 	append_fold_select(&s, fq, fs, source);
+	appendStringInfoString(&s, ") AS fn_c");
 	append_on_conflict(&s, fq);
 	return s.data;
 }
