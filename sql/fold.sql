@@ -99,15 +99,15 @@ SELECT flownode.flush_flow('fold_m') AS windows, flow_diff('fold_m'), folds('fol
 
 -- a partitioned source folds as a plain one; rows that join it (ATTACH) or leave it
 -- (DETACH, a partition's TRUNCATE) recompute the window when they touch it
-CREATE TABLE pm (ts timestamp NOT NULL, k int NOT NULL, v int NOT NULL) PARTITION BY LIST (k);
-CREATE TABLE pm_a PARTITION OF pm FOR VALUES IN (1);
-CREATE TABLE pm_b PARTITION OF pm FOR VALUES IN (2);
-CREATE INDEX ON pm (ts);
+CREATE TABLE fpm (ts timestamp NOT NULL, k int NOT NULL, v int NOT NULL) PARTITION BY LIST (k);
+CREATE TABLE fpm_a PARTITION OF fpm FOR VALUES IN (1);
+CREATE TABLE fpm_b PARTITION OF fpm FOR VALUES IN (2);
+CREATE INDEX ON fpm (ts);
 SELECT flownode.create_flow('fold_pm', 'fold_pm',
   $$SELECT date_bin('1 minute', ts, timestamp '2000-01-01') AS w, k, count(*) AS n, sum(v) AS s, max(v) AS hi
-      FROM pm GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+      FROM fpm GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
 CREATE FUNCTION pbatch(sec int, ks int[] DEFAULT '{1,2}') RETURNS void LANGUAGE sql AS $$
-  INSERT INTO pm SELECT timestamp '2026-01-01 10:00:00' + (sec + i) * interval '1 second',
+  INSERT INTO fpm SELECT timestamp '2026-01-01 10:00:00' + (sec + i) * interval '1 second',
                         ks[1 + i % cardinality(ks)], i
     FROM generate_series(0, 9) i $$;
 SELECT pbatch(0);
@@ -117,25 +117,25 @@ SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('f
 SELECT pbatch(20);
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
 -- a table whose rows lie below the line joins the source
-CREATE TABLE pm_c (LIKE pm);
-INSERT INTO pm_c VALUES ('2026-01-01 10:00:02', 3, 100), ('2026-01-01 10:00:40', 3, 7);
-ALTER TABLE pm ATTACH PARTITION pm_c FOR VALUES IN (3);
+CREATE TABLE fpm_c (LIKE fpm);
+INSERT INTO fpm_c VALUES ('2026-01-01 10:00:02', 3, 100), ('2026-01-01 10:00:40', 3, 7);
+ALTER TABLE fpm ATTACH PARTITION fpm_c FOR VALUES IN (3);
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
 SELECT pbatch(30);
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
 SELECT pbatch(40);
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
 -- a partition leaves: its rows go from the window
-ALTER TABLE pm DETACH PARTITION pm_b;
+ALTER TABLE fpm DETACH PARTITION fpm_b;
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
 SELECT pbatch(50, '{1,3}');
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
 SELECT pbatch(52, '{1,3}');
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
-TRUNCATE pm_c;
+TRUNCATE fpm_c;
 SELECT flownode.flush_flow('fold_pm') AS windows, flow_diff('fold_pm'), folds('fold_pm');
 SELECT flownode.drop_flow('fold_pm');
-DROP TABLE pm, pm_b, fold_pm;
+DROP TABLE fpm, fpm_b, fold_pm;
 DROP FUNCTION pbatch(int, int[]);
 
 -- queries that do not fold are recomputed every time: avg and sums of floats,
