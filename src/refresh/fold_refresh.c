@@ -133,15 +133,18 @@ static Tuplestorestate *new_prefix(void) {
 
 bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *ranges, int nranges,
                    const FnFoldInput *in, FnTimeRange *w) {
-	int64 reported = in->take_reports(in->arg);
+	int64 reported;
 
 	fold.next_set = false;
 	fold.next.prefix = NULL;
 	fold.folded = false;
+	/* a flow that cannot fold waits for no writer: the reports it leaves in its slot
+	 * only make the first check of a fold started later stricter than it need be */
 	if (!fn_fold_open_window || !time_index || nranges == 0 || shape_for(fq) == NULL) {
 		drop_now();
 		return false;
 	}
+	reported = in->take_reports(in->arg);
 	/* a row below the line that the prefix may not hold: start afresh; a late row in
 	 * the window (not a removal, nor a row of an older window) widens the slack */
 	if (fold.now.valid && !fn_fold_holds(fold.now.line, reported)) {

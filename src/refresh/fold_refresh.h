@@ -47,7 +47,8 @@ typedef struct FnFoldSettled {
  * Whether this refresh of `ranges` folds a window (*w, one of the ranges' windows),
  * decided in the refresh's snapshot, as the flow's owner: the query folds, its
  * source has an index led by the time column, no report fell below the line, and
- * the fold's window is among the ranges. Reads the reports in any case.
+ * the fold's window is among the ranges. Reads the reports whenever the query can
+ * fold (fold or not).
  */
 extern bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *ranges, int nranges,
                           const FnFoldInput *in, FnTimeRange *w);
