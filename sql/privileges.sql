@@ -151,8 +151,50 @@ BEGIN
 END $$;
 ROLLBACK;
 
+-- TRUNCATE of a source never fails on what its flows' owners may do to their sinks
+-- (pg_restore -j truncates a new source before it restores the sinks' grants): a
+-- sink its owner may not empty gets its windows marked instead, in the same
+-- transaction, and its worker empties them once it may; the others are emptied.
+CREATE TABLE trunc_src (ts timestamptz NOT NULL, v int);
+CREATE INDEX ON trunc_src (ts);
+GRANT SELECT, TRIGGER ON trunc_src TO fn_alice;
+CREATE TABLE trunc_sink (h timestamptz PRIMARY KEY, n bigint);
+CREATE TABLE trunc_kept (h timestamptz PRIMARY KEY, n bigint);
+GRANT SELECT, INSERT, UPDATE, DELETE ON trunc_sink, trunc_kept TO fn_alice;
+INSERT INTO trunc_src SELECT timestamptz '2024-01-01' + i * interval '20 minutes', i FROM generate_series(0, 11) i;
+SET ROLE fn_alice;
+SELECT flownode.create_flow('trunc_flow', 'public.trunc_sink',
+  $$SELECT date_trunc('hour', ts) AS h, count(*) AS n FROM trunc_src GROUP BY 1$$, eval_interval => '1 hour') > 0 AS created;
+SELECT flownode.create_flow('trunc_kept', 'public.trunc_kept',
+  $$SELECT date_trunc('hour', ts) AS h, count(*) AS n FROM trunc_src GROUP BY 1$$, eval_interval => '1 hour',
+  expire_after => '1000 years') > 0 AS created;
+SELECT flownode.create_flow('trunc_own', 'alice_space.trunc_own',
+  $$SELECT date_trunc('hour', ts) AS h, sum(v) AS s FROM trunc_src GROUP BY 1$$, eval_interval => '1 hour') > 0 AS created;
+RESET ROLE;
+REVOKE DELETE ON trunc_sink FROM fn_alice;
+REVOKE SELECT ON trunc_kept FROM fn_alice;
+-- rolled back: nothing marked, nothing emptied
+BEGIN;
+TRUNCATE trunc_src;
+ROLLBACK;
+SELECT flow_name, dirty_windows FROM flownode.flows WHERE flow_name LIKE 'trunc%' ORDER BY 1;
+TRUNCATE trunc_src;
+SELECT (SELECT count(*) FROM trunc_sink) AS sink_rows, (SELECT count(*) FROM trunc_kept) AS kept_rows,
+       (SELECT count(*) FROM alice_space.trunc_own) AS own_rows;
+SELECT flow_name, dirty_windows FROM flownode.flows WHERE flow_name LIKE 'trunc%' ORDER BY 1;
+SET ROLE fn_alice;
+SELECT flownode.flush_flow('trunc_flow');
+RESET ROLE;
+GRANT DELETE ON trunc_sink TO fn_alice;
+GRANT SELECT ON trunc_kept TO fn_alice;
+SET ROLE fn_alice;
+SELECT flownode.flush_flow('trunc_flow'), flownode.flush_flow('trunc_kept');
+RESET ROLE;
+SELECT (SELECT count(*) FROM trunc_sink) AS sink_rows, (SELECT count(*) FROM trunc_kept) AS kept_rows;
+SELECT flow_diff('trunc_flow'), flow_diff('trunc_kept'), flow_diff('trunc_own');
+
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
-DROP TABLE shared_src, readonly_sink, "Weird ""Src""; DROP TABLE shared_src; --", "Sink; DROP TABLE shared_src";
+DROP TABLE shared_src, readonly_sink, trunc_src, trunc_sink, trunc_kept, "Weird ""Src""; DROP TABLE shared_src; --", "Sink; DROP TABLE shared_src";
 DROP SCHEMA alice_space CASCADE;
 DROP SCHEMA locked;
 DROP ROLE fn_alice, fn_bob;

@@ -369,14 +369,18 @@ Datum flownode_mark_insert(PG_FUNCTION_ARGS) {
 	return PointerGetDatum(NULL);
 }
 
-/* The sink's window column, from the flow's analysed query. */
-static const char *sink_window_column(int64 flow_id) {
+/* The sink's window column (its name, unquoted), from the flow's analysed query. */
+static const char *sink_window_name(int64 flow_id) {
 	TaskConfig *cfg = fn_load_task_config(flow_id, false);
 	int nest = fn_pin_deparse_settings(cfg->timezone);
 	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
 
 	fn_unpin_settings(nest);
-	return quote_identifier(list_nth(fq->out_names, fq->window_position));
+	return list_nth(fq->out_names, fq->window_position);
+}
+
+static const char *sink_window_column(int64 flow_id) {
+	return quote_identifier(sink_window_name(flow_id));
 }
 
 /* What TRUNCATE does to one flow's sink, decided before anything runs. */
@@ -390,8 +394,8 @@ typedef struct SinkEmptying {
 
 /* Empties the sink as its owner: the windows not frozen by expire_after (a DELETE
  * of those), or all of it (TRUNCATE when the owner may, as of a sink it created,
- * else DELETE: an existing sink needs only DELETE; without either the writer gets
- * the error). */
+ * else DELETE: an existing sink needs only DELETE). The caller checked that the
+ * owner may (owner_may_empty). */
 static void empty_sink(const SinkEmptying *s) {
 	const char *sink = fn_qualified_relname(s->sink_relid);
 	SpiAs scope;
@@ -414,6 +418,60 @@ static void empty_sink(const SinkEmptying *s) {
 	if (rc < 0)
 		elog(ERROR, "flownode: emptying sink failed");
 	fn_spi_end(&scope);
+}
+
+/* Whether the owner may run empty_sink's statement: DELETE (or TRUNCATE when nothing
+ * is frozen), and SELECT on the window column that the DELETE of the windows not
+ * frozen reads. */
+static bool owner_may_empty(const SinkEmptying *s) {
+	AttrNumber col;
+
+	if (!OidIsValid(get_rel_namespace(s->sink_relid)))
+		return false; /* gone: nothing to empty, the marks say so to the worker */
+	if (pg_class_aclcheck(s->sink_relid, s->owner, ACL_DELETE) != ACLCHECK_OK)
+		return s->frozen_before == 0 &&
+		       pg_class_aclcheck(s->sink_relid, s->owner, ACL_TRUNCATE) == ACLCHECK_OK;
+	if (s->frozen_before == 0 || pg_class_aclcheck(s->sink_relid, s->owner, ACL_SELECT) == ACLCHECK_OK)
+		return true;
+	col = get_attnum(s->sink_relid, sink_window_name(s->flow_id));
+	return col != InvalidAttrNumber &&
+	       pg_attribute_aclcheck(s->sink_relid, col, s->owner, ACL_SELECT) == ACLCHECK_OK;
+}
+
+static bool time_extent(const char *rel, const char *col, Oid coltype, FnTimeInput *in, int64 *lo, int64 *hi);
+
+/*
+ * A sink its owner may not empty now (pg_restore -j truncates a new source before
+ * the last pass grants the sink to the flow's owner): the windows it holds are
+ * marked for the flow instead, as removals, and its worker empties them once the
+ * owner may, failing visibly until then. The TRUNCATE itself does not fail on the
+ * owner's privileges, as no other write to the source does. The source has no row
+ * left, so the sink's windows are the only ones whose answer changed. Read as the
+ * catalog's owner in the latest snapshot (no refresh runs: TRUNCATE holds the
+ * source). Frozen windows are cut at PRE_COMMIT as every mark is.
+ */
+static void mark_sink_windows(const FlowMarker *m) {
+	LocalMarks *lm = fn_marks_for_flow(m);
+	Oid coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	int64 lo, hi;
+	bool found;
+	SpiAs scope;
+
+	lm->removes = true;
+	if (m->window == NULL) {
+		fn_marks_add_time(lm, m, 0);
+		return;
+	}
+	if (!OidIsValid(get_rel_namespace(m->sink_relid)))
+		return;
+	PushActiveSnapshot(GetLatestSnapshot());
+	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
+	found = time_extent(psprintf("ONLY %s", fn_qualified_relname(m->sink_relid)),
+	                    sink_window_column(m->flow_id), coltype, NULL, &lo, &hi);
+	fn_spi_end(&scope);
+	PopActiveSnapshot();
+	if (found)
+		fn_marks_add_range(lm, (FnTimeRange){fn_flow_window_at(m, lo).start, fn_flow_window_at(m, hi).end});
 }
 
 /* ---- TRUNCATE ---- */
@@ -455,37 +513,42 @@ static bool truncated_too(Oid relid) {
 }
 
 /* TRUNCATE of a flow's source: its flows' sinks are emptied (the windows that are not
- * frozen), as each flow's owner. Only the table's own flows: a partition's rows are
- * marked for the flows above it by its BEFORE trigger. */
+ * frozen), as each flow's owner, or their windows marked where the owner may not
+ * (mark_sink_windows). Only the table's own flows: a partition's rows are marked for
+ * the flows above it by its BEFORE trigger. */
 static void empty_sinks_of(Oid relid) {
 	TimestampTz now = GetCurrentTimestamp();
 	SourceEntry *e = fn_source_entry(relid);
 	SinkEmptying *todo = palloc(sizeof(SinkEmptying) * Max(e->nflows, 1));
 	int n = 0;
 
-	/* copied out first: emptying a sink can invalidate the cache entry */
+	/* Marks first, emptying after: emptying a sink can invalidate the cache entry,
+	 * so what it needs is copied out. */
 	for (int i = 0; i < e->nflows; i++) {
 		const FlowMarker *m = &e->flows[i];
+		MemoryContext old;
+		int64 *id;
 
 		if (m->source_relid != relid)
 			continue;
+		old = MemoryContextSwitchTo(TopTransactionContext);
+		id = palloc(sizeof(int64));
+		*id = m->flow_id;
+		truncated_flows = lappend(truncated_flows, id);
+		MemoryContextSwitchTo(old);
 		todo[n].flow_id = m->flow_id;
 		todo[n].owner = m->owner;
 		todo[n].sink_relid = m->sink_relid;
 		todo[n].coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
 		todo[n].frozen_before =
 		    fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
-		n++;
+		if (owner_may_empty(&todo[n]))
+			n++;
+		else
+			mark_sink_windows(m);
 	}
-	for (int i = 0; i < n; i++) {
-		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-		int64 *id = palloc(sizeof(int64));
-
-		*id = todo[i].flow_id;
-		truncated_flows = lappend(truncated_flows, id);
-		MemoryContextSwitchTo(old);
+	for (int i = 0; i < n; i++)
 		empty_sink(&todo[i]);
-	}
 }
 
 /* BEFORE TRUNCATE of a partition under a flow's source: its rows are about to go from
