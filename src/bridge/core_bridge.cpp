@@ -352,11 +352,8 @@ namespace {
 class CallbackProbe final : public flownode::RowProbe {
   public:
 	explicit CallbackProbe(FnRowProbe *p) : p_(p) {}
-	uint64_t rows(FnTimeRange r, uint64_t limit) override {
-		return pg_call([&] { return p_->rows(p_->arg, r, limit); });
-	}
-	int64_t time_of_row(FnTimeRange r, uint64_t k) override {
-		return pg_call([&] { return p_->time_of_row(p_->arg, r, k); });
+	uint64_t rows(FnTimeRange r, uint64_t limit, int64_t *last) override {
+		return pg_call([&] { return p_->rows(p_->arg, r, limit, last); });
 	}
 
   private:

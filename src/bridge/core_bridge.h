@@ -84,8 +84,7 @@ extern void fn_durable_remove(FnDirtySet s, FnTimeRange r);
 /* What the source holds in a time range (task_state.hpp's RowProbe), as C callbacks:
  * they may ereport (the bridge guards them). */
 typedef struct FnRowProbe {
-	uint64_t (*rows)(void *arg, FnTimeRange r, uint64_t limit);
-	int64_t (*time_of_row)(void *arg, FnTimeRange r, uint64_t k);
+	uint64_t (*rows)(void *arg, FnTimeRange r, uint64_t limit, int64_t *last);
 	void *arg;
 } FnRowProbe;
 

@@ -41,11 +41,12 @@ TakePlan plan_take_rows(const FnTimeRange *ranges, uint32_t n, uint64_t max_rows
 			plan.backlog_remains = true;
 			break;
 		}
-		uint64_t rows = probe.rows(r, budget + 1);
+		int64_t last = r.start;
+		uint64_t rows = probe.rows(r, budget + 1, &last);
 		if (rows > budget) {
-			// the row past the budget starts the rest; its window goes with the rest
-			// unless it is the range's first, which is taken whole
-			Window w = windows.window_of(probe.time_of_row(r, budget));
+			// the row past the budget (the last counted) starts the rest; its window
+			// goes with the rest unless it is the range's first, which is taken whole
+			Window w = windows.window_of(last);
 			int64_t cut = w.lower > r.start ? w.lower : w.upper;
 			if (cut < r.end) {
 				r.end = cut;

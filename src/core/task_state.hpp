@@ -21,14 +21,15 @@ struct TakePlan {
 };
 
 // What the source holds in a time range, as the refresh will read it (through the
-// time column's index): its rows, counted up to a limit, and the time of the k-th.
+// time column's index): its first rows in time order, counted up to a limit, in one
+// pass that also gives the time of the last row counted (so the row past a budget
+// costs no second read of the rows before it).
 class RowProbe {
   public:
 	virtual ~RowProbe() = default;
-	// Rows in r, counting at most `limit`.
-	virtual uint64_t rows(FnTimeRange r, uint64_t limit) = 0;
-	// The time of the row at 0-based position k in time order; r holds more than k.
-	virtual int64_t time_of_row(FnTimeRange r, uint64_t k) = 0;
+	// Rows in r, counting at most `limit` (>= 1) in time order; when any, *last is
+	// the time of the last one counted, inside r.
+	virtual uint64_t rows(FnTimeRange r, uint64_t limit, int64_t *last) = 0;
 };
 
 // `ranges` is a sorted, non-overlapping copy of the dirty set. Takes the oldest

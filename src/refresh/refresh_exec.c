@@ -65,8 +65,7 @@ typedef struct RefreshPlans {
 	SPIPlanPtr upsert[2]; /* the same without the vanished-groups DELETE */
 	SPIPlanPtr probe;     /* does the sink hold rows in these windows? */
 	SPIPlanPtr fill;      /* plain INSERT, for windows it holds none of */
-	SPIPlanPtr count;     /* the take's probes (fn_refresh_take): rows in a range, */
-	SPIPlanPtr nth;       /* and the time of its k-th row */
+	SPIPlanPtr count;     /* the take's probe (fn_refresh_take): rows in a range */
 	int time_index;       /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
 	int sink_index;       /* the sink has one led by the window column: likewise */
 	bool upsert_refused;  /* the query needs the DELETE even after inserts */
@@ -134,7 +133,7 @@ static void plans_for(TaskConfig *cfg) {
  * holds, the plan cache would re-analyse its text, with the types of now. */
 static void free_plans(void) {
 	SPIPlanPtr *all[] = {&plans.refresh[0], &plans.refresh[1], &plans.upsert[0], &plans.upsert[1],
-	                     &plans.probe,      &plans.fill,       &plans.count,     &plans.nth};
+	                     &plans.probe,      &plans.fill,       &plans.count};
 
 	for (size_t i = 0; i < lengthof(all); i++)
 		if (*all[i] != NULL) {
@@ -705,64 +704,46 @@ static bool sink_has_window_index(TaskConfig *cfg, FlowQuery *fq) {
 	return plans.sink_index == 1;
 }
 
-/* The take's probes (prepared once, run as the owner under the pinned settings):
- * the number of rows in a range, counted up to n, or the time of its row n (as the
- * query makes it of the time column's value). */
-static int64 probe_run(TaskConfig *cfg, SPIPlanPtr plan, FnTimeRange r, uint64 n, bool time, bool *found) {
-	Datum args[3] = {0, 0, Int64GetDatum((int64)Min(n, (uint64)PG_INT64_MAX))};
-	int rc;
-	bool isnull = true;
-	int64 v = 0;
+/* The take's probe (prepared once, run as the owner under the pinned settings): the
+ * first rows of a range in time order, counted up to limit, and the time of the last
+ * one counted (as the query makes it of the time column's value), in one read of the
+ * time index. Clamped into the range: a date's midnight in a zone may lie before it. */
+static uint64_t probe_rows(void *arg, FnTimeRange r, uint64_t limit, int64_t *last) {
+	TaskConfig *cfg = (TaskConfig *)arg;
+	Datum args[3] = {0, 0, Int64GetDatum((int64)Min(limit, (uint64)PG_INT64_MAX))};
+	bool isnull;
+	int64 n;
 	Datum d;
 
-	*found = false;
 	if (!fn_time_input_args(&cfg->input, r, &args[0], &args[1]))
 		return 0; /* no value of the column has a time in r */
-	rc = SPI_execute_plan(plan, args, NULL, true, 1);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "flownode: probing the source failed: %s", SPI_result_code_string(rc));
-	if (SPI_processed == 1) {
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull)
-			v = time ? fn_time_input_time_of(&cfg->input, d) : DatumGetInt64(d);
-	}
-	*found = !isnull;
-	return v;
+	if (SPI_execute_plan(plans.count, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "flownode: probing the source failed");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (n > 0 && !isnull)
+		*last = Max(Min(fn_time_input_time_of(&cfg->input, d), r.end - 1), r.start);
+	return (uint64_t)n;
 }
 
-static uint64_t probe_rows(void *arg, FnTimeRange r, uint64_t limit) {
-	bool found;
-
-	return (uint64_t)probe_run((TaskConfig *)arg, plans.count, r, limit, false, &found);
-}
-
-static int64_t probe_time_of_row(void *arg, FnTimeRange r, uint64_t k) {
-	bool found;
-	int64 t = probe_run((TaskConfig *)arg, plans.nth, r, k, true, &found);
-
-	/* the rows moved on meanwhile: the range's last instant; a time outside the
-	 * range (a date's midnight in a zone before the range) likewise inside it */
-	return found ? Max(Min(t, r.end - 1), r.start) : r.end - 1;
-}
-
-static SPIPlanPtr prepare_probe(TaskConfig *cfg, bool nth) {
+static SPIPlanPtr prepare_probe(TaskConfig *cfg) {
 	FlowQuery *fq = analysed_query(cfg);
 	const char *src = fn_qualified_relname(cfg->source_relid);
 	const char *c = quote_identifier(fq->time_column);
 	Oid coltype =
 	    fn_time_input_bound_type(&cfg->input, cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID);
 	Oid types[3] = {coltype, coltype, INT8OID};
-	const char *where = fn_time_input_where(&cfg->input, c, 1);
-	char *sql = nth ? psprintf("SELECT %s FROM %s WHERE %s ORDER BY %s OFFSET $3 LIMIT 1",
-	                           fn_time_input_select(&cfg->input, c), src, where, c)
-	                : psprintf("SELECT count(*) FROM (SELECT FROM %s WHERE %s LIMIT $3) fn_p", src, where);
+	char *sql =
+	    psprintf("SELECT count(*), max(fn_t) FROM (SELECT %s AS fn_t FROM %s WHERE %s ORDER BY %s "
+	             "LIMIT $3) fn_p",
+	             fn_time_input_select(&cfg->input, c), src, fn_time_input_where(&cfg->input, c, 1), c);
 
 	return fn_spi_prepare_kept(sql, 3, types, 0);
 }
 
 uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n, uint64 max_rows,
                        FnTimeRange *out, uint64 *windows, bool *backlog_remains) {
-	FnRowProbe probe = {probe_rows, probe_time_of_row, cfg};
+	FnRowProbe probe = {probe_rows, cfg};
 	SpiAs scope;
 	uint32 k;
 	int nest;
@@ -779,9 +760,7 @@ uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, 
 		k = fn_plan_take(w, ranges, n, max_rows, NULL, out, windows, backlog_remains);
 	else {
 		if (plans.count == NULL)
-			plans.count = prepare_probe(cfg, false);
-		if (plans.nth == NULL)
-			plans.nth = prepare_probe(cfg, true);
+			plans.count = prepare_probe(cfg);
 		k = fn_plan_take(w, ranges, n, max_rows, &probe, out, windows, backlog_remains);
 	}
 	fn_spi_end(&scope);
