@@ -307,6 +307,20 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
 LANGUAGE C VOLATILE;
 
+-- The filter of a refresh that reads a source without an index on its time column
+-- (the table once, each row looked up in the refresh's ranges [lo[i], hi[i])):
+-- faster than `ts <@ multirange` (src/query/range_filter.c). Callable by anyone.
+CREATE FUNCTION flownode.in_ranges(ts timestamptz, lo timestamptz[], hi timestamptz[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_in_ranges'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION flownode.in_ranges(ts timestamp, lo timestamp[], hi timestamp[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_in_ranges'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+
 CREATE FUNCTION flownode.mark_dirty()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'flownode_mark_dirty'

@@ -85,4 +85,33 @@ INSERT INTO parent_src SELECT timestamptz '2024-03-01' + i * interval '5 hours',
 SELECT flownode.flush_flow('only_parent') > 0 AS refreshed, flow_diff('only_parent');
 SELECT sum(n) = (SELECT count(*) FROM ONLY parent_src) AS only_parent_rows FROM only_hourly;
 
+
+-- 6. flownode.in_ranges, the filter of a refresh without a time index: the same
+-- answer as the ranges' multirange, for ranges in any order, overlapping, empty or
+-- unbounded, and for timestamp; an ERROR that names the problem for bad arrays
+SELECT setseed(0.42);
+CREATE TEMP TABLE probe_ranges AS
+  SELECT lo, CASE WHEN lo = '-infinity' THEN timestamptz '2023-12-31 23:30+00' ELSE lo + len END AS hi,
+         random() AS k
+    FROM (SELECT timestamptz '2024-01-01' + (random() * 1000)::int * interval '1 minute' AS lo,
+                 (random() * 30)::int * interval '1 minute' - interval '3 minutes' AS len
+            FROM generate_series(1, 200)
+          UNION ALL VALUES ('-infinity'::timestamptz, interval '0'), ('2024-01-02 03:00+00', interval '0')) x;
+CREATE TEMP TABLE probe_times AS
+  SELECT timestamptz '2023-12-31 23:00+00' + i * interval '17 seconds' AS t FROM generate_series(0, 6000) i
+  UNION ALL VALUES ('infinity'::timestamptz), ('-infinity'), (NULL);
+WITH r AS (SELECT array_agg(lo ORDER BY k) AS lo, array_agg(hi ORDER BY k) AS hi FROM probe_ranges),
+     mr AS (SELECT range_agg(tstzrange(lo, hi)) AS m FROM probe_ranges WHERE lo < hi)
+SELECT count(*) FILTER (WHERE flownode.in_ranges(t, r.lo, r.hi)) AS inside,
+       count(*) FILTER (WHERE flownode.in_ranges(t, r.lo, r.hi) IS DISTINCT FROM (t <@ mr.m)) AS differ,
+       count(*) FILTER (WHERE flownode.in_ranges(t, r.lo, r.hi) IS NULL) AS nulls
+  FROM probe_times, r, mr;
+SELECT flownode.in_ranges(timestamp '2024-01-01 10:00', '{2024-01-01 09:00, 2024-01-01 12:00}',
+                          '{2024-01-01 10:00, 2024-01-01 13:00}') AS at_an_end,
+       flownode.in_ranges(timestamp '2024-01-01 09:00', '{2024-01-01 09:00}', '{2024-01-01 10:00}') AS at_a_start,
+       flownode.in_ranges(timestamp '2024-01-01 09:00', '{}', '{}') AS no_range;
+SELECT flownode.in_ranges(now(), ARRAY[now()], ARRAY[now(), now()]);
+SELECT flownode.in_ranges(now(), ARRAY[NULL::timestamptz], ARRAY[now()]);
+SELECT flownode.in_ranges(now(), ARRAY[[now()]], ARRAY[[now()]]);
+
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;

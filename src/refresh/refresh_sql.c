@@ -15,6 +15,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/nodes.h"
 #include "query/query_rewrite.h"
+#include "query/range_filter.h"
 #include "utils/builtins.h"
 
 static const char *col(const FlowQuery *fq, int pos) {
@@ -43,18 +44,15 @@ static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
 }
 
 /* `fn_sink.<window> lies in one of the ranges $1/$2`, one shape for any number:
- * against the ranges joined in the statement's FROM (JOIN: `fn_r`), or in their
- * multirange, made once per statement (CONTAINS). */
+ * against the ranges joined in the statement's FROM (JOIN: `fn_r`), or looked up in
+ * them by flownode.in_ranges (CONTAINS). */
 static void append_in_ranges(StringInfo s, const FlowQuery *fq, FnRangeFilter filter) {
 	const char *w = col(fq, fq->window_position);
 
 	if (filter == FN_FILTER_JOIN)
 		appendStringInfo(s, "fn_sink.%s >= fn_r.lo AND fn_sink.%s < fn_r.hi", w, w);
 	else
-		appendStringInfo(s,
-		                 "fn_sink.%s OPERATOR(pg_catalog.<@) (SELECT pg_catalog.range_agg(pg_catalog.%s("
-		                 "fn_r.lo, fn_r.hi)) FROM unnest($1, $2) AS fn_r(lo, hi))",
-		                 w, fq->window.with_time_zone ? "tstzrange" : "tsrange");
+		appendStringInfo(s, FN_IN_RANGES_FUNCTION "(fn_sink.%s, $1, $2)", w);
 }
 
 static void append_columns(StringInfo s, const FlowQuery *fq) {
@@ -288,7 +286,7 @@ char *fn_read_query_sql(const FlowQuery *fq, FnRangeFilter source) {
 
 /*
  * The sink's rows whose window lies in [$3, $4) and in none of the dirty ranges
- * $1/$2 (their multirange, built once: each row is a binary search of it). The
+ * $1/$2 (flownode.in_ranges: read once, each row a binary search of them). The
  * bounds are plain comparisons on the window column, so the planner, seeing their
  * values, reads a range through the sink's index on the window column and the
  * whole sink with a scan; the rows of dirty windows it reads are few. A window-less
@@ -297,20 +295,16 @@ char *fn_read_query_sql(const FlowQuery *fq, FnRangeFilter source) {
 char *fn_read_sink_sql(const FlowQuery *fq, const char *sink) {
 	StringInfoData s;
 	const char *w;
-	const char *range;
 
 	initStringInfo(&s);
 	appendStringInfo(&s, "SELECT fn_sink.* FROM %s AS fn_sink", sink);
 	if (fq->window.kind == FN_WINDOW_NONE)
 		return s.data;
 	w = col(fq, fq->window_position);
-	range = fq->window.with_time_zone ? "tstz" : "ts";
 	appendStringInfo(&s,
 	                 " WHERE fn_sink.%s OPERATOR(pg_catalog.>=) $3 AND fn_sink.%s OPERATOR(pg_catalog.<) $4"
-	                 " AND NOT (fn_sink.%s OPERATOR(pg_catalog.<@) (SELECT COALESCE("
-	                 "pg_catalog.range_agg(pg_catalog.%srange(fn_r.lo, fn_r.hi)), pg_catalog.%smultirange())"
-	                 " FROM unnest($1, $2) AS fn_r(lo, hi)))",
-	                 w, w, w, range, range);
+	                 " AND NOT " FN_IN_RANGES_FUNCTION "(fn_sink.%s, $1, $2)",
+	                 w, w, w);
 	return s.data;
 }
 
