@@ -917,7 +917,7 @@ static int64 bind_and_refresh(TaskConfig *cfg, FnTimeRange want) {
 		clock_at = fn_scheduled_time(GetCurrentTimestamp(), cfg->eval_interval);
 	else
 		clock_at = 0;
-	(void)fn_refresh_run(cfg, &want, 1, 0, true, PG_UINT64_MAX, clock_at, NULL);
+	(void)fn_refresh_run(cfg, &want, 1, 0, true, PG_UINT64_MAX, PG_UINT64_MAX, clock_at, NULL);
 	return windows;
 }
 

@@ -363,19 +363,20 @@ class CallbackProbe final : public flownode::RowProbe {
 } // namespace
 
 extern "C" uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_rows,
-                                 FnRowProbe *probe, FnTimeRange *out, uint64_t *windows,
+                                 FnRowProbe *probe, FnTimeRange *out, uint64_t *windows, uint64_t *rows,
                                  bool *backlog_remains) {
 	return invoke_cpp("plan", [&] {
 		flownode::TakePlan plan;
 		if (probe != nullptr && w != nullptr) {
-			CallbackProbe rows(probe);
-			plan = flownode::plan_take_rows(ranges, n, max_rows, rows, w->expr);
+			CallbackProbe source(probe);
+			plan = flownode::plan_take_rows(ranges, n, max_rows, source, w->expr);
 		} else
 			plan = flownode::plan_take_all(ranges, n, w != nullptr ? &w->expr : nullptr);
 		uint32_t k = 0;
 		for (const FnTimeRange &r : plan.ranges)
 			out[k++] = r;
 		*windows = plan.windows;
+		*rows = plan.rows;
 		*backlog_remains = plan.backlog_remains;
 		return k;
 	});

@@ -89,9 +89,11 @@ typedef struct FnRowProbe {
 } FnRowProbe;
 
 /* plan_take_rows (probe != NULL) or plan_take_all (probe NULL; w may be NULL): fills
- * out (room for n entries) with the ranges the next refresh takes; returns how many. */
+ * out (room for n entries) with the ranges the next refresh takes; returns how many.
+ * *rows: at most that many source rows in them (UINT64_MAX: not known). */
 extern uint32_t fn_plan_take(FnWindow *w, const FnTimeRange *ranges, uint32_t n, uint64_t max_rows,
-                             FnRowProbe *probe, FnTimeRange *out, uint64_t *windows, bool *backlog_remains);
+                             FnRowProbe *probe, FnTimeRange *out, uint64_t *windows, uint64_t *rows,
+                             bool *backlog_remains);
 
 extern uint64_t fn_next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed);
 

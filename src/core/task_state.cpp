@@ -33,6 +33,7 @@ TakePlan plan_take_rows(const FnTimeRange *ranges, uint32_t n, uint64_t max_rows
                         TimeWindowExpr &windows) {
 	TakePlan plan;
 	uint64_t budget = std::max<uint64_t>(max_rows, 1);
+	plan.rows = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		FnTimeRange r = ranges[i];
 		if (r.start >= r.end)
@@ -52,9 +53,14 @@ TakePlan plan_take_rows(const FnTimeRange *ranges, uint32_t n, uint64_t max_rows
 				r.end = cut;
 				plan.backlog_remains = true;
 			}
+			// before the row past the budget: at most the budget; a first window
+			// taken whole holds more, how many is not known
+			plan.rows = w.lower > r.start ? plan.rows + budget : UINT64_MAX;
 			budget = 0;
-		} else
+		} else {
 			budget -= rows;
+			plan.rows += rows;
+		}
 		plan.ranges.push_back(r);
 		plan.windows += windows_of(r, windows);
 		if (plan.backlog_remains)

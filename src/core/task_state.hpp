@@ -17,6 +17,7 @@ namespace flownode {
 struct TakePlan {
 	std::vector<FnTimeRange> ranges; // sorted, as in the dirty set
 	uint64_t windows = 0;            // windows covered (counted, or estimated past kCountedWindows)
+	uint64_t rows = UINT64_MAX;      // at most this many source rows there (UINT64_MAX: not known)
 	bool backlog_remains = false;    // dirty windows were left for a later cycle
 };
 
@@ -35,7 +36,8 @@ class RowProbe {
 // `ranges` is a sorted, non-overlapping copy of the dirty set. Takes the oldest
 // ranges whose source rows fit `max_rows` (>= 1): whole ranges while they fit, then
 // the first that does not, cut at the start of the window holding its first row past
-// the budget; at least one whole window however many rows it holds. The cost follows
+// the budget; at least one whole window however many rows it holds. Its `rows` bound
+// the source rows the refresh will read. The cost follows
 // the rows, not the windows: a range of a billion empty windows is one probe, and a
 // sparse range of years is taken whole when its rows fit.
 TakePlan plan_take_rows(const FnTimeRange *ranges, uint32_t n, uint64_t max_rows, RowProbe &probe,

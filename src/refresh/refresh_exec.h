@@ -30,13 +30,15 @@ extern int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_
 /* One refresh of `ranges` (nranges 0: nothing to refresh) in the current transaction:
  * returns the sink rows written. `removals`: some window may have lost rows (an
  * UPDATE/DELETE marked it), so vanished groups must be deleted; `windows`: how many
- * windows the ranges span (it picks the plan). The refreshed ranges, and the recorded
+ * windows the ranges span, `rows`: at most how many source rows they hold
+ * (PG_UINT64_MAX: not known); both pick the plan. The refreshed ranges, and the recorded
  * windows that ended before expired_before (if not 0), leave the durable record.
  * clock_at: as for the fill. `fold` (NULL: none): the reports the folded refresh of
  * the open window checks (refresh/fold_refresh.h); fn_fold_settle when the
  * transaction has ended. */
 extern int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                            bool removals, uint64 windows, TimestampTz clock_at, const FnFoldInput *fold);
+                            bool removals, uint64 windows, uint64 rows, TimestampTz clock_at,
+                            const FnFoldInput *fold);
 
 /* A flow that compares its time column with now(): the values of the time column
  * (half-open ranges, *n of them) where a row's answer to those comparisons differs
@@ -73,8 +75,10 @@ extern int64 fn_refresh_window_count(TaskConfig *cfg, FnTimeRange r);
  * source rows fit max_rows, probed through the time column's index (the cost of a
  * range follows its rows, not its windows); everything when the source has no such
  * index (one statement then reads it once) or the flow no window (w NULL). In the
- * current transaction, as the owner. */
+ * current transaction, as the owner. *rows: at most that many source rows in the
+ * ranges taken (PG_UINT64_MAX: not known). */
 extern uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n,
-                              uint64 max_rows, FnTimeRange *out, uint64 *windows, bool *backlog_remains);
+                              uint64 max_rows, FnTimeRange *out, uint64 *windows, uint64 *rows,
+                              bool *backlog_remains);
 
 #endif

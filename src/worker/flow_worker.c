@@ -315,6 +315,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	{
 		uint32 n;
 		uint64 windows = 1;
+		uint64 take_rows = PG_UINT64_MAX;
 		int64 expired_before;
 
 		begin_refresh_transaction("flownode: refreshing dirty windows");
@@ -348,7 +349,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			/* a lowered flownode.max_rows_per_refresh applies at once */
 			task.nchunk = fn_refresh_take(task.cfg, task.window, task.buf, n,
 			                              Min(task.budget, (uint64)fn_max_rows_per_refresh), task.chunk,
-			                              &windows, backlog_remains);
+			                              &windows, &take_rows, backlog_remains);
 
 			/* take them: from here on they are ours until commit or put back; and they
 			 * are no longer known as durably recorded, since this refresh removes them
@@ -373,10 +374,10 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 			fn_inflight_wait_all();
 			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows,
-			                      clock_at, &fold);
+			                      take_rows, clock_at, &fold);
 			*windows_done += (int64)windows;
 		} else if (expired_before != 0 && !task.flow_gone)
-			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, clock_at, NULL);
+			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, PG_UINT64_MAX, clock_at, NULL);
 		end_refresh_transaction();
 		settle_fold(true);
 		task.nchunk = 0;
@@ -586,7 +587,7 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
 			/* at this moment's scheduled time, without moving the clock: the next
 			 * evaluation marks from the clock, which covers the change since now too */
 			rows = fn_refresh_run(
-			    task.cfg, &want, 1, 0, true, PG_UINT64_MAX,
+			    task.cfg, &want, 1, 0, true, PG_UINT64_MAX, PG_UINT64_MAX,
 			    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0, NULL);
 		}
 		end_refresh_transaction();
@@ -649,7 +650,7 @@ static bool run_backfill_chunk(int64 *windows) {
 				LWLockRelease(fn_slot_lock(slot));
 				fn_inflight_wait_all();
 				rows = fn_refresh_run(
-				    task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX,
+				    task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX, PG_UINT64_MAX,
 				    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0, NULL);
 				*windows += windows_in(chunk);
 				done_until = chunk.end;

@@ -90,6 +90,7 @@ TEST_F(PlanTakeRows, EverythingFitsWhenTheRowsDo) {
 	TakePlan p = take(8);
 	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 300}}));
 	EXPECT_EQ(p.windows, 17u);
+	EXPECT_EQ(p.rows, 8u); // counted
 	EXPECT_FALSE(p.backlog_remains);
 }
 
@@ -97,6 +98,7 @@ TEST_F(PlanTakeRows, CutAtTheWindowOfTheFirstRowPastTheBudget) {
 	TakePlan p = take(5); // 3 + 1 + the first row of the third range; the 6th (211) is in [210, 220)
 	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}, {200, 210}}));
 	EXPECT_EQ(p.windows, 8u);
+	EXPECT_EQ(p.rows, 5u); // 4 counted, and at most the budget's last one before the cut
 	EXPECT_TRUE(p.backlog_remains);
 }
 
@@ -104,6 +106,7 @@ TEST_F(PlanTakeRows, AWindowHoldingMoreRowsThanTheBudgetIsTakenWhole) {
 	TakePlan p = take(1); // rows 1 and 2 share [0, 10): that window, whole
 	EXPECT_EQ(pairs_of(p), (Pairs{{0, 10}}));
 	EXPECT_EQ(p.windows, 1u);
+	EXPECT_EQ(p.rows, UINT64_MAX); // more than the budget: not known how many
 	EXPECT_TRUE(p.backlog_remains);
 }
 
@@ -120,6 +123,7 @@ TEST_F(PlanTakeRows, EmptyWindowsCostNothing) {
 	TakePlan p = take(1);
 	EXPECT_EQ(pairs_of(p), (Pairs{{0, 10000000000}, {20000000000, 20000000010}}));
 	EXPECT_EQ(p.windows, 1000000001u);
+	EXPECT_EQ(p.rows, 1u);
 	EXPECT_FALSE(p.backlog_remains);
 	EXPECT_EQ(rows.probes, 2);
 }
@@ -149,6 +153,7 @@ TEST(PlanTakeAll, EverythingAtOnce) {
 	TakePlan p = flownode::plan_take_all(dirty.data(), 3, &windows);
 	EXPECT_EQ(pairs_of(p), (Pairs{{0, 50}, {100, 120}}));
 	EXPECT_EQ(p.windows, 7u);
+	EXPECT_EQ(p.rows, UINT64_MAX); // nothing probed
 	EXPECT_FALSE(p.backlog_remains);
 	p = flownode::plan_take_all(dirty.data(), 3, nullptr); // window-less
 	EXPECT_EQ(p.ranges.size(), 2u);
