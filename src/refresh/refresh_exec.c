@@ -53,9 +53,9 @@
 #define GENERIC_PLAN_MAX_WINDOWS 64
 
 /*
- * A refresh that the take's probes say reads at most this many source rows (a late
- * row, the steady state of a flow over an indexed source) runs a generic plan made
- * with enable_hashagg off: its groups are sorted instead of hashed. PostgreSQL sizes
+ * A refresh of few windows that the take's probes say reads at most this many source
+ * rows (a late row, the steady state of a flow over an indexed source) runs a
+ * generic plan made with enable_hashagg off: its groups are sorted instead of hashed. PostgreSQL sizes
  * a hash aggregate's table from the plan's estimate of the groups, and a generic
  * plan estimates a range of the time column as a fixed share of the table, so each
  * execution allocated and zeroed a table that grew with the source: 217 kB at 1M
@@ -413,10 +413,10 @@ static int64 run_refresh_statement(TaskConfig *cfg, const FnTimeRange *ranges, i
 	int64 rows;
 	int nest;
 
+	if (size.windows > GENERIC_PLAN_MAX_WINDOWS)
+		return run_refresh_plan(cfg, ranges, nranges, snap, removals, PLAN_CUSTOM, clock_at);
 	if (size.rows > SORTED_PLAN_MAX_ROWS)
-		return run_refresh_plan(cfg, ranges, nranges, snap, removals,
-		                        size.windows <= GENERIC_PLAN_MAX_WINDOWS ? PLAN_GENERIC : PLAN_CUSTOM,
-		                        clock_at);
+		return run_refresh_plan(cfg, ranges, nranges, snap, removals, PLAN_GENERIC, clock_at);
 	nest = NewGUCNestLevel();
 	(void)set_config_option("enable_hashagg", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
 	                        false);
