@@ -249,7 +249,8 @@ SELECT flownode.pause_flow('bf_total');
 COMMIT;
 SELECT state, backfill_windows_done, backfill_windows_total FROM flownode.flows WHERE flow_name = 'bf_total';
 SELECT flownode.resume_flow('bf_total');
-SELECT flownode.flush_flow('bf_total');
+-- the resumed worker may fill its one window before the flush asks: 0 or 1
+SELECT flownode.flush_flow('bf_total') <= 1 AS one_window_at_most;
 SELECT flow_diff('bf_total'), backfill_windows_total FROM flownode.flows WHERE flow_name = 'bf_total';
 
 -- a flush in the transaction that created the flow with a background backfill
