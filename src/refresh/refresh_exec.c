@@ -94,6 +94,7 @@ typedef struct RefreshPlans {
 	SPIPlanPtr probe;               /* does the sink hold rows in these windows? */
 	SPIPlanPtr fill;                /* plain INSERT, for windows it holds none of */
 	SPIPlanPtr count;               /* the take's probe (fn_refresh_take): rows in a range */
+	SPIPlanPtr batch;               /* and in each of many ranges, as a cursor */
 	int time_index;      /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
 	int sink_index;      /* the sink has one led by the window column: likewise */
 	bool upsert_refused; /* the query needs the DELETE even after inserts */
@@ -168,7 +169,8 @@ static void free_plans(void) {
 	                     &plans.upsert[PLAN_SORTED],
 	                     &plans.probe,
 	                     &plans.fill,
-	                     &plans.count};
+	                     &plans.count,
+	                     &plans.batch};
 
 	for (size_t i = 0; i < lengthof(all); i++)
 		if (*all[i] != NULL) {
@@ -763,26 +765,94 @@ static bool sink_has_window_index(TaskConfig *cfg, FlowQuery *fq) {
 	return plans.sink_index == 1;
 }
 
-/* The take's probe (prepared once, run as the owner under the pinned settings): the
- * first rows of a range in time order, counted up to limit, and the time of the last
- * one counted (as the query makes it of the time column's value), in one read of the
- * time index. Clamped into the range: a date's midnight in a zone may lie before it. */
-static uint64_t probe_rows(void *arg, FnTimeRange r, uint64_t limit, int64_t *last) {
-	TaskConfig *cfg = (TaskConfig *)arg;
-	Datum args[3] = {0, 0, Int64GetDatum((int64)Min(limit, (uint64)PG_INT64_MAX))};
+/*
+ * The take's probes, run as the owner under the pinned settings, each prepared once.
+ * One range: its first rows in time order, counted up to a limit, and the time of the
+ * last one counted (as the query makes it of the time column's value), in one read of
+ * the time index, clamped into the range (a date's midnight in a zone may lie before
+ * it). Many ranges (a timestamp column): the same for each of them through one
+ * cursor, fetched a range at a time as the take asks, with the limit of the take's
+ * whole budget. A thousand late rows in a thousand windows cost a thousand
+ * executions of the one-range probe, each started and ended (half of the probes'
+ * time), or one fetch each from the cursor. A range asked for with a smaller limit
+ * than the cursor's (the budget is partly spent) is counted again by the one-range
+ * probe when the cursor found more rows than that limit, since its last row is not
+ * the one the take needs.
+ */
+typedef struct TakeProbe {
+	TaskConfig *cfg;
+	const FnTimeRange *ranges; /* the take's ranges, in the order the take asks */
+	uint32 n;
+	uint32 next;   /* the cursor's next range */
+	uint64 limit;  /* the cursor's limit per range (0: no cursor yet) */
+	Portal cursor; /* NULL: none, or given up */
+} TakeProbe;
+
+#define BATCH_PROBE_MIN_RANGES 8 /* fewer: one probe each costs no more */
+
+static uint64 probe_result(TaskConfig *cfg, FnTimeRange r, int64_t *last) {
 	bool isnull;
-	int64 n;
-	Datum d;
+	int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+
+	if (n > 0 && !isnull)
+		*last = Max(Min(fn_time_input_time_of(&cfg->input, d), r.end - 1), r.start);
+	return (uint64)n;
+}
+
+static uint64 probe_one(TaskConfig *cfg, FnTimeRange r, uint64 limit, int64_t *last) {
+	Datum args[3] = {0, 0, Int64GetDatum((int64)Min(limit, (uint64)PG_INT64_MAX))};
 
 	if (!fn_time_input_args(&cfg->input, r, &args[0], &args[1]))
 		return 0; /* no value of the column has a time in r */
 	if (SPI_execute_plan(plans.count, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "flownode: probing the source failed");
-	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-	if (n > 0 && !isnull)
-		*last = Max(Min(fn_time_input_time_of(&cfg->input, d), r.end - 1), r.start);
-	return (uint64_t)n;
+	return probe_result(cfg, r, last);
+}
+
+static void open_batch(TakeProbe *p, uint64 limit) {
+	Oid coltype = p->cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	Datum values[4] = {0, 0, 0, 0};
+	Datum args[3];
+
+	p->limit = limit;
+	range_arrays(p->ranges, (int)p->n, coltype, values);
+	args[0] = values[0];
+	args[1] = values[1];
+	args[2] = Int64GetDatum((int64)Min(limit, (uint64)PG_INT64_MAX));
+	p->cursor = SPI_cursor_open(NULL, plans.batch, args, NULL, true);
+}
+
+/* The cursor's answer for r, if r is the range it is at and its limit gives the
+ * take's answer; false: probe r alone. */
+static bool probe_from_batch(TakeProbe *p, FnTimeRange r, uint64 limit, uint64 *rows, int64_t *last) {
+	bool isnull;
+
+	if (p->cursor == NULL || p->next >= p->n || p->ranges[p->next].start != r.start ||
+	    p->ranges[p->next].end != r.end)
+		return false;
+	SPI_cursor_fetch(p->cursor, true, 1);
+	if (SPI_processed != 1 || DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3,
+	                                                      &isnull)) != p->next + 1) {
+		SPI_cursor_close(p->cursor); /* not the order asked for: each range alone from here */
+		p->cursor = NULL;
+		return false;
+	}
+	p->next++;
+	*rows = probe_result(p->cfg, r, last);
+	return *rows < limit || limit == p->limit;
+}
+
+static uint64_t probe_rows(void *arg, FnTimeRange r, uint64_t limit, int64_t *last) {
+	TakeProbe *p = (TakeProbe *)arg;
+	uint64 rows;
+
+	if (p->limit == 0 && plans.batch != NULL && p->n >= BATCH_PROBE_MIN_RANGES &&
+	    p->cfg->input.kind == FN_INPUT_TIMESTAMP)
+		open_batch(p, limit);
+	if (probe_from_batch(p, r, limit, &rows, last))
+		return rows;
+	return probe_one(p->cfg, r, limit, last);
 }
 
 static SPIPlanPtr prepare_probe(TaskConfig *cfg) {
@@ -800,9 +870,26 @@ static SPIPlanPtr prepare_probe(TaskConfig *cfg) {
 	return fn_spi_prepare_kept(sql, 3, types, 0);
 }
 
+/* The many-ranges probe, for a timestamp column: a nested loop over the ranges in
+ * their order (a generic plan; the ordinal checks it). */
+static SPIPlanPtr prepare_batch_probe(TaskConfig *cfg) {
+	FlowQuery *fq = analysed_query(cfg);
+	const char *c = quote_identifier(fq->time_column);
+	Oid arraytype = get_array_type(cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID);
+	Oid types[3] = {arraytype, arraytype, INT8OID};
+	char *sql =
+	    psprintf("SELECT fn_p.n, fn_p.t, fn_r.i FROM unnest($1, $2) WITH ORDINALITY AS fn_r(lo, hi, i), "
+	             "LATERAL (SELECT count(*) AS n, max(fn_q.fn_t) AS t FROM (SELECT %s AS fn_t FROM %s "
+	             "WHERE %s >= fn_r.lo AND %s < fn_r.hi ORDER BY %s LIMIT $3) fn_q) fn_p",
+	             c, fn_qualified_relname(cfg->source_relid), c, c, c);
+
+	return fn_spi_prepare_kept(sql, 3, types, CURSOR_OPT_GENERIC_PLAN);
+}
+
 uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, uint32 n, uint64 max_rows,
                        FnTimeRange *out, uint64 *windows, uint64 *rows, bool *backlog_remains) {
-	FnRowProbe probe = {probe_rows, cfg};
+	TakeProbe take = {cfg, ranges, n, 0, 0, NULL};
+	FnRowProbe probe = {probe_rows, &take};
 	SpiAs scope;
 	uint32 k;
 	int nest;
@@ -820,7 +907,11 @@ uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, 
 	else {
 		if (plans.count == NULL)
 			plans.count = prepare_probe(cfg);
+		if (plans.batch == NULL && cfg->input.kind == FN_INPUT_TIMESTAMP && n >= BATCH_PROBE_MIN_RANGES)
+			plans.batch = prepare_batch_probe(cfg);
 		k = fn_plan_take(w, ranges, n, max_rows, &probe, out, windows, rows, backlog_remains);
+		if (take.cursor != NULL)
+			SPI_cursor_close(take.cursor);
 	}
 	fn_spi_end(&scope);
 	PopActiveSnapshot();
