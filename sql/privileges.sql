@@ -192,9 +192,29 @@ SELECT flownode.flush_flow('trunc_flow'), flownode.flush_flow('trunc_kept');
 RESET ROLE;
 SELECT (SELECT count(*) FROM trunc_sink) AS sink_rows, (SELECT count(*) FROM trunc_kept) AS kept_rows;
 SELECT flow_diff('trunc_flow'), flow_diff('trunc_kept'), flow_diff('trunc_own');
+-- frozen windows stay frozen on that path too: the marks of the sink's windows are
+-- cut at expire_after as every mark is, so the owner's flush, once it may, empties
+-- only the recent windows (3 frozen hours of 2024 stay, the 2 recent ones go)
+CREATE TABLE trunc_frozen (h timestamptz PRIMARY KEY, n bigint);
+GRANT SELECT, INSERT, UPDATE, DELETE ON trunc_frozen TO fn_alice;
+INSERT INTO trunc_src SELECT timestamptz '2024-01-01' + i * interval '1 hour', i FROM generate_series(0, 2) i
+  UNION ALL SELECT date_trunc('hour', now()) - i * interval '1 hour', i FROM generate_series(2, 3) i;
+SET ROLE fn_alice;
+SELECT flownode.create_flow('trunc_frozen', 'public.trunc_frozen',
+  $$SELECT date_trunc('hour', ts) AS h, count(*) AS n FROM trunc_src GROUP BY 1$$, eval_interval => '1 hour',
+  expire_after => '30 days') > 0 AS created;
+RESET ROLE;
+REVOKE DELETE ON trunc_frozen FROM fn_alice;
+TRUNCATE trunc_src;
+SELECT count(*) AS frozen_rows_before_flush FROM trunc_frozen;
+GRANT DELETE ON trunc_frozen TO fn_alice;
+SET ROLE fn_alice;
+SELECT flownode.flush_flow('trunc_frozen') > 0 AS flushed;
+RESET ROLE;
+SELECT count(*) AS frozen_rows_kept, min(h) >= '2024-01-01' AND max(h) < '2024-01-02' AS only_2024 FROM trunc_frozen;
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
-DROP TABLE shared_src, readonly_sink, trunc_src, trunc_sink, trunc_kept, "Weird ""Src""; DROP TABLE shared_src; --", "Sink; DROP TABLE shared_src";
+DROP TABLE shared_src, readonly_sink, trunc_src, trunc_sink, trunc_kept, trunc_frozen, "Weird ""Src""; DROP TABLE shared_src; --", "Sink; DROP TABLE shared_src";
 DROP SCHEMA alice_space CASCADE;
 DROP SCHEMA locked;
 DROP ROLE fn_alice, fn_bob;
