@@ -387,5 +387,62 @@ SELECT flownode.drop_flow('j_ok');
 SELECT count(*) AS flows_left FROM flownode.flows WHERE flow_name LIKE 'j\_%';
 DROP TABLE j_ok, j_part, j_events, j_dcs, j_rollup, j_rows;
 DROP VIEW j_view;
+-- A dimension write marks the windows of the fact rows it joins, read from the fact
+-- table's time column as the flow's query reads it: a date column (each date cast to
+-- timestamptz at midnight in the flow's zone) and an integer epoch column (compared
+-- with bigint bounds, not with timestamps). Before the time column was read in one
+-- place, the date flow's marks landed on the 2000-01-01 window (30 rows wrong after
+-- an UPDATE of one host's region) and every write to the epoch flow's dimension
+-- failed at COMMIT (operator does not exist: bigint >= timestamp with time zone).
+SET timezone = 'Europe/Berlin';
+CREATE TABLE jt_hosts (host text PRIMARY KEY, region text);
+INSERT INTO jt_hosts SELECT 'h' || i, 'r' || (i % 3) FROM generate_series(0, 9) i;
+CREATE TABLE jt_days (d date NOT NULL, host text, v int);
+CREATE INDEX ON jt_days (d);
+CREATE INDEX ON jt_days (host);
+INSERT INTO jt_days SELECT date '2024-01-01' + (i % 30), 'h' || (i % 10), i FROM generate_series(1, 600) i;
+CREATE TABLE jt_ms (ts bigint NOT NULL, host text, v int);  -- no index on host: every window
+CREATE INDEX ON jt_ms (ts);
+INSERT INTO jt_ms SELECT 1704067200000 + i * 60000, 'h' || (i % 10), i FROM generate_series(1, 600) i;
+SELECT flownode.create_flow('jt_week', 'jt_week',
+  $$SELECT date_trunc('week', d::timestamptz) AS w, h.region, count(*) AS n, sum(v) AS s
+      FROM jt_days JOIN jt_hosts h USING (host) GROUP BY 1, 2$$, eval_interval => '1 hour') > 0 AS created;
+SELECT flownode.create_flow('jt_hour', 'jt_hour',
+  $$SELECT date_bin('1 hour', to_timestamp(ts / 1000.0), timestamptz '2000-01-01') AS w, h.region,
+           count(*) AS n
+      FROM jt_ms LEFT JOIN jt_hosts h USING (host) GROUP BY 1, 2$$, eval_interval => '1 hour') > 0 AS created;
+CREATE FUNCTION jt_read_diff() RETURNS TABLE (flow text, diff bigint) LANGUAGE sql AS $$
+  SELECT 'jt_week', count(*) FROM ((SELECT * FROM flownode.read_flow(NULL::jt_week) EXCEPT ALL
+      SELECT date_trunc('week', d::timestamptz), h.region, count(*), sum(v)
+        FROM jt_days JOIN jt_hosts h USING (host) GROUP BY 1, 2)
+    UNION ALL (SELECT date_trunc('week', d::timestamptz), h.region, count(*), sum(v)
+        FROM jt_days JOIN jt_hosts h USING (host) GROUP BY 1, 2 EXCEPT ALL
+      SELECT * FROM flownode.read_flow(NULL::jt_week))) x
+  UNION ALL
+  SELECT 'jt_hour', count(*) FROM ((SELECT * FROM flownode.read_flow(NULL::jt_hour) EXCEPT ALL
+      SELECT date_bin('1 hour', to_timestamp(ts / 1000.0), timestamptz '2000-01-01'), h.region, count(*)
+        FROM jt_ms LEFT JOIN jt_hosts h USING (host) GROUP BY 1, 2)
+    UNION ALL (SELECT date_bin('1 hour', to_timestamp(ts / 1000.0), timestamptz '2000-01-01'), h.region, count(*)
+        FROM jt_ms LEFT JOIN jt_hosts h USING (host) GROUP BY 1, 2 EXCEPT ALL
+      SELECT * FROM flownode.read_flow(NULL::jt_hour))) x $$;
+UPDATE jt_hosts SET region = 'moved' WHERE host = 'h1';
+SELECT dirty_windows > 0 AS marked FROM flownode.flows WHERE flow_name IN ('jt_week', 'jt_hour') ORDER BY flow_name;
+SELECT * FROM jt_read_diff();
+SELECT flownode.flush_flow('jt_week') > 0 AS refreshed, flownode.flush_flow('jt_hour') > 0 AS refreshed;
+SELECT flow_diff('jt_week'), flow_diff('jt_hour');
+DELETE FROM jt_hosts WHERE host = 'h2';
+INSERT INTO jt_hosts VALUES ('h10', 'new');
+UPDATE jt_days SET host = 'h10' WHERE d = '2024-01-05';
+SELECT * FROM jt_read_diff();
+SELECT flownode.flush_flow('jt_week') >= 0 AS flushed, flownode.flush_flow('jt_hour') >= 0 AS flushed;
+SELECT flow_diff('jt_week'), flow_diff('jt_hour');
+TRUNCATE jt_hosts;
+SELECT * FROM jt_read_diff();
+SELECT flownode.flush_flow('jt_week') > 0 AS refreshed, flownode.flush_flow('jt_hour') > 0 AS refreshed;
+SELECT flow_diff('jt_week'), flow_diff('jt_hour'), (SELECT count(*) FROM jt_week) AS week_rows;
+SELECT flownode.drop_flow('jt_week'), flownode.drop_flow('jt_hour');
+DROP FUNCTION jt_read_diff();
+DROP TABLE jt_week, jt_hour, jt_days, jt_ms, jt_hosts;
+SET timezone = 'UTC';
 DROP FUNCTION j_exact(), j_flush(), j_dirty(), j_diff(text);
 DROP TABLE j_cpu, j_hosts;

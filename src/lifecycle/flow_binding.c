@@ -30,6 +30,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
@@ -40,6 +41,7 @@
 #include "query/flow_joins.h"
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
+#include "query/time_column.h"
 #include "registry/flow_dimensions.h"
 #include "registry/sink_table.h"
 #include "shmem/flow_slots.h"
@@ -65,19 +67,32 @@ static FlowQuery *analyse_stored(TaskConfig *cfg) {
 	return fq;
 }
 
-/* A table as a FROM item reads it: a partitioned table through its partitions, any
- * other without the tables that inherit from it. */
-static const char *rows_of(Oid relid) {
-	const char *name = fn_qualified_relname(relid);
-
-	return get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? name : psprintf("ONLY %s", name);
-}
-
 /* One value of a one-row query (SPI connected). */
-static Datum query_value(const char *sql, int col, bool *isnull) {
+static bool query_bool(const char *sql) {
+	bool isnull;
+
 	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "flownode: reading a restored table failed: %s", sql);
-	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* The windows of the source's rows, as one range (SPI connected); false when no row
+ * has a time. A window-less flow has one mark, [0, 1), when the source has a row. */
+static bool source_windows(TaskConfig *cfg, FlowQuery *fq, FnTimeRange *r) {
+	FnTimeColumn c = {fn_time_column_from(cfg->source_relid, NULL), quote_identifier(fq->time_column),
+	                  cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &cfg->input};
+	int64 lo, hi;
+	FnWindow *w;
+
+	if (fq->window.kind == FN_WINDOW_NONE) {
+		*r = (FnTimeRange){0, 1};
+		return query_bool(psprintf("SELECT EXISTS (SELECT FROM %s)", c.from));
+	}
+	if (!fn_time_column_extent(&c, (FnTimeRange){FN_TS_MIN, DT_NOEND}, &lo, &hi))
+		return false;
+	w = fn_window_create(&cfg->window);
+	*r = (FnTimeRange){fn_window_of(w, lo).start, fn_window_of(w, hi).end};
+	return true;
 }
 
 /*
@@ -87,33 +102,16 @@ static Datum query_value(const char *sql, int col, bool *isnull) {
  * the sink (oldest first, with plain INSERTs) instead of leaving it silently empty.
  */
 static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
-	const char *source = rows_of(cfg->source_relid);
-	bool windowed = fq->window.kind != FN_WINDOW_NONE;
-	bool empty, isnull, none = true;
-	FnTimeRange r = {0, 1}; /* a window-less flow's mark */
+	bool pending;
+	FnTimeRange r = {0, 0};
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
-	empty = DatumGetBool(
-	    query_value(psprintf("SELECT NOT EXISTS (SELECT FROM %s)", rows_of(cfg->sink_relid)), 1, &isnull));
-	if (empty && windowed) {
-		const char *col = quote_identifier(fq->time_column);
-		char *sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM %s WHERE "
-		                     "pg_catalog.isfinite(%s)",
-		                     col, col, source, col);
-		int64 lo = DatumGetInt64(query_value(sql, 1, &none));
-		int64 hi = DatumGetInt64(query_value(sql, 2, &isnull));
-
-		if (!none) {
-			FnWindow *w = fn_window_create(&cfg->window);
-
-			r.start = fn_window_of(w, lo).start;
-			r.end = fn_window_of(w, hi).end;
-		}
-	} else if (empty)
-		none = !DatumGetBool(query_value(psprintf("SELECT EXISTS (SELECT FROM %s)", source), 1, &isnull));
+	pending = query_bool(psprintf("SELECT NOT EXISTS (SELECT FROM %s)",
+	                              fn_time_column_from(cfg->sink_relid, NULL))) &&
+	          source_windows(cfg, fq, &r);
 	SPI_finish();
-	if (empty && !none) {
+	if (pending) {
 		PendingWriter *writer = fn_pending_open();
 
 		fn_pending_write(writer, cfg->flow_id, &r, 1,

@@ -41,6 +41,7 @@
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
 #include "pgutil/pg_util.h"
+#include "query/time_column.h"
 #include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
 #include "storage/proc.h"
@@ -304,90 +305,59 @@ static bool key_usable(const DimensionKey *k, Oid dim_typid, Oid *righttype) {
 	       fn_btree_index_leads_with(k->source_relid, k->fact_attnum);
 }
 
-/* The fact table as the flow reads it: a partitioned one with its partitions. */
-static char *fact_table(Oid relid) {
-	return psprintf("%s%s", get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
-	                fn_qualified_relname(relid));
+/* The flow's time column in the fact table, aliased f as the lookups name it. */
+static FnTimeColumn fact_times(const FlowMarker *m) {
+	return (FnTimeColumn){
+	    fn_time_column_from(m->source_relid, "f"),
+	    psprintf("f.%s", quote_identifier(get_attname(m->source_relid, m->time_attnum, false))),
+	    m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID,
+	    (FnTimeInput *)&m->input /* only its memo changes */};
+}
+
+typedef struct JoinedRows {
+	LocalMarks *lm;
+	const FlowMarker *m;
+} JoinedRows;
+
+static void mark_joined_time(int64 ts, void *arg) {
+	JoinedRows *j = arg;
+
+	fn_marks_add_time(j->lm, j->m, ts);
 }
 
 /*
  * The windows of the fact rows at or after `from` whose join column holds one of the
- * values: `SELECT ts FROM fact WHERE col OPERATOR(op) ANY ($1) AND ts >= $2 AND ts <
- * 'infinity'`, through the index on the join column, read by a cursor.
+ * values (`f.col OPERATOR(op) ANY ($3)`, through the index on the join column), read
+ * by the time column's cursor.
  */
 static void mark_joined_rows(LocalMarks *lm, const FlowMarker *m, const DimensionKey *k, Datum values,
                              Oid righttype, int64 from) {
-	Oid coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-	Oid types[3] = {get_array_type(righttype), coltype, coltype};
-	Datum args[3] = {values, Int64GetDatum(from), Int64GetDatum(DT_NOEND)};
-	const char *ts = quote_identifier(get_attname(k->source_relid, m->time_attnum, false));
+	FnTimeColumn c = fact_times(m);
+	Oid type = get_array_type(righttype);
 	HeapTuple optup = SearchSysCache1(OPEROID, ObjectIdGetDatum(k->opno));
+	JoinedRows j = {lm, m};
 	Form_pg_operator op;
-	char *sql;
-	SPIPlanPtr plan;
-	Portal portal;
+	char *cond;
 
 	if (!HeapTupleIsValid(optup))
 		elog(ERROR, "flownode: operator %u vanished", k->opno);
 	op = (Form_pg_operator)GETSTRUCT(optup);
-	sql = psprintf("SELECT f.%s FROM %s f WHERE f.%s OPERATOR(%s.%s) ANY ($1) AND f.%s "
-	               "OPERATOR(pg_catalog.>=) $2 AND f.%s OPERATOR(pg_catalog.<) $3",
-	               ts, fact_table(k->source_relid),
-	               quote_identifier(get_attname(k->source_relid, k->fact_attnum, false)),
-	               quote_identifier(get_namespace_name(op->oprnamespace)), NameStr(op->oprname), ts, ts);
+	cond = psprintf("f.%s OPERATOR(%s.%s) ANY ($3)",
+	                quote_identifier(get_attname(k->source_relid, k->fact_attnum, false)),
+	                quote_identifier(get_namespace_name(op->oprnamespace)), NameStr(op->oprname));
 	ReleaseSysCache(optup);
-	plan = SPI_prepare(sql, 3, types);
-	if (plan == NULL)
-		elog(ERROR, "flownode: preparing a lookup of a fact table failed: %s",
-		     SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, args, NULL, true);
-	for (;;) {
-		SPI_cursor_fetch(portal, true, 1000);
-		if (SPI_processed == 0)
-			break;
-		for (uint64 i = 0; i < SPI_processed; i++) {
-			bool isnull;
-			Datum d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-
-			if (!isnull)
-				fn_marks_add_time(lm, m, DatumGetInt64(d));
-		}
-	}
-	SPI_cursor_close(portal);
-	SPI_freeplan(plan);
-}
-
-/* One value from a query of one row and column, as int64; false when NULL. */
-static bool time_bound(const char *sql, Oid coltype, int64 from, int64 *out) {
-	Oid types[2] = {coltype, coltype};
-	Datum args[2] = {Int64GetDatum(from), Int64GetDatum(DT_NOEND)};
-	bool isnull;
-	Datum d;
-
-	if (SPI_execute_with_args(sql, 2, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "flownode: reading a fact table's times failed");
-	if (SPI_processed == 0)
-		return false;
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (!isnull)
-		*out = DatumGetInt64(d);
-	return !isnull;
+	fn_time_column_scan(&c, (FnTimeRange){from, DT_NOEND}, cond, 1, &type, &values, mark_joined_time, &j);
 }
 
 /* Every window from the first to the last fact row at or after `from`: a TRUNCATE, too
  * many values, or no index to look them up through. Two probes through the time
  * index (one read of the table without it). */
 static void mark_every_window(LocalMarks *lm, const FlowMarker *m, int64 from) {
-	Oid coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-	const char *ts = quote_identifier(get_attname(m->source_relid, m->time_attnum, false));
-	char *where = psprintf("FROM %s WHERE %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
-	                       fact_table(m->source_relid), ts, ts);
+	FnTimeColumn c = fact_times(m);
 	int64 lo, hi;
 
-	if (!time_bound(psprintf("SELECT pg_catalog.min(%s) %s", ts, where), coltype, from, &lo) ||
-	    !time_bound(psprintf("SELECT pg_catalog.max(%s) %s", ts, where), coltype, from, &hi))
-		return;
-	fn_marks_add_range(lm, (FnTimeRange){fn_flow_window_at(m, lo).start, fn_flow_window_at(m, hi).end});
+	if (fn_time_column_extent(&c, (FnTimeRange){from, DT_NOEND}, &lo, &hi))
+		fn_marks_add_range(lm, (FnTimeRange){fn_flow_window_at(m, lo).start, fn_flow_window_at(m, hi).end});
 }
 
 /* The type of the values collected for the column (InvalidOid if none). */

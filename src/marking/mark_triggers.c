@@ -34,6 +34,7 @@
 #include "pgutil/pg_util.h"
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
+#include "query/time_column.h"
 #include "registry/flow_registry.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
@@ -622,104 +623,63 @@ static void mark_range(SourceEntry *e, MarkGroup *g, FnTimeRange r) {
 	lm->lo = FN_TS_MIN; /* windows, not rows */
 }
 
-/* One time from a query of one row and column (a value of the time column, read as
- * fn_time_input_select reads it), as the timestamp the flow's query makes of it;
- * false if NULL. */
-static bool fetch_one(SPIPlanPtr plan, Datum *args, FnTimeInput *in, int64 *out) {
-	bool isnull;
-	Datum d;
+/* The rows of a table whose times a group's windows are marked with. */
+typedef struct GroupRows {
+	SourceEntry *e;
+	MarkGroup *g;
+	bool marked;
+} GroupRows;
 
-	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "flownode: reading a table's times failed");
-	if (SPI_processed == 0)
-		return false;
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		return false;
-	*out = fn_time_input_time_of(in, d);
-	return true;
+static void mark_group_time(int64 ts, void *arg) {
+	GroupRows *rows = arg;
+
+	mark_time(current_marks(rows->e, rows->g, mark_scope()), rows->g->leader, ts);
+	rows->marked = true;
 }
 
-/* "FROM rel WHERE <col in [$1, $2]>" and its arguments for the times [from, end):
- * false when no value of the column has a time there. */
-static bool times_from(FnTimeInput *in, const char *rel, const char *col, FnTimeRange r, char **from,
-                       Datum *args) {
-	*from = psprintf("FROM %s WHERE %s", rel, fn_time_input_where(in, col, 1));
-	return fn_time_input_args(in, r, &args[0], &args[1]);
+/* Through a time index: one probe per distinct window (the first row at or after the
+ * end of the window found last), at most MAX_WINDOW_PROBES, then the rest as one
+ * range up to the last row's window. */
+static bool mark_windows_probed(GroupRows *rows, const FnTimeColumn *c, int64 from) {
+	FlowMarker *leader = rows->g->leader;
+	FnTimeProbe *first = fn_time_probe_prepare(c, false);
+	int probes = 0;
+	int64 ts;
+
+	while (probes++ < MAX_WINDOW_PROBES && fn_time_probe(first, (FnTimeRange){from, DT_NOEND}, &ts)) {
+		FnTimeRange r = fn_flow_window_at(leader, ts);
+
+		mark_group_time(ts, rows);
+		if (r.end == FN_TS_NOEND || r.end <= ts)
+			break; /* the last window */
+		from = r.end;
+	}
+	fn_time_probe_free(first);
+	if (probes > MAX_WINDOW_PROBES) {
+		FnTimeProbe *last = fn_time_probe_prepare(c, true);
+
+		if (fn_time_probe(last, (FnTimeRange){from, DT_NOEND}, &ts))
+			mark_range(rows->e, rows->g, (FnTimeRange){from, fn_flow_window_at(leader, ts).end});
+		fn_time_probe_free(last);
+	}
+	return rows->marked;
 }
 
 /*
- * Marks, in the group's windows, the windows of rel's rows at or after `from`: through
- * a time index, one probe per distinct window (the first row at or after the end of
- * the window found last), at most MAX_WINDOW_PROBES, then the rest as one range up to
- * the last row's window; without one, every row is read and marked as a writer's
- * would be. Rows at +-infinity belong to no window. Returns whether anything was
- * marked.
+ * Marks, in the group's windows, the windows of rel's rows at or after `from`:
+ * through a time index by probes (mark_windows_probed); without one, every row is
+ * read and marked as a writer's would be. Rows at +-infinity belong to no window.
+ * Returns whether anything was marked.
  */
 static bool mark_windows_read(SourceEntry *e, MarkGroup *g, const char *rel, const char *col, Oid coltype,
                               bool indexed, int64 from) {
-	FlowMarker *leader = g->leader;
-	FnTimeInput *in = &leader->input;
-	Oid type = fn_time_input_bound_type(in, coltype);
-	Oid types[2] = {type, type};
-	Datum args[2];
-	const char *value = fn_time_input_select(in, col);
-	char *where;
-	bool marked = false;
+	FnTimeColumn c = {rel, col, coltype, &g->leader->input};
+	GroupRows rows = {e, g, false};
 
-	if (!times_from(in, rel, col, (FnTimeRange){from, DT_NOEND}, &where, args))
-		return false;
-	if (indexed) {
-		SPIPlanPtr first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", value, where), 2, types);
-		int64 ts;
-		int probes = 0;
-
-		if (first == NULL)
-			elog(ERROR, "flownode: preparing a read of a table's times failed");
-		while (probes++ < MAX_WINDOW_PROBES && fetch_one(first, args, in, &ts)) {
-			FnTimeRange r = fn_flow_window_at(leader, ts);
-
-			mark_time(current_marks(e, g, mark_scope()), leader, ts);
-			marked = true;
-			if (r.end == FN_TS_NOEND || r.end <= ts)
-				return true;
-			from = r.end;
-			if (!fn_time_input_args(in, (FnTimeRange){from, DT_NOEND}, &args[0], &args[1]))
-				return true;
-		}
-		if (probes > MAX_WINDOW_PROBES) {
-			SPIPlanPtr last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", value, where), 2, types);
-
-			if (last == NULL)
-				elog(ERROR, "flownode: preparing a read of a table's times failed");
-			if (fetch_one(last, args, in, &ts)) {
-				FnTimeRange r = {from, fn_flow_window_at(leader, ts).end};
-
-				mark_range(e, g, r);
-			}
-		}
-	} else {
-		SPIPlanPtr all = SPI_prepare(psprintf("SELECT %s %s", value, where), 2, types);
-		Portal portal;
-
-		if (all == NULL)
-			elog(ERROR, "flownode: preparing a read of a table's times failed");
-		portal = SPI_cursor_open(NULL, all, args, NULL, true);
-		for (;;) {
-			SPI_cursor_fetch(portal, true, 1000);
-			if (SPI_processed == 0)
-				break;
-			for (uint64 i = 0; i < SPI_processed; i++) {
-				bool isnull;
-				Datum d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
-
-				mark_value(e, g, mark_scope(), d, isnull);
-			}
-			marked = true;
-		}
-		SPI_cursor_close(portal);
-	}
-	return marked;
+	if (indexed)
+		return mark_windows_probed(&rows, &c, from);
+	fn_time_column_scan(&c, (FnTimeRange){from, DT_NOEND}, NULL, 0, NULL, NULL, mark_group_time, &rows);
+	return rows.marked;
 }
 
 /* Whether the table holds a row (a window-less group: any row dirties it). */
@@ -782,22 +742,9 @@ void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes) {
  * window column); false when it has none. */
 static bool time_extent(const char *rel, const char *col, Oid coltype, FnTimeInput *in, int64 *lo,
                         int64 *hi) {
-	FnTimeInput plain = {0};
-	FnTimeInput *i = in ? in : &plain;
-	Oid type = fn_time_input_bound_type(i, coltype);
-	Oid types[2] = {type, type};
-	Datum args[2];
-	const char *value = fn_time_input_select(i, col);
-	char *where;
-	SPIPlanPtr first, last;
+	FnTimeColumn c = {rel, col, coltype, in};
 
-	if (!times_from(i, rel, col, (FnTimeRange){FN_TS_MIN, DT_NOEND}, &where, args))
-		return false;
-	first = SPI_prepare(psprintf("SELECT pg_catalog.min(%s) %s", value, where), 2, types);
-	last = SPI_prepare(psprintf("SELECT pg_catalog.max(%s) %s", value, where), 2, types);
-	if (first == NULL || last == NULL)
-		elog(ERROR, "flownode: preparing a read of a table's times failed");
-	return fetch_one(first, args, i, lo) && fetch_one(last, args, i, hi);
+	return fn_time_column_extent(&c, (FnTimeRange){FN_TS_MIN, DT_NOEND}, lo, hi);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "query/query_rewrite.h"
+#include "query/time_column.h"
 #include "record/durable_record.h"
 #include "refresh/refresh_sql.h"
 #include "registry/flow_dimensions.h"
@@ -662,26 +663,9 @@ FnTimeRange *fn_refresh_clock_changes(TaskConfig *cfg, TimestampTz prev, Timesta
  * or epoch column); NULL for a column of timestamps. */
 static bool column_extent(const char *table, const char *column, Oid coltype, FnTimeInput *in,
                           FnTimeRange within, FnTimeRange *out) {
-	FnTimeInput plain = {0};
-	FnTimeInput *i = in ? in : &plain;
-	Oid type = fn_time_input_bound_type(i, coltype);
-	Oid types[2] = {type, type};
-	Datum args[2];
-	const char *value = fn_time_input_select(i, column);
-	char *sql;
-	bool null1, null2;
+	FnTimeColumn c = {table, column, coltype, in};
 
-	if (!fn_time_input_args(i, within, &args[0], &args[1]))
-		return false;
-	sql = psprintf("SELECT pg_catalog.min(%s), pg_catalog.max(%s) FROM %s WHERE %s", value, value, table,
-	               fn_time_input_where(i, column, 1));
-	if (SPI_execute_with_args(sql, 2, types, args, NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "flownode: reading the extent of %s failed", table);
-	out->start =
-	    fn_time_input_time_of(i, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null1));
-	out->end =
-	    fn_time_input_time_of(i, SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null2));
-	return !null1 && !null2;
+	return fn_time_column_extent(&c, within, &out->start, &out->end);
 }
 
 /* The extent of the source's times, and of the sink's windows if `sink` is given
