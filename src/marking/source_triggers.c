@@ -142,7 +142,7 @@ static void create_trigger(Oid relid, const MarkTrigger *mt, const char *name, c
 	CommandCounterIncrement();
 }
 
-/* Creates one of the triggers sync_table found missing. */
+/* Creates one of the marking triggers sync_table found missing. */
 static void install(Oid relid, const MarkTrigger *mt, const MarkFuncs *fn) {
 	const char *col_new, *col_old;
 
@@ -249,9 +249,12 @@ static List *needed_triggers(Oid relid, List *flows, const MarkFuncs *fn) {
 	return needed;
 }
 
-/* Creates the triggers the table lacks and drops those it has and needs no more. */
-static void sync_table(Oid relid, List *flows, const MarkFuncs *fn) {
-	List *needed = needed_triggers(relid, flows, fn);
+typedef void (*InstallTrigger)(Oid relid, const MarkTrigger *mt, const MarkFuncs *fn);
+
+/* Keeps the triggers of fn's functions on relid to exactly `needed`: those missing
+ * are created by `install`, duplicates and those no longer needed are dropped. One
+ * routine for a source's marking triggers and a dimension's. */
+static void sync_triggers(Oid relid, List *needed, const MarkFuncs *fn, InstallTrigger install) {
 	List *doomed = NIL;
 	Relation rel = table_open(relid, AccessShareLock);
 	ListCell *lc;
@@ -287,6 +290,11 @@ static void sync_table(Oid relid, List *flows, const MarkFuncs *fn) {
 	foreach (lc, needed)
 		if (!((MarkTrigger *)lfirst(lc))->exists)
 			install(relid, lfirst(lc), fn);
+}
+
+/* Creates the triggers the table lacks and drops those it has and needs no more. */
+static void sync_table(Oid relid, List *flows, const MarkFuncs *fn) {
+	sync_triggers(relid, needed_triggers(relid, flows, fn), fn, install);
 }
 
 void fn_sync_marking_triggers(Oid relid) {
@@ -326,11 +334,11 @@ void fn_sync_marking_triggers(Oid relid) {
  * (dimension_marks.c). Internal and firing always, like a source's; the WHEN clause
  * pins the join column as it pins a source's time column.
  */
-static void install_dimension_trigger(Oid relid, const MarkTrigger *mt, Oid truncate_fn) {
+static void install_dimension_trigger(Oid relid, const MarkTrigger *mt, const MarkFuncs *fn) {
 	const char *col, *olds, *news;
 	const char *name;
 
-	if (mt->funcoid == truncate_fn) {
+	if (mt->funcoid == fn->truncate_fn) {
 		create_trigger(relid, mt, "flownode_dimension_truncate", "mark_dimension_truncate", NULL);
 		return;
 	}
@@ -347,59 +355,27 @@ static void install_dimension_trigger(Oid relid, const MarkTrigger *mt, Oid trun
 }
 
 void fn_sync_dimension_triggers(Oid relid) {
-	Oid row_fn, truncate_fn;
+	MarkFuncs fn;
 	List *keys;
 	List *needed = NIL;
-	List *doomed = NIL;
-	Relation rel;
 	ListCell *lc;
 
 	if (!OidIsValid(get_rel_namespace(relid)) || !OidIsValid(fn_catalog_relid(true)))
 		return; /* the table, or the extension, is gone */
-	row_fn = marking_function("mark_dimension");
-	truncate_fn = marking_function("mark_dimension_truncate");
+	/* one function for every row event: it is the insert and the update/delete one */
+	fn.insert_fn = fn.dirty_fn = marking_function("mark_dimension");
+	fn.truncate_fn = marking_function("mark_dimension_truncate");
 	keys = fn_load_dimension_keys(relid);
 	foreach (lc, keys) {
 		int a = ((DimensionKey *)lfirst(lc))->dim_attnum;
 
-		needed = need(needed, row_fn, TRIGGER_TYPE_INSERT, a, relid);
-		needed = need(needed, row_fn, TRIGGER_TYPE_UPDATE, a, relid);
-		needed = need(needed, row_fn, TRIGGER_TYPE_DELETE, a, relid);
+		needed = need(needed, fn.insert_fn, TRIGGER_TYPE_INSERT, a, relid);
+		needed = need(needed, fn.insert_fn, TRIGGER_TYPE_UPDATE, a, relid);
+		needed = need(needed, fn.insert_fn, TRIGGER_TYPE_DELETE, a, relid);
 	}
 	if (keys != NIL)
-		needed = need(needed, truncate_fn, TRIGGER_TYPE_TRUNCATE, NO_ATTNUM, InvalidOid);
-	rel = table_open(relid, AccessShareLock);
-	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
-		const Trigger *t = &rel->trigdesc->triggers[i];
-		MarkTrigger have;
-		bool wanted = false;
-
-		if (t->tgfoid != row_fn && t->tgfoid != truncate_fn)
-			continue;
-		have = trigger_key(t, relid);
-		foreach (lc, needed) {
-			MarkTrigger *mt = lfirst(lc);
-
-			if (same_trigger(mt, &have)) {
-				wanted = !mt->exists;
-				mt->exists = true;
-			}
-		}
-		if (!wanted)
-			doomed = lappend_oid(doomed, t->tgoid);
-	}
-	table_close(rel, AccessShareLock);
-	foreach (lc, doomed) {
-		ObjectAddress addr;
-
-		ObjectAddressSet(addr, TriggerRelationId, lfirst_oid(lc));
-		performDeletion(&addr, DROP_RESTRICT, PERFORM_DELETION_INTERNAL);
-	}
-	if (doomed != NIL)
-		CommandCounterIncrement();
-	foreach (lc, needed)
-		if (!((MarkTrigger *)lfirst(lc))->exists)
-			install_dimension_trigger(relid, lfirst(lc), truncate_fn);
+		needed = need(needed, fn.truncate_fn, TRIGGER_TYPE_TRUNCATE, NO_ATTNUM, InvalidOid);
+	sync_triggers(relid, needed, &fn, install_dimension_trigger);
 	CacheInvalidateRelcacheByRelid(relid);
 	CommandCounterIncrement();
 }
