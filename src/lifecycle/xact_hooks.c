@@ -18,6 +18,7 @@
 #include "marking/mark_triggers.h"
 #include "marking/source_triggers.h"
 #include "miscadmin.h"
+#include "pgutil/subxact_sets.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 #include "storage/condition_variable.h"
@@ -39,40 +40,30 @@ typedef enum PendingKind {
 } PendingKind;
 
 typedef struct PendingAction {
+	SubxactSet set; /* undone if this subtransaction aborts (first: pgutil/subxact_sets.h) */
 	PendingKind kind;
 	int64 flow_id;
 	Oid owner;
 	bool owner_can_login;
-	bool paused;            /* PENDING_CONFIG: the flow's pause state at commit */
-	Oid catalog_relid;      /* the table, for PENDING_TRIGGER_CLEANUP and PENDING_MARK_ALL */
-	SubTransactionId subid; /* undone if this subtransaction aborts */
+	bool paused;       /* PENDING_CONFIG: the flow's pause state at commit */
+	Oid catalog_relid; /* the table, for PENDING_TRIGGER_CLEANUP and PENDING_MARK_ALL */
 } PendingAction;
 
 static List *pending_actions = NIL; /* PendingAction *, in TopTransactionContext */
 
 static void undo_action(PendingAction *a);
 
+static void action_undo(SubxactSet *s) {
+	undo_action((PendingAction *)s);
+	pfree(s);
+}
+
+/* A committed subtransaction's actions move up: they run at the top commit. */
+static const SubxactSetKind action_kind = {NULL, NULL, action_undo};
+
 static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid,
                              void *arg pg_attribute_unused()) {
-	ListCell *lc;
-
-	if (event == SUBXACT_EVENT_ABORT_SUB) {
-		foreach (lc, pending_actions) {
-			PendingAction *a = lfirst(lc);
-
-			if (a->subid == mySubid) {
-				undo_action(a);
-				pending_actions = foreach_delete_current(pending_actions, lc);
-			}
-		}
-	} else if (event == SUBXACT_EVENT_COMMIT_SUB) {
-		foreach (lc, pending_actions) {
-			PendingAction *a = lfirst(lc);
-
-			if (a->subid == mySubid)
-				a->subid = parentSubid;
-		}
-	}
+	fn_subxact_sets_end(&pending_actions, &action_kind, event, mySubid, parentSubid);
 	fn_marks_subxact(event, mySubid, parentSubid);
 	fn_dimension_marks_subxact(event, mySubid, parentSubid);
 }
@@ -248,7 +239,7 @@ static void add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_
 	a->owner = owner;
 	a->owner_can_login = OidIsValid(owner) && fn_role_can_login(owner);
 	a->catalog_relid = catalog_relid;
-	a->subid = GetCurrentSubTransactionId();
+	a->set.subid = GetCurrentSubTransactionId();
 	pending_actions = lappend(pending_actions, a);
 	MemoryContextSwitchTo(old);
 }

@@ -41,6 +41,7 @@
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
 #include "pgutil/pg_util.h"
+#include "pgutil/subxact_sets.h"
 #include "query/time_column.h"
 #include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
@@ -65,9 +66,9 @@ PG_FUNCTION_INFO_V1(flownode_mark_dimension_truncate);
 
 /* The changed rows' values of one join column in one (sub)transaction. */
 typedef struct DimensionValues {
+	SubxactSet set; /* the subtransaction it belongs to (first: pgutil/subxact_sets.h) */
 	Oid relid;
 	AttrNumber attnum; /* 0: the TRUNCATE set */
-	SubTransactionId subid;
 	Oid typid;
 	int16 typlen;
 	bool typbyval;
@@ -95,19 +96,19 @@ static DimensionValues *values_for(Oid relid, AttrNumber attnum, Oid typid) {
 	MemoryContext old;
 
 	if (last_set != NULL && last_lxid == MyProc->lxid && last_epoch == values_epoch &&
-	    last_set->relid == relid && last_set->attnum == attnum && last_set->subid == subid &&
+	    last_set->relid == relid && last_set->attnum == attnum && last_set->set.subid == subid &&
 	    last_set->typid == typid)
 		return last_set;
 	foreach (lc, xact_values) {
 		v = lfirst(lc);
-		if (v->relid == relid && v->attnum == attnum && v->subid == subid && v->typid == typid)
+		if (v->relid == relid && v->attnum == attnum && v->set.subid == subid && v->typid == typid)
 			goto found;
 	}
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	v = palloc0(sizeof(DimensionValues));
 	v->relid = relid;
 	v->attnum = attnum;
-	v->subid = subid;
+	v->set.subid = subid;
 	v->typid = typid;
 	if (OidIsValid(typid))
 		get_typlenbyval(typid, &v->typlen, &v->typbyval);
@@ -206,24 +207,21 @@ Datum flownode_mark_dimension_truncate(PG_FUNCTION_ARGS) {
 
 /* ---- subtransactions, the end of the transaction ---- */
 
+static void values_free(SubxactSet *s) {
+	DimensionValues *v = (DimensionValues *)s;
+
+	if (v->values != NULL)
+		pfree(v->values);
+	pfree(v);
+}
+
+/* A committed subtransaction's sets move up as they are: the lookup unites the sets
+ * of a column. */
+static const SubxactSetKind values_kind = {NULL, NULL, values_free};
+
 void fn_dimension_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid) {
-	ListCell *lc;
-
-	foreach (lc, xact_values) {
-		DimensionValues *v = lfirst(lc);
-
-		if (v->subid != mySubid)
-			continue;
-		if (event == SUBXACT_EVENT_COMMIT_SUB)
-			v->subid = parentSubid; /* the lookup unites the sets of a column */
-		else if (event == SUBXACT_EVENT_ABORT_SUB) {
-			xact_values = foreach_delete_current(xact_values, lc);
-			if (v->values != NULL)
-				pfree(v->values);
-			pfree(v);
-			values_epoch++;
-		}
-	}
+	if (fn_subxact_sets_end(&xact_values, &values_kind, event, mySubid, parentSubid))
+		values_epoch++;
 }
 
 bool fn_dimension_marks_pending(void) {

@@ -107,7 +107,7 @@ static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g
 	foreach (lc, xact_marks) {
 		lm = lfirst(lc);
 		if (lm->relid == e->relid && lm->time_attnum == g->leader->time_attnum &&
-		    lm->leader_id == g->leader->flow_id && lm->subid == subid) {
+		    lm->leader_id == g->leader->flow_id && lm->set.subid == subid) {
 			add_members(lm, g->member_ids, g->nmembers);
 			goto done;
 		}
@@ -123,7 +123,7 @@ static pg_noinline LocalMarks *find_or_create_marks(SourceEntry *e, MarkGroup *g
 	lm->relid = e->relid;
 	lm->time_attnum = g->leader->time_attnum;
 	lm->leader_id = g->leader->flow_id;
-	lm->subid = subid;
+	lm->set.subid = subid;
 	lm->last.start = lm->last.end = 0;
 	lm->absorb_below = 1;
 	lm->lo = PG_INT64_MAX;
@@ -142,7 +142,7 @@ done:
 /* Every row after a transaction's first finds its set here, without a lookup. */
 static inline LocalMarks *current_marks(SourceEntry *e, MarkGroup *g, MarkScope scope) {
 	if (likely(g->marks && g->marks_lxid == scope.lxid && g->marks_epoch == scope.epoch &&
-	           g->marks->subid == scope.subid))
+	           g->marks->set.subid == scope.subid))
 		return g->marks;
 	return find_or_create_marks(e, g, scope);
 }
@@ -821,7 +821,7 @@ LocalMarks *fn_marks_for_flow(const FlowMarker *m) {
 	lm->relid = m->source_relid;
 	lm->time_attnum = m->time_attnum;
 	lm->leader_id = m->flow_id;
-	lm->subid = GetCurrentSubTransactionId();
+	lm->set.subid = GetCurrentSubTransactionId();
 	lm->absorb_below = 1;
 	lm->lo = FN_TS_MIN; /* a dimension's rows moved groups: no fold */
 	lm->member_ids = palloc(sizeof(int64));
@@ -868,61 +868,46 @@ static bool members_within(const LocalMarks *a, const LocalMarks *b) {
 	return true;
 }
 
+static bool marks_same_key(const SubxactSet *a, const SubxactSet *b) {
+	const LocalMarks *x = (const LocalMarks *)a, *y = (const LocalMarks *)b;
+
+	return x->relid == y->relid && x->time_attnum == y->time_attnum && x->leader_id == y->leader_id;
+}
+
+/* A child for flows the parent's set is not for (created in the child) moves up as a
+ * set of its own: merging would allocate member ids, here. */
+static bool marks_merge(SubxactSet *c, SubxactSet *p) {
+	LocalMarks *child = (LocalMarks *)c, *parent = (LocalMarks *)p;
+
+	if (!members_within(child, parent))
+		return false;
+	fn_marks_flush_stage(child);
+	fn_marks_flush_stage(parent);
+	/* a transaction of many subtransactions (a PL/pgSQL block with an EXCEPTION
+	 * clause per row) grows its set here, as one would */
+	grow_marks(parent, parent->count + child->count, false);
+	fn_dirty_add_all(local_set(parent), child->ranges, child->count);
+	parent->last.start = parent->last.end = 0;
+	parent->removes |= child->removes;
+	parent->lo = Min(parent->lo, child->lo);
+	return true;
+}
+
+static void marks_free(SubxactSet *s) {
+	LocalMarks *lm = (LocalMarks *)s;
+
+	if (lm->member_ids)
+		pfree(lm->member_ids);
+	pfree(lm->ranges);
+	pfree(lm);
+}
+
+static const SubxactSetKind marks_kind = {marks_same_key, marks_merge, marks_free};
+
 /* A subtransaction's marks: dropped with it, or handed to its parent. */
 void fn_marks_subxact(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid) {
-	ListCell *lc;
-
-	if (event == SUBXACT_EVENT_ABORT_SUB) {
-		foreach (lc, xact_marks) {
-			LocalMarks *lm = lfirst(lc);
-
-			if (lm->subid == mySubid) {
-				xact_marks = foreach_delete_current(xact_marks, lc);
-				if (lm->member_ids)
-					pfree(lm->member_ids);
-				pfree(lm->ranges);
-				pfree(lm);
-				marks_epoch++;
-			}
-		}
-	} else if (event == SUBXACT_EVENT_COMMIT_SUB) {
-		foreach (lc, xact_marks) {
-			LocalMarks *child = lfirst(lc);
-			LocalMarks *parent = NULL;
-			ListCell *lc2;
-
-			if (child->subid != mySubid)
-				continue;
-			foreach (lc2, xact_marks) {
-				LocalMarks *p = lfirst(lc2);
-
-				if (p->relid == child->relid && p->time_attnum == child->time_attnum &&
-				    p->leader_id == child->leader_id && p->subid == parentSubid)
-					parent = p;
-			}
-			/* a child for flows the parent's set is not for (created in the child)
-			 * moves up as a set of its own: merging would allocate, here */
-			if (parent == NULL || !members_within(child, parent))
-				child->subid = parentSubid;
-			else {
-				fn_marks_flush_stage(child);
-				fn_marks_flush_stage(parent);
-				/* a transaction of many subtransactions (a PL/pgSQL block with an
-				 * EXCEPTION clause per row) grows its set here, as one would */
-				grow_marks(parent, parent->count + child->count, false);
-				fn_dirty_add_all(local_set(parent), child->ranges, child->count);
-				parent->last.start = parent->last.end = 0;
-				parent->removes |= child->removes;
-				parent->lo = Min(parent->lo, child->lo);
-				xact_marks = foreach_delete_current(xact_marks, lc);
-				if (child->member_ids)
-					pfree(child->member_ids);
-				pfree(child->ranges);
-				pfree(child);
-				marks_epoch++;
-			}
-		}
-	}
+	if (fn_subxact_sets_end(&xact_marks, &marks_kind, event, mySubid, parentSubid))
+		marks_epoch++;
 }
 
 List *fn_xact_marks(void) {

@@ -14,6 +14,7 @@
 #include "nodes/pg_list.h"
 
 #include "core/time_range.h"
+#include "pgutil/subxact_sets.h"
 
 /* Windows staged before a merge into the sorted set: a merge and, once the set is
  * full, a coalesce pass over it cost O(set + stage), so a deeper stage makes rows
@@ -29,10 +30,10 @@
  * windows of the group's marking window that the transaction wrote rows into.
  */
 typedef struct LocalMarks {
-	Oid relid; /* key: source table, time column, the group's leading flow, subtransaction */
+	SubxactSet set; /* the subtransaction it belongs to (first: pgutil/subxact_sets.h) */
+	Oid relid;      /* key: source table, time column, the group's leading flow, subtransaction */
 	AttrNumber time_attnum;
 	int64 leader_id;
-	SubTransactionId subid;
 	int nmembers;      /* the flows these marks are for (every flow of the group when a */
 	int64 *member_ids; /* row was marked; TopTransactionContext) */
 	bool removes;      /* an UPDATE or DELETE marked a window: sink rows may vanish */
