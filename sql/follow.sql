@@ -66,7 +66,8 @@ INSERT INTO stage.metrics VALUES ('2024-05-01 00:05:10', 'c', 1.4);
 SELECT flownode.flush_flow('f');
 SELECT state, last_error FROM flownode.flows WHERE flow_name = 'f';
 SELECT total FROM stage.per_minute WHERE w = '2024-05-01 00:05';
--- fixing the sink heals the flow: the value is exact, not rounded
+-- fixing the sink heals the flow: the value is exact, not rounded (every window of
+-- the rows is refreshed: both ALTER COLUMN TYPE marked them)
 ALTER TABLE stage.per_minute ALTER COLUMN total TYPE numeric;
 SELECT flownode.flush_flow('f');
 SELECT state, last_error FROM flownode.flows WHERE flow_name = 'f';

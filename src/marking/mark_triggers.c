@@ -747,16 +747,84 @@ static bool time_extent(const char *rel, const char *col, Oid coltype, FnTimeInp
 	return fn_time_column_extent(&c, (FnTimeRange){FN_TS_MIN, DT_NOEND}, lo, hi);
 }
 
-/*
- * A partition dropped without its rows being read first (a drop that cascaded from
- * another object: DROP SCHEMA ... CASCADE, DROP OWNED BY): the windows its rows were
- * in are unknown. Marked instead, for the flows over relid (the table it was a
- * partition of, and those above), every window from the first to the last that the
- * flows' sinks or the table's remaining rows hold. A window outside both had no
- * group in the sink and has no row now: its answer is empty either way. Frozen
- * windows are cut at PRE_COMMIT as every mark is.
- */
-void fn_mark_all_windows(Oid relid) {
+/* Whether flow_ids (NIL: every flow) holds the flow. */
+static bool listed(const List *flow_ids, int64 flow_id) {
+	ListCell *lc;
+
+	if (flow_ids == NIL)
+		return true;
+	foreach (lc, flow_ids) {
+		if (*(const int64 *)lfirst(lc) == flow_id)
+			return true;
+	}
+	return false;
+}
+
+/* The one range of the window-less flows of the group (of those listed: in a set of
+ * each one's own), as a removal. */
+static void mark_windowless(SourceEntry *e, MarkGroup *g, const List *flow_ids) {
+	if (flow_ids == NIL) {
+		mark_value(e, g, mark_scope(), (Datum)0, true);
+		current_marks(e, g, mark_scope())->removes = true;
+		return;
+	}
+	for (int k = 0; k < g->nmembers; k++) {
+		const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
+		LocalMarks *lm;
+
+		if (m == NULL || !listed(flow_ids, m->flow_id))
+			continue;
+		lm = fn_marks_for_flow(m);
+		lm->removes = true;
+		fn_marks_add_time(lm, m, 0);
+	}
+}
+
+/* The windows from the first to the last time of [lo, hi], and of the sinks' windows
+ * of the group's listed members when with_sinks, marked as removals: in the group's
+ * set for every member, or in a set of each listed flow's own, so that the others of
+ * its group are not marked (fn_marks_for_flow; a row written later in the
+ * transaction that finds such a set adds its group's flows to it: more marks, never
+ * fewer). */
+static void mark_extent(SourceEntry *e, MarkGroup *g, const List *flow_ids, bool with_sinks, int64 lo,
+                        int64 hi) {
+	Oid coltype = g->leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	int64 all_lo = lo, all_hi = hi, a, b;
+
+	for (int k = 0; k < g->nmembers; k++) {
+		const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
+		int64 my_lo = lo, my_hi = hi;
+		LocalMarks *lm;
+
+		if (m == NULL || !listed(flow_ids, m->flow_id))
+			continue;
+		if (with_sinks && OidIsValid(get_rel_namespace(m->sink_relid)) &&
+		    time_extent(psprintf("ONLY %s", fn_qualified_relname(m->sink_relid)),
+		                sink_window_column(m->flow_id), coltype, NULL, &a, &b)) {
+			my_lo = Min(my_lo, a);
+			my_hi = Max(my_hi, b);
+		}
+		all_lo = Min(all_lo, my_lo);
+		all_hi = Max(all_hi, my_hi);
+		if (flow_ids == NIL || my_lo > my_hi)
+			continue;
+		lm = fn_marks_for_flow(m);
+		lm->removes = true;
+		fn_marks_add_range(lm,
+		                   (FnTimeRange){fn_flow_window_at(m, my_lo).start, fn_flow_window_at(m, my_hi).end});
+	}
+	if (flow_ids != NIL || all_lo > all_hi)
+		return;
+	mark_range(
+	    e, g,
+	    (FnTimeRange){fn_flow_window_at(g->leader, all_lo).start, fn_flow_window_at(g->leader, all_hi).end});
+	current_marks(e, g, mark_scope())->removes = true;
+}
+
+/* Marks, for the flows over relid listed in flow_ids (NIL: all of them), every window
+ * from the first to the last time of relid's rows (and of the flows' sinks when
+ * with_sinks), as removals. */
+static void mark_windows_between(Oid relid, const List *flow_ids, bool with_sinks) {
 	SourceEntry *e = fn_source_entry(relid);
 	SpiAs scope;
 
@@ -768,37 +836,50 @@ void fn_mark_all_windows(Oid relid) {
 		MarkGroup *g = &e->groups[i];
 		FlowMarker *leader = g->leader;
 		Oid coltype = leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-		int64 lo = PG_INT64_MAX, hi = PG_INT64_MIN, a, b;
+		int64 lo = PG_INT64_MAX, hi = PG_INT64_MIN;
+		bool any = false;
 
+		for (int k = 0; k < g->nmembers && !any; k++)
+			any = listed(flow_ids, g->member_ids[k]);
+		if (!any)
+			continue;
 		if (leader->window == NULL) {
-			mark_value(e, g, mark_scope(), (Datum)0, true);
-			current_marks(e, g, mark_scope())->removes = true;
+			mark_windowless(e, g, flow_ids);
 			continue;
 		}
-		if (time_extent(fn_qualified_relname(relid),
-		                quote_identifier(get_attname(relid, leader->time_attnum, false)), coltype,
-		                &leader->input, &a, &b)) {
-			lo = Min(lo, a);
-			hi = Max(hi, b);
-		}
-		for (int k = 0; k < g->nmembers; k++) {
-			const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
-
-			if (m != NULL && OidIsValid(get_rel_namespace(m->sink_relid)) &&
-			    time_extent(psprintf("ONLY %s", fn_qualified_relname(m->sink_relid)),
-			                sink_window_column(m->flow_id), coltype, NULL, &a, &b)) {
-				lo = Min(lo, a);
-				hi = Max(hi, b);
-			}
-		}
-		if (lo > hi)
-			continue;
-		mark_range(e, g,
-		           (FnTimeRange){fn_flow_window_at(leader, lo).start, fn_flow_window_at(leader, hi).end});
-		current_marks(e, g, mark_scope())->removes = true;
+		(void)time_extent(fn_qualified_relname(relid),
+		                  quote_identifier(get_attname(relid, leader->time_attnum, false)), coltype,
+		                  &leader->input, &lo, &hi);
+		mark_extent(e, g, flow_ids, with_sinks, lo, hi);
 	}
 	fn_spi_end(&scope);
 	PopActiveSnapshot();
+}
+
+/*
+ * A partition dropped without its rows being read first (a drop that cascaded from
+ * another object: DROP SCHEMA ... CASCADE, DROP OWNED BY): the windows its rows were
+ * in are unknown. Marked instead, for the flows over relid (the table it was a
+ * partition of, and those above), every window from the first to the last that the
+ * flows' sinks or the table's remaining rows hold. A window outside both had no
+ * group in the sink and has no row now: its answer is empty either way. Frozen
+ * windows are cut at PRE_COMMIT as every mark is.
+ */
+void fn_mark_all_windows(Oid relid) {
+	mark_windows_between(relid, NIL, true);
+}
+
+/*
+ * ALTER COLUMN TYPE of a column the listed flows read: the table was rewritten in
+ * place, every row keeping its time (the time column itself is refused), so the
+ * windows whose answer may have changed are those holding rows, all between the
+ * first and the last row. The sinks are not read: a window without a pending mark
+ * holds sink rows only where it holds source rows, and reading a sink needs its
+ * flow's query, which the new type may have broken (its refresh then fails and says
+ * why, as after any ALTER that breaks it). Frozen windows are cut at PRE_COMMIT.
+ */
+void fn_mark_rows_extent(Oid relid, const List *flow_ids) {
+	mark_windows_between(relid, flow_ids, false);
 }
 
 /* ---- a flow's own set: the windows of the fact rows a dimension write joins ---- */

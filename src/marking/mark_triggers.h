@@ -87,6 +87,11 @@ extern void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes);
  * their sinks or relid's rows hold: after a partition of relid went unread. */
 extern void fn_mark_all_windows(Oid relid);
 
+/* Marks, for the flows over relid listed in flow_ids (int64 *), each in a set of its
+ * own, every window from the first to the last of relid's rows, as removals: after
+ * ALTER COLUMN TYPE of a column they read rewrote the rows in place. */
+extern void fn_mark_rows_extent(Oid relid, const List *flow_ids);
+
 /* Whether the role may write the table (INSERT, UPDATE or DELETE on it or on a
  * column): the marking functions mark only for such a role. */
 extern bool fn_may_write_table(Oid relid, Oid user);
