@@ -36,12 +36,14 @@ SELECT flow_diff('r_hourly');
 -- A flow not bound to this database's tables (what a data-only restore leaves: no
 -- triggers of its own, no worker): the view says so, flush_flow refuses with the
 -- step, and refresh_flow binds it and recomputes it, writes made meanwhile included.
+-- read_flow refuses it too: it returned the sink as restored, without those writes.
 DELETE FROM flownode.flow_binding WHERE flow_id = (SELECT flow_id FROM flownode.flow WHERE flow_name = 'r_hourly');
 SELECT state, dirty_windows, worker_pid IS NULL AS no_worker FROM flownode.flows WHERE flow_name = 'r_hourly';
 SELECT flownode.flush_flow('r_hourly');
 INSERT INTO r VALUES ('2024-03-01 07:05', 'h0', 1000);
 DELETE FROM r WHERE ts = '2024-03-01 08:00';
 SELECT flow_diff('r_hourly');
+SELECT count(*) FROM flownode.read_flow(NULL::r_hourly);
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT flownode.refresh_flow('r_hourly');
 ROLLBACK;

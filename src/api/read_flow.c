@@ -225,6 +225,16 @@ Datum flownode_read_flow(PG_FUNCTION_ARGS) {
 	FlowQuery *fq;
 	FnReadPlan plan;
 
+	/* Its sink and record are what the restore brought back, and nothing marked the
+	 * writes since: the sink's clean windows are no answer (as flush_flow refuses). */
+	if (!cfg->bound)
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     errmsg("flow \"%s\" was restored and is not bound to its tables yet", cfg->flow_name),
+		     errdetail("Until it is bound, writes to its source are not marked, so its sink may miss them."),
+		     errhint("SELECT flownode.refresh_flow(%s) binds it and recomputes its windows.",
+		             quote_literal_cstr(cfg->flow_name))));
 	InitMaterializedSRF(fcinfo, 0);
 	fq = fn_read_analyse(cfg);
 	fn_read_check_caller(cfg, fq);

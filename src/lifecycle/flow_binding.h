@@ -21,14 +21,17 @@
 extern void fn_bind_flow(TaskConfig *cfg);
 
 /*
- * The restored flows whose sink is relid and lacks its unique key: called before a
- * command that builds an index on relid (the post-data section of a restore builds
- * the sinks' keys after every table's rows). fn_bind_restored_flows, after the
- * command, binds those that the command made fit. Never fails the command: a sink
- * that still does not fit is left for a later index, anything else is a WARNING
- * and the flow stays 'restored' until refresh_flow binds it. A sink that had its
- * key before (a data-only restore into a schema-only one) is never bound this way:
- * its source may have been written since, unmarked, and refresh_flow repairs that.
+ * The restored flows that do not fit their tables yet and whose sink or source is
+ * relid or a table above it: called before a command that builds an index on relid or
+ * makes one valid (the post-data section of a restore builds the keys after every
+ * table's rows): the sink's unique key, or the source's primary key that a flow
+ * without aggregation is keyed by (over a partitioned source, valid once the last
+ * partition's index is attached). fn_bind_restored_flows, after the command, binds
+ * those that the command made fit. Never fails the command: a flow that still waits
+ * for a key is left for a later command, anything else is a WARNING and the flow
+ * stays 'restored' until refresh_flow binds it. A flow that fitted before (a
+ * data-only restore into a schema-only one) is never bound this way: its source may
+ * have been written since, unmarked, and refresh_flow repairs that.
  */
 extern List *fn_restored_flows_awaiting_key(Oid relid);
 extern void fn_bind_restored_flows(List *flows);

@@ -36,6 +36,7 @@
 
 #include "access/sysattr.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
@@ -257,9 +258,10 @@ static void after_rename(List *renamed) {
 	}
 }
 
-/* Whether the command builds an index on a table (CREATE INDEX, ALTER TABLE ... ADD
- * PRIMARY KEY / UNIQUE / USING INDEX, as pg_dump's post-data section does); its
- * RangeVar then. */
+/* Whether the command builds an index on a table or makes one valid (CREATE INDEX,
+ * ALTER TABLE ... ADD PRIMARY KEY / UNIQUE / USING INDEX, ALTER INDEX ... ATTACH
+ * PARTITION, as pg_dump's post-data section does); its RangeVar then (the
+ * partitioned index's for ALTER INDEX). */
 static RangeVar *indexed_relation(Node *stmt) {
 	ListCell *lc;
 
@@ -271,19 +273,25 @@ static RangeVar *indexed_relation(Node *stmt) {
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
 		if (cmd->subtype == AT_AddConstraint || cmd->subtype == AT_AddIndex ||
-		    cmd->subtype == AT_AddIndexConstraint)
+		    cmd->subtype == AT_AddIndexConstraint ||
+		    (cmd->subtype == AT_AttachPartition && ((AlterTableStmt *)stmt)->objtype == OBJECT_INDEX))
 			return ((AlterTableStmt *)stmt)->relation;
 	}
 	return NULL;
 }
 
-/* Before it: the restored flows whose sink is that table and lacks its key. */
+/* Before it: the restored flows of that table (sink or source) that a key is missing
+ * for. An index names its table. */
 static List *before_index_built(RangeVar *rv) {
 	Oid relid;
+	char kind;
 
 	if (rv == NULL || !OidIsValid(fn_catalog_relid(true)))
 		return NIL;
 	relid = RangeVarGetRelid(rv, NoLock, true);
+	kind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
+	if (kind == RELKIND_INDEX || kind == RELKIND_PARTITIONED_INDEX)
+		relid = IndexGetRelation(relid, true);
 	return OidIsValid(relid) ? fn_restored_flows_awaiting_key(relid) : NIL;
 }
 
