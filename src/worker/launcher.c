@@ -137,6 +137,7 @@ void fn_before_drop_database(const char *dbname) {
 			continue;
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->hold_until = hold;
+		slot->drop_db_until = hold; /* a start requested before the drop does not attach */
 		if (slot->worker_pid != 0)
 			(void)kill(slot->worker_pid, SIGTERM);
 		LWLockRelease(fn_slot_lock(slot));
