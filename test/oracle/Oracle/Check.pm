@@ -55,7 +55,7 @@ sub diff_sql
 	  . "  UNION ALL\n"
 	  . "  SELECT '+' AS side, * FROM (SELECT $proj FROM ($b_sql) b$where\n"
 	  . "    EXCEPT ALL SELECT $proj FROM ($a_sql) a$where) y) d\n"
-	  . "ORDER BY 1 LIMIT 12";
+	  . "ORDER BY 1 LIMIT 12;";
 }
 
 sub flow_filter
@@ -72,6 +72,7 @@ sub query_side
 	my ($ex, $name) = @_;
 	my ($f) = grep { $_->{name} eq $name } @{ $ex->{case}{flows} };
 	my $q = $ex->flow_query($name);
+	return "SELECT * FROM ($q) q WHERE isfinite($f->{wcol})" if $f->{wcol};
 	return $f->{windowed} ? "SELECT * FROM ($q) q WHERE isfinite(w)" : $q;
 }
 

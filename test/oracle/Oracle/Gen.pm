@@ -341,11 +341,16 @@ sub gen_copy
 	my ($r, $c, $name) = @_;
 	my $sql = 'SELECT s.id AS id, s.{{t}} AS t, s.{{host}} AS host, s.{{v}} AS v FROM {{src}} s';
 	$sql .= ' WHERE s.{{v}} > 0' if $r->chance(0.5);
+	# over a NOT NULL timestamp[tz] column the copy is windowed by its seconds
+	# (user guide §4 "Other shapes"): an infinite time then reaches no window
+	my $src = $c->{src};
+	my $by_t = !$src->{t_nullable} && $src->{tt} =~ /^timestamp/;
 	return {
 		name => $name,
 		kind => 'copy',
 		query => $sql,
 		windowed => 0,
+		wcol => $by_t ? 't' : undef,
 		eval => gen_eval($r, 1),
 	};
 }

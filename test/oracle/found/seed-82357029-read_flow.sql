@@ -1,0 +1,37 @@
+-- flownode oracle: seed 82357029, failure read_flow of flow f2 at step read_flow = query
+-- shrunk to 28 steps (1 runs). Reproduce the case:
+--   test/oracle/oracle.pl --seed 82357029 --cases 1
+-- or run this script as a superuser with psql -X -f on a server with
+-- shared_preload_libraries = 'flownode' (\! lines need pg_ctl, pg_dump, PGDATA).
+-- Database names below are those of the oracle's run.
+\set VERBOSITY verbose
+SET timezone = 'UTC';
+-- not reproduced on a re-run; the steps of the case:
+-- [setup] extensions
+-- [setup] source table
+-- [setup] dimension table
+-- [write] insert
+-- [write] insert
+-- [write] insert
+-- [sql] create_flow f1 (agg)
+-- [sql] create_flow f2 (agg)
+-- [sql] create_flow f3 (agg)
+-- [sql] alter column type
+-- [sql] flush_flow
+-- [check] read_flow = query
+-- [write] savepoint rolled back
+-- [sql] flush_flow
+-- [write] savepoint rolled back
+-- [write] insert
+-- [write] update
+-- [sql] flush_flow
+-- [check] read_flow = query
+-- [write] insert
+-- [sql] flush_flow
+-- [sql] flush_flow
+-- [write] update
+-- [block] two sessions
+-- [check] read_flow = query
+-- [write] dimension active
+-- [write] dimension active
+-- [final] final check
