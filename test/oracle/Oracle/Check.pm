@@ -27,7 +27,8 @@ sub norm_expr
 	  if $type =~ /^(double precision|real)$/;
 	return "${col}::text" if $type =~ /^(json|xml)$/;
 	return "hll_cardinality($col)" if $type eq 'hll';
-	return "to_char(tdigest_percentile($col, 0.5), '9.99999999EEEE')"
+	# tdigest_percentile is an aggregate (over digests): one row's digest
+	return "(SELECT to_char(tdigest_percentile(z, 0.5), '9.99999999EEEE') FROM (VALUES ($col)) v(z))"
 	  if $type eq 'tdigest';
 	return $col;
 }
