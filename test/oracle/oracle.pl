@@ -134,7 +134,10 @@ sub shrink_and_write
 		my $f = $ex->run_steps($steps);
 		return ($f, join('', @{ $ex->{script} }));
 	};
+	# the run stays bounded: a failure found late gets 30 s of shrinking at most
+	my $left = $deadline - time();
 	my $budget = $o{'shrink-seconds'};
+	$budget = ($left > 30 ? $left : 30) if $budget > $left;
 	my ($steps, $f, $script) =
 	  Oracle::Shrink::shrink($run, $case->{steps}, $failure, time() + $budget);
 	if (!defined $script)
