@@ -84,15 +84,17 @@ static bool query_bool(const char *sql) {
 /* The windows of the source's rows, as one range (SPI connected); false when no row
  * has a time. A window-less flow has one mark, [0, 1), when the source has a row. */
 static bool source_windows(TaskConfig *cfg, FlowQuery *fq, FnTimeRange *r) {
-	FnTimeColumn c = {fn_time_column_from(cfg->source_relid, NULL), quote_identifier(fq->time_column),
-	                  cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &cfg->input};
+	const char *from = fn_time_column_from(cfg->source_relid, NULL);
+	FnTimeColumn c;
 	int64 lo, hi;
 	FnWindow *w;
 
-	if (fq->window.kind == FN_WINDOW_NONE) {
+	if (fq->window.kind == FN_WINDOW_NONE) { /* no time column */
 		*r = (FnTimeRange){0, 1};
-		return query_bool(psprintf("SELECT EXISTS (SELECT FROM %s)", c.from));
+		return query_bool(psprintf("SELECT EXISTS (SELECT FROM %s)", from));
 	}
+	c = (FnTimeColumn){from, quote_identifier(fq->time_column),
+	                   cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &cfg->input};
 	if (!fn_time_column_extent(&c, (FnTimeRange){FN_TS_MIN, DT_NOEND}, &lo, &hi))
 		return false;
 	w = fn_window_create(&cfg->window);
