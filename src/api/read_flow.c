@@ -149,7 +149,7 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	FnTimeRange unfilled;
 	TimestampTz oldest; /* unused */
 	FnDirtySet set;
-	int64 lo;
+	int64 lo, line;
 
 	if (fq->now_preds != NIL) { /* the reader's now(), as the query would take it */
 		p.clock = true;
@@ -182,8 +182,10 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	fn_dirty_add_all(set, rec, nrec);
 	fn_dirty_add_all(set, own, nown);
 	fn_dirty_add_all(set, clock, nclock);
-	lo = Max(want.start, fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,
-	                                     GetCurrentTimestamp()));
+	/* 0: no expire_after, nothing frozen (not the line at 2000-01-01, time 0) */
+	line = fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,
+	                       GetCurrentTimestamp());
+	lo = line != 0 ? Max(want.start, line) : want.start;
 	if (fq->dimensions != NIL && fn_dimension_marks_pending()) {
 		/* this transaction wrote to a dimension table: the windows of the fact rows
 		 * that join the rows it changed are looked up only at its commit, so every
