@@ -192,6 +192,8 @@ sub gen_window
 		my $stride = $r->pick($btype eq 'date' ? @DATE_STRIDES : @STRIDES);
 		my $otype = $btype eq 'timestamptz' ? 'timestamptz' : 'timestamp';
 		my $origin = $r->pick(@ORIGINS);
+		# a zone after a bare date would read as part of it ('2000-01-01-03')
+		$origin .= ' 00:00' if $otype eq 'timestamptz' && $origin !~ /:/;
 		$origin .= $r->pick('+00', '+05:30', '-03') if $otype eq 'timestamptz';
 		return {
 			sql => "date_bin('$stride', $texpr, $otype '$origin')",

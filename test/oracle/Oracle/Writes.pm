@@ -21,9 +21,6 @@ sub gen_time
 	my ($r, $c) = @_;
 	my $s = $c->{src};
 	my %w = (normal => 80, dst => 8, old => 4, future => 3);
-	# --skip old_rows: for the time read_flow misses dirty windows before
-	# 2000-01-01 (found by the oracle; test/oracle/found/)
-	delete $w{old} if Oracle::Gen::skipped($c, 'old_rows');
 	$w{null} = 3 if $s->{t_nullable};
 	$w{inf} = 2 if has_infinity($s->{tt});
 	my $kind = $r->weighted(%w);
