@@ -137,7 +137,9 @@ sub update_sql
 	else
 	{
 		$set = '{{t}} = ' . sql_lit($tt, gen_time($r, $c));
-		$filter = 'id = ' . some_id($r, $c);
+		# one row; within the caller's filter, so that two sessions' updates never
+		# wait for each other's rows (their filters split the ids by parity)
+		$filter = "($filter) AND id = " . some_id($r, $c);
 	}
 	return "UPDATE {{src}} SET $set WHERE $filter;";
 }
