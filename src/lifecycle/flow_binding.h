@@ -16,7 +16,10 @@
  * with the current user's privileges). The source is locked against writes to the
  * end of the transaction; the worker starts at commit and reloads the flow's
  * pending windows. Nothing is recomputed: a restore's sink and record are those of
- * one snapshot, in which every window not in the record was exact.
+ * one snapshot, in which every window not in the record was exact; except a flow of
+ * one row, whose one window is recorded as pending (the restore may load its sink
+ * and source before or after the binding), and a sink found empty over a source with
+ * rows (its rows were left out of the dump), whose windows are.
  */
 extern void fn_bind_flow(TaskConfig *cfg);
 
@@ -35,6 +38,16 @@ extern void fn_bind_flow(TaskConfig *cfg);
  */
 extern List *fn_restored_flows_awaiting_key(Oid relid);
 extern void fn_bind_restored_flows(List *flows);
+
+/*
+ * After a COPY FROM into relid (how pg_restore and a plain dump load every table's
+ * rows, the catalog's among them): a COPY into flownode.flow binds its restored
+ * flows of one row, whose sinks have no key for the restore to build (not with
+ * --disable-triggers: the sources' rows may then come unmarked); a COPY into the
+ * sink of a bound flow of one row marks its window. Never fails the COPY over a
+ * flow: a flow that cannot be bound is a WARNING and stays 'restored'.
+ */
+extern void fn_after_copy_from(Oid relid);
 
 /* After ALTER EXTENSION flownode UPDATE: the bound flows without a worker get one at
  * commit (a library newer than the database's objects started none). */

@@ -25,7 +25,9 @@
  *   are marked, from the first to the last row of its source. A flow's time column
  *   is refused, naming the flows.
  * - The command that builds a restored flow's sink key binds the flow
- *   (flow_binding.c): a restore builds keys after every table's rows.
+ *   (flow_binding.c): a restore builds keys after every table's rows. A flow of one
+ *   row has no key: the COPY of its catalog row binds it, and a COPY into its sink
+ *   after that marks its window.
  * - ALTER EXTENSION flownode UPDATE starts the workers of its database's flows.
  * - Nothing of this runs inside flownode's own extension scripts: their catalog is
  *   half-built until they end.
@@ -293,6 +295,15 @@ static List *before_index_built(RangeVar *rv) {
 	if (kind == RELKIND_INDEX || kind == RELKIND_PARTITIONED_INDEX)
 		relid = IndexGetRelation(relid, true);
 	return OidIsValid(relid) ? fn_restored_flows_awaiting_key(relid) : NIL;
+}
+
+/* The table a COPY FROM loads (a restore loads every table so), or InvalidOid. */
+static Oid copied_into(Node *stmt) {
+	CopyStmt *copy = (CopyStmt *)stmt;
+
+	if (!IsA(stmt, CopyStmt) || !copy->is_from || copy->relation == NULL)
+		return InvalidOid;
+	return RangeVarGetRelid(copy->relation, NoLock, true);
 }
 
 static bool updates_flownode(Node *stmt) {
@@ -716,6 +727,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 	after_retype(retyped);
 	after_rename(renamed);
 	fn_bind_restored_flows(awaiting_key);
+	fn_after_copy_from(copied_into(stmt));
 	if (updates_flownode(stmt))
 		fn_start_workers_after_update();
 }
