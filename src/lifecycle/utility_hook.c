@@ -40,6 +40,7 @@
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
+#include "commands/dbcommands.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -707,9 +708,12 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 	List *renamed = NIL;
 	List *awaiting_key = NIL;
 	Retyped *retyped = NULL;
+	Oid dropped_db = InvalidOid;
 
-	if (preloaded_hooks && IsA(stmt, DropdbStmt))
+	if (preloaded_hooks && IsA(stmt, DropdbStmt)) {
+		dropped_db = get_database_oid(((DropdbStmt *)stmt)->dbname, true);
 		fn_before_drop_database(((DropdbStmt *)stmt)->dbname);
+	}
 	if (renames(stmt) && ours)
 		renamed = before_rename();
 	if (ours) {
@@ -719,6 +723,8 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 			retyped = before_retype((AlterTableStmt *)stmt);
 	}
 	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
+	if (OidIsValid(dropped_db))
+		fn_after_drop_database(dropped_db); /* the drop succeeded: nothing rolls it back */
 	if (!IsTransactionState() || in_own_script())
 		return;
 	if (IsA(stmt, AlterTableStmt))

@@ -395,7 +395,11 @@ sub bind_restored
 	my ($self) = @_;
 	my $res = $self->q('M',
 		"SELECT flownode.resume_flow(flow_name) FROM flownode.flows WHERE state IN ('paused', 'restored') AND NOT marking_enabled;\n"
-		  . "SELECT flow_name, flownode.refresh_flow(flow_name) FROM flownode.flows WHERE state = 'restored' ORDER BY flow_id;",
+		  # a restored flow that is paused is resumed first, and paused again (§11)
+		  . "CREATE TEMP TABLE fn_paused AS SELECT v.flow_name FROM flownode.flows v JOIN flownode.flow f USING (flow_id) WHERE v.state = 'restored' AND f.paused;\n"
+		  . "SELECT flownode.resume_flow(flow_name) FROM fn_paused;\n"
+		  . "SELECT flow_name, flownode.refresh_flow(flow_name) FROM flownode.flows WHERE state = 'restored' ORDER BY flow_id;\n"
+		  . "SELECT flownode.pause_flow(flow_name) FROM fn_paused;\nDROP TABLE fn_paused;",
 		'bind the flows the restore left restored (user guide §11)');
 	return $self->fail('restore_bind', undef, $res->{errors}[0]{text}) if @{ $res->{errors} };
 	return 1;
