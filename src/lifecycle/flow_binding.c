@@ -118,12 +118,17 @@ static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
 	bool pending;
 	FnTimeRange r = {0, 0};
 
+	/* in a snapshot taken after the source's lock (lock_unbound): a restore may have
+	 * been loading the source's rows while this command waited for it, and the
+	 * statement's snapshot, from before the wait, saw none of them */
+	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
 	pending = query_bool(psprintf("SELECT NOT EXISTS (SELECT FROM %s)",
 	                              fn_time_column_from(cfg->sink_relid, NULL))) &&
 	          source_windows(cfg, fq, &r);
 	SPI_finish();
+	PopActiveSnapshot();
 	if (pending) {
 		PendingWriter *writer = fn_pending_open();
 
