@@ -140,8 +140,11 @@ sub check_read_flow
 	my ($kind, $detail) = compare($ex, $name, 'read_flow');
 	if ($kind && $kind eq 'error')
 	{
+		# (a flow failing on the primary before a promotion says 'standby' on the
+		# standby, and 'waiting_for_worker' until its worker fails again)
 		return $ex->refused("read_flow of failing $name", $detail)
-		  if $v1->{state} eq 'failing';
+		  if $v1->{state} eq 'failing'
+		  || ($ex->{was_failing}{$name} && $v1->{state} =~ /^(standby|waiting_for_worker)$/);
 		return $ex->fail('read_flow_error', $name, $detail);
 	}
 	return $ex->fail('read_flow', $name, "read_flow differs from the query:\n$detail")

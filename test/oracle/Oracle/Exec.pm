@@ -404,7 +404,7 @@ sub run_restart
 sub run_standby
 {
 	my ($self) = @_;
-	return 1 if $self->{standby};    # the shrinker dropped the promotion between two
+	return 1 if $self->{standby};    # a shrunk case: the promotion between two dropped
 	my $primary = $self->{node};
 	push @{ $self->{script} },
 	    "SELECT current_setting('port')::int + 1 AS standby_port,"
@@ -455,6 +455,8 @@ sub run_promote
 	my ($self, $step) = @_;
 	return 0 unless $self->{standby} || $self->run_standby;
 	my ($primary, $standby) = ($self->{node}, $self->{standby});
+	my $failing = $self->value("SELECT string_agg(flow_name, ' ') FROM flownode.flows WHERE state = 'failing'");
+	$self->{was_failing} = { map { $_ => 1 } split / /, $failing // '' };
 	$self->close_sessions;
 	push @{ $self->{script} },
 	    "SELECT pg_current_wal_lsn() AS primary_lsn \\gset\n"
