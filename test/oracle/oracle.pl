@@ -1,9 +1,10 @@
 # flownode's randomized differential oracle (issue 27). From a seed it
 # generates cases: a schema, 1-3 flows and a workload of writes, operations and
 # checkpoints (Oracle::Gen), runs each on one PostgreSQL node in a database of
-# its own (Oracle::Exec) and checks that every flow's sink and read_flow equal
-# its query (Oracle::Check). A failing case is shrunk (Oracle::Shrink) and
-# written as a runnable SQL script. Output is TAP: one test per case,
+# its own (Oracle::Exec; a case with a standby promotion goes on on the
+# promoted node, then the main node takes over again) and checks that every
+# flow's sink and read_flow equal its query (Oracle::Check). A failing case is
+# shrunk (Oracle::Shrink) and written as a runnable SQL script. Output is TAP: one test per case,
 #   ok 3 - seed 123456
 #   not ok 4 - seed 789 - read_flow f1
 #
@@ -65,6 +66,11 @@ sub start_node
 	# LOG level: a crashed server process is logged at LOG ("terminated by signal")
 	$node->append_conf('postgresql.conf',
 		"max_worker_processes = 64\nlog_min_messages = log\nlog_checkpoints = off\n");
+	# the standby promotions take base backups and stream (init's allows_streaming
+	# would also shrink shared_buffers and max_connections); wal_level stays
+	# init's minimal with --skip standby
+	$node->append_conf('postgresql.conf', "wal_level = replica\nmax_wal_senders = 10\n")
+	  unless $skip{standby};
 	$node->start;
 	return $node;
 }
@@ -99,8 +105,10 @@ sub run_case
 	my $case = Oracle::Gen::case_plan($case_seed, \%opt);
 	my $ex = executor($case, "oc$n");
 	my $failure = $ex->run_steps($case->{steps});
-	note(sprintf('case %d: seed %d, %s, %d steps, flows %s, %d refusals',
+	my $promotions = grep { $_->{kind} eq 'promote' } @{ $case->{steps} };
+	note(sprintf('case %d: seed %d, %s, %d steps%s, flows %s, %d refusals',
 		$n, $case_seed, describe($case), scalar @{ $case->{steps} },
+		$promotions ? ", $promotions promotion" . ($promotions > 1 ? 's' : '') : '',
 		join(' ', map { "$_->{name}:$_->{kind}" } @{ $case->{flows} }),
 		scalar @{ $ex->{refusals} }));
 	note("  refused: $_") for grep { /create_flow/ } @{ $ex->{refusals} };
@@ -166,7 +174,8 @@ sub script_header
 	  . "-- shrunk to $nsteps steps ($tries runs). Reproduce the case:\n"
 	  . "--   test/oracle/oracle.pl --seed $case->{seed} --cases 1\n"
 	  . "-- or run this script as a superuser with psql -X -f on a server with\n"
-	  . "-- shared_preload_libraries = 'flownode' (\\! lines need pg_ctl, pg_dump, PGDATA).\n"
+	  . "-- shared_preload_libraries = 'flownode' (\\! lines need pg_ctl, pg_dump,\n"
+	  . "-- pg_basebackup, PGDATA; a standby goes to the next port, PGDATA.standby).\n"
 	  . "-- Database names below are those of the oracle's run.\n"
 	  . "\\set VERBOSITY verbose\n"
 	  . "SET timezone = '$case->{tz}';\n";

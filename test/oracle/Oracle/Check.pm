@@ -6,7 +6,13 @@
 #            never says active;
 #   flush    after flush_flow the sink equals the query and the view says
 #            active with no dirty window;
-#   log      no PANIC, TRAP or crashed server process in the server log.
+#   standby  on a hot standby, before a promotion (user guide §11 "Standby and
+#            promotion"): every flow says 'standby' with no counters and no
+#            worker; read_flow equals the query; a flow the view shows with no
+#            dirty window in the replicated record (and no backfill going on)
+#            has an exact sink; a management call fails at once with 25006;
+#   log      no PANIC, TRAP or crashed server process in the server log (of
+#            every node the case ran on).
 # Comparisons are EXCEPT ALL both ways, built per flow from the sink's columns:
 # float8 values are compared to 9 significant digits (their last bits depend on
 # the order of a sum), json as text, hll and tdigest by what they estimate.
@@ -14,6 +20,7 @@ package Oracle::Check;
 
 use strict;
 use warnings;
+use Time::HiRes ();
 
 # Windows of flows that have (or had) expire_after and end before this are
 # frozen: their sink rows stay as they were (user guide §8). Oracle::Gen's
@@ -133,8 +140,11 @@ sub check_read_flow
 	my ($kind, $detail) = compare($ex, $name, 'read_flow');
 	if ($kind && $kind eq 'error')
 	{
+		# (a flow failing on the primary before a promotion says 'standby' on the
+		# standby, and 'waiting_for_worker' until its worker fails again)
 		return $ex->refused("read_flow of failing $name", $detail)
-		  if $v1->{state} eq 'failing';
+		  if $v1->{state} eq 'failing'
+		  || ($ex->{was_failing}{$name} && $v1->{state} =~ /^(standby|waiting_for_worker)$/);
 		return $ex->fail('read_flow_error', $name, $detail);
 	}
 	return $ex->fail('read_flow', $name, "read_flow differs from the query:\n$detail")
@@ -192,11 +202,11 @@ sub check_flush
 	return 1;
 }
 
-# The server log since $offset, minus the ranges of our own immediate stops.
+# The server log of $node since $offset, minus the ranges of our own stops.
 sub check_log
 {
-	my ($ex, $offset, $skip) = @_;
-	my $log = PostgreSQL::Test::Utils::slurp_file($ex->{node}->logfile);
+	my ($ex, $node, $offset, $skip) = @_;
+	my $log = PostgreSQL::Test::Utils::slurp_file($node->logfile);
 	my $text = '';
 	my $at = $offset;
 	for my $range (@$skip, [ length($log), length($log) ])
@@ -208,7 +218,51 @@ sub check_log
 		/PANIC|TRAP:|terminated by signal|terminated by exception|Assert|exited with exit code [2-9]/
 	} split /\n/, $text;
 	return 1 unless @bad;
-	return $ex->fail('server_log', undef, join("\n", @bad[ 0 .. ($#bad < 9 ? $#bad : 9) ]));
+	return $ex->fail('server_log', undef,
+		"in the log of node " . $node->name . ":\n"
+		  . join("\n", @bad[ 0 .. ($#bad < 9 ? $#bad : 9) ]));
+}
+
+# On the hot standby the case's session M is connected to (Oracle::Exec::run_promote).
+sub check_standby
+{
+	my ($ex, $call_flow) = @_;
+	my $res = $ex->q('M',
+		"SELECT pg_is_in_recovery(), flow_name, state, dirty_windows, backfill_windows_total IS NULL,\n"
+		  . "  runs, failures, worker_pid IS NULL, last_error IS NULL FROM flownode.flows ORDER BY flow_name;",
+		'check on the standby: every flow standby, no counters, no worker (user guide §11)');
+	return $ex->fail('standby_view', undef, $res->{errors}[0]{text}) if @{ $res->{errors} };
+	my %row;
+	for my $line (split /\n/, $res->{out})
+	{
+		my ($rec, $name, $state, $dirty, $nobf, $runs, $fails, $nopid, $noerr) = split /\|/, $line;
+		return $ex->fail('standby_view', undef, 'the standby is not in recovery') if $rec ne 't';
+		return $ex->fail('standby_view', $name, "on the standby the flows view says: $line")
+		  unless $state eq 'standby' && $runs == 0 && $fails == 0 && $nopid eq 't' && $noerr eq 't';
+		$row{$name} = { dirty => $dirty, backfill => $nobf ne 't' };
+	}
+	# read_flow is exact there (user guide §3 "read_flow")
+	return 0 unless check_read($ex);
+	# the promise, where a standby's reader sees it: no dirty window, an exact sink
+	for my $name (grep { $row{$_} } $ex->live_flows)
+	{
+		next if $row{$name}{dirty} != 0 || $row{$name}{backfill};
+		my ($kind, $detail) = compare($ex, $name, 'sink');
+		return $ex->fail('standby_view_says_exact', $name,
+			"on the standby the view shows no dirty window but the sink differs:\n"
+			  . ($detail // ''))
+		  if $kind;
+	}
+	my $t0 = Time::HiRes::time();
+	$res = $ex->q('M', "SELECT flownode.flush_flow('$call_flow');",
+		'on the standby a management call fails at once, 25006 (user guide §11)');
+	my $secs = Time::HiRes::time() - $t0;
+	my $e = $res->{errors}[0];
+	return $ex->fail('standby_call', $call_flow,
+		"flush_flow on the standby: " . ($e ? "$e->{code}: $e->{text}" : "no error ($res->{out})")
+		  . sprintf(', after %.1f s', $secs))
+	  unless $e && $e->{code} eq '25006' && $secs < 5;
+	return 1;
 }
 
 1;

@@ -7,15 +7,29 @@
 #     internal error (XX000), since a write is never flownode's to refuse;
 #   - an internal error (XX000) from any statement;
 #   - a failed checkpoint (Oracle::Check), a hang, a failed restore or a flow
-#     that a restore and the repair call of user guide §11 leave unbound.
+#     that a restore and the repair call of user guide §11 leave unbound;
+#   - on a promotion: a failed check on the standby, a write committed on the
+#     primary missing after it.
+#
+# A promotion changes the case's node: the case goes on on the promoted node
+# (the old primary stays stopped) until its end; then the nodes the case made
+# are stopped and removed, the main node is started again and its databases of
+# the case dropped. The server log of every node the case ran on is checked.
 package Oracle::Exec;
 
 use strict;
 use warnings;
 use IPC::Run;
 use File::Basename qw(basename);
+use File::Path qw(rmtree);
 use PostgreSQL::Test::Utils;
+use PostgreSQL::Test::Cluster;
 use Oracle::Check;
+
+# nodes made by the run's promotions (names unique in the run: their data
+# directories and logs are under TESTDATADIR, their ports from
+# PostgreSQL::Test::Cluster's reservations)
+my $standby_seq = 0;
 
 # background_psql notes every query and its output on the TAP stream: hundreds
 # of lines per case. The oracle prints what matters itself.
@@ -42,8 +56,12 @@ sub new
 		refusals => [],
 		failure => undef,
 		dbs => [],
-		log_skip => [],
 		restores => 0,
+		main => $a{node},
+		main_dbs => [],
+		standby => undef,
+		made => [],
+		logs => [],
 	}, $class;
 	return $self;
 }
@@ -229,7 +247,7 @@ sub run_steps
 {
 	my ($self, $steps) = @_;
 	$self->create_db($self->{db});
-	my $log_offset = -s $self->{node}->logfile;
+	$self->watch_log($self->{node}, -s $self->{node}->logfile);
 	for my $i (0 .. $#$steps)
 	{
 		@$self{qw(at what)} = ($i, $steps->[$i]{what});
@@ -237,9 +255,56 @@ sub run_steps
 		last if $self->{failure};
 	}
 	$self->close_sessions;
-	Oracle::Check::check_log($self, $log_offset, $self->{log_skip}) unless $self->{failure};
+	$self->back_to_main;
+	for my $l (@{ $self->{logs} })
+	{
+		last if $self->{failure};
+		Oracle::Check::check_log($self, $l->{node}, $l->{from}, $l->{skip});
+	}
 	$self->drop_dbs;
 	return $self->{failure};
+}
+
+# The server log of $node is checked from $from at the end of the case.
+sub watch_log
+{
+	my ($self, $node, $from) = @_;
+	push @{ $self->{logs} }, { node => $node, from => $from, skip => [] };
+}
+
+sub log_of
+{
+	my ($self, $node) = @_;
+	my ($l) = grep { $_->{node} == $node } @{ $self->{logs} };
+	return $l;
+}
+
+# The end of a case that made nodes: they are stopped and removed, the main
+# node starts again (if a promotion stopped it) and the case's databases there
+# are dropped with the rest.
+sub back_to_main
+{
+	my ($self) = @_;
+	my $main = $self->{main};
+	return unless @{ $self->{made} };
+	for my $node (@{ $self->{made} })
+	{
+		$node->stop('fast', fail_ok => 1);
+		$node->clean_node;
+	}
+	$self->{made} = [];
+	$self->{standby} = undef;
+	$self->{node} = $main;
+	if ($self->{main_stopped})
+	{
+		my $l = $self->log_of($main);
+		$main->start;
+		# the stop of the promotion and this start
+		push @{ $l->{skip} }, [ $l->{stopped_at}, -s $main->logfile ];
+		$self->{main_stopped} = 0;
+		my %seen;
+		$self->{dbs} = [ grep { !$seen{$_}++ } @{ $self->{main_dbs} }, @{ $self->{dbs} } ];
+	}
 }
 
 sub run_step
@@ -255,6 +320,8 @@ sub run_step
 	return $self->run_block($step) if $k eq 'block';
 	return $self->run_restart if $k eq 'restart';
 	return $self->run_dump($step) if $k eq 'dump';
+	return $self->run_standby if $k eq 'standby';
+	return $self->run_promote($step) if $k eq 'promote';
 	return $self->run_final if $k eq 'final';
 	die "unknown step kind $k";
 }
@@ -326,8 +393,138 @@ sub run_restart
 	my $from = -s $node->logfile;
 	$node->stop('immediate');
 	$node->start;
-	push @{ $self->{log_skip} }, [ $from, -s $node->logfile ];
+	push @{ $self->log_of($node)->{skip} }, [ $from, -s $node->logfile ];
 	return 1;
+}
+
+# ---- standby and promotion (user guide §11 "Standby and promotion") ----
+
+# A base backup of the case's node and a streaming hot standby from it. The
+# script makes it on the primary's port + 1, in "$PGDATA.standby".
+sub run_standby
+{
+	my ($self) = @_;
+	return 1 if $self->{standby};    # a shrunk case: the promotion between two dropped
+	my $primary = $self->{node};
+	push @{ $self->{script} },
+	    "SELECT current_setting('port')::int + 1 AS standby_port,"
+	  . " current_setting('data_directory') || '.standby' AS standby_data \\gset\n"
+	  . "\\setenv PRIMARY_HOST :HOST\n\\setenv PRIMARY_PORT :PORT\n"
+	  . "\\setenv STANDBY_PORT :standby_port\n\\setenv STANDBY_DATA :standby_data\n"
+	  . "\\! rm -rf \"\$STANDBY_DATA\" && pg_basebackup -h \"\$PRIMARY_HOST\" -p \"\$PRIMARY_PORT\""
+	  . " -D \"\$STANDBY_DATA\" -R -X stream -c fast"
+	  . " && echo \"port = \$STANDBY_PORT\" >> \"\$STANDBY_DATA/postgresql.auto.conf\""
+	  . " && pg_ctl -D \"\$STANDBY_DATA\" -l \"\$STANDBY_DATA/server.log\" -w start\n";
+	my $name = 'standby' . ++$standby_seq;
+	my $backup = $primary->backup_dir . "/$name";
+	my ($ok, $out) = $self->run_cmd('pg_basebackup', '-D', $backup, '-h', $primary->host,
+		'-p', $primary->port, '-c', 'fast', '--no-sync', '-X', 'stream');
+	return $self->fail('standby_failed', undef, "pg_basebackup: $out") unless $ok;
+	my $standby = PostgreSQL::Test::Cluster->new($name);
+	$standby->init_from_backup($primary, $name, has_streaming => 1);
+	rmtree($backup);
+	push @{ $self->{made} }, $standby;
+	$self->watch_log($standby, 0);
+	return $self->fail('standby_failed', undef, 'the standby did not start')
+	  unless $standby->start(fail_ok => 1);
+	$self->{standby} = $standby;
+	return 1;
+}
+
+# count and a hash of the rows of the case's tables written by the writes (not
+# the sinks): the same on the promoted node as on the primary before its stop
+sub fingerprint
+{
+	my ($self, $node) = @_;
+	my @tables = ('{{src}}');
+	push @tables, '{{dim}}' if $self->{case}{dim};
+	my $sql = join(" || ' ' || ",
+		map { $self->subst("(SELECT count(*) || ':' || coalesce(sum(hashtext(x::text)::bigint), 0) FROM $_ x)") }
+		  @tables);
+	my ($out, $err) = ('', '');
+	$node->psql($self->{db}, "SET timezone = 'UTC'; SELECT $sql", stdout => \$out, stderr => \$err);
+	return $err =~ /ERROR/ ? "error: $err" : $out;
+}
+
+# The failover. The standby catches up (replay LSN), is checked as a hot
+# standby, then the primary stops (immediate: a crash; fast: a switchover) and
+# the standby is promoted; the case goes on there, checked at once (read_flow
+# while the workers start) and at its later checkpoints.
+sub run_promote
+{
+	my ($self, $step) = @_;
+	return 0 unless $self->{standby} || $self->run_standby;
+	my ($primary, $standby) = ($self->{node}, $self->{standby});
+	my $failing = $self->value("SELECT string_agg(flow_name, ' ') FROM flownode.flows WHERE state = 'failing'");
+	$self->{was_failing} = { map { $_ => 1 } split / /, $failing // '' };
+	$self->close_sessions;
+	push @{ $self->{script} },
+	    "SELECT pg_current_wal_lsn() AS primary_lsn \\gset\n"
+	  . "\\c - - - :standby_port\nSET timezone = '$self->{case}{tz}';\n"
+	  . "SELECT set_config('oracle.replay_target', :'primary_lsn', false);\n"
+	  . "-- wait for the standby's replay\n"
+	  . "DO \$\$BEGIN WHILE pg_last_wal_replay_lsn() < current_setting('oracle.replay_target')::pg_lsn"
+	  . " LOOP PERFORM pg_sleep(0.1); END LOOP; END\$\$;\n";
+	my $before = $self->fingerprint($primary);
+	my $caught = eval {
+		local $PostgreSQL::Test::Utils::timeout_default = 60;
+		$primary->wait_for_catchup($standby, 'replay', $primary->lsn('write'));
+		1;
+	};
+	return $self->fail('standby_catchup', undef, "the standby did not catch up in 60 s: $@")
+	  unless $caught;
+
+	$self->{node} = $standby;
+	if (!Oracle::Check::check_standby($self, $step->{call_flow}))
+	{
+		$self->close_sessions;
+		$self->{node} = $primary;
+		return 0;
+	}
+
+	my $l = $self->log_of($primary);
+	$l->{stopped_at} = -s $primary->logfile;
+	push @{ $self->{script} }, "\\! pg_ctl -D \"\$PGDATA\" -m $step->{stop} -w stop\n";
+	push @{ $self->{script} }, "\\! pg_ctl -D \"\$STANDBY_DATA\" -w promote\n"
+	  if $step->{how} eq 'pg_ctl';
+	$self->close_sessions if $step->{how} eq 'pg_ctl';
+	$primary->stop($step->{stop}, fail_ok => 1);
+	if ($primary == $self->{main})
+	{
+		$self->{main_stopped} = 1;
+		$self->{main_dbs} = [ @{ $self->{dbs} } ];
+	}
+	else
+	{
+		# a node an earlier promotion made: its log up to here, no more
+		push @{ $l->{skip} }, [ $l->{stopped_at}, 1e15 ];
+	}
+	if ($step->{how} eq 'pg_ctl')
+	{
+		my ($ok, $out) = $self->run_cmd('pg_ctl', '-D', $standby->data_dir, '-w', 'promote');
+		return $self->fail('promote_failed', undef, $out) unless $ok;
+	}
+	else
+	{
+		my $res = $self->q('M', 'SELECT pg_promote();');
+		return $self->fail('promote_failed', undef, $res->{errors}[0]{text})
+		  if @{ $res->{errors} };
+		return $self->fail('promote_failed', undef, "pg_promote() returned $res->{out}")
+		  unless $res->{out} eq 't';
+		$self->close_sessions;
+	}
+	$self->{standby} = undef;
+	push @{ $self->{script} },
+	  "\\setenv PGDATA :standby_data\n\\setenv PGPORT :standby_port\n\\c\nSET timezone = '$self->{case}{tz}';\n";
+	my $rec = $self->value('SELECT pg_is_in_recovery()');
+	return $self->fail('promote_failed', undef, 'the promoted node is still in recovery')
+	  unless defined $rec && $rec eq 'f';
+	my $after = $self->fingerprint($standby);
+	return $self->fail('promotion_lost_writes', undef,
+		"the tables written differ after the promotion (count:hash per table):\n"
+		  . "primary before: $before\npromoted: $after")
+	  unless $after eq $before;
+	return Oracle::Check::check_read($self);
 }
 
 sub run_cmd
@@ -422,6 +619,7 @@ sub run_final
 sub admin
 {
 	my ($self, $sql) = @_;
+	# (on the node the case runs on now)
 	my ($out, $err) = ('', '');
 	$self->{node}->psql('postgres', $sql, stdout => \$out, stderr => \$err);
 	return $err;

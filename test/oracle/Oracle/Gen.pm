@@ -453,7 +453,11 @@ sub workload
 		  : $k eq 'check' ? { kind => 'check', what => 'read_flow = query' }
 		  : $k eq 'flush_check' ? { kind => 'flush_check', what => 'flush, sink = query' }
 		  : Oracle::Ops::op_step($r, $c);
+		# a standby started by an operation is promoted a few steps later
+		push @steps, Oracle::Ops::promote_step($r, $c)
+		  if defined $c->{promote_in} && $c->{promote_in}-- <= 0;
 	}
+	push @steps, Oracle::Ops::promote_step($r, $c) if defined $c->{promote_in};
 	return @steps;
 }
 

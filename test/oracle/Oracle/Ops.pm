@@ -1,7 +1,9 @@
 # Operations interleaved with the writes: flownode's calls (flush_flow,
 # refresh_flow, pause/resume, alter_flow, create_flow or_replace), DDL on the
 # source (partitions, renames, columns added, dropped and retyped), an
-# immediate stop and restart, and pg_dump + pg_restore into a new database.
+# immediate stop and restart, pg_dump + pg_restore into a new database, and a
+# failover: a streaming hot standby started from a base backup, promoted a few
+# steps later (the old primary stopped), the case going on there.
 # An ERROR of an operation is a refusal, not a failure (Oracle::Exec).
 package Oracle::Ops;
 
@@ -15,11 +17,16 @@ sub op_step
 	my %w = (
 		flush => 5, refresh => 4, pause => 3, alter => 4, replace => 2,
 		rename => 3, column => 2, retype => 2, restart => 2, dump => 3,
-		partition => ($c->{src}{part} ? 5 : 0));
+		standby => 1, partition => ($c->{src}{part} ? 5 : 0));
 	delete $w{restart} if Oracle::Gen::skipped($c, 'restart');
 	delete $w{dump} if Oracle::Gen::skipped($c, 'dump');
+	# one standby at a time, two promotions per case at most (each costs seconds)
+	delete $w{standby}
+	  if Oracle::Gen::skipped($c, 'standby') || defined $c->{promote_in}
+	  || ($c->{promotions} // 0) >= 2;
 	my $k = $r->weighted(%w);
 	my $f = $r->pick(@{ $c->{flows} });
+	return standby_op($r, $c) if $k eq 'standby';
 	return flush_op($r, $c, $f) if $k eq 'flush';
 	return refresh_op($r, $c, $f) if $k eq 'refresh';
 	return pause_op($r, $c, $f) if $k eq 'pause';
@@ -36,6 +43,34 @@ sub op_step
 		format => $r->pick('custom', 'custom', 'plain'),
 		jobs => $r->pick(1, 2),
 		exclude_sinks => $r->chance(0.3),
+	};
+}
+
+# A streaming hot standby of the case's node, from a base backup; Oracle::Gen
+# puts the promotion 0-5 steps later (the writes in between stream to it).
+sub standby_op
+{
+	my ($r, $c) = @_;
+	$c->{promote_in} = $r->range(0, 5);
+	return { kind => 'standby', what => 'base backup, streaming hot standby' };
+}
+
+# The failover: checks on the standby (user guide §11 "Standby and promotion"),
+# the primary stopped (a crash or a clean shutdown), the standby promoted
+# (pg_ctl promote or pg_promote()); the case goes on on the promoted node.
+sub promote_step
+{
+	my ($r, $c) = @_;
+	delete $c->{promote_in};
+	$c->{promotions}++;
+	my $stop = $r->pick('immediate', 'immediate', 'fast');
+	my $how = $r->pick('pg_ctl', 'pg_promote');
+	return {
+		kind => 'promote',
+		what => "promote the standby (primary stopped: $stop; $how)",
+		stop => $stop,
+		how => $how,
+		call_flow => $r->pick(@{ $c->{flows} })->{name},
 	};
 }
 
