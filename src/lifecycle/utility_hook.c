@@ -423,7 +423,8 @@ static void before_alter_partitions(AlterTableStmt *stmt, PartitionDdl *ddl) {
 		mode = pc->concurrent ? ShareUpdateExclusiveLock : AccessExclusiveLock;
 		LockRelationOid(parent, mode);
 		LockRelationOid(part, mode);
-		if (get_partition_parent(part, true) == parent)
+		/* not a partition of it: the command fails, with PostgreSQL's own error */
+		if (get_rel_relispartition(part) && get_partition_parent(part, true) == parent)
 			fn_mark_rows_of(part, parent, true);
 	}
 }
