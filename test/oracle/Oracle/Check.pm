@@ -22,10 +22,13 @@ use strict;
 use warnings;
 use Time::HiRes ();
 
-# Windows of flows that have (or had) expire_after and end before this are
+# Windows of flows that have (or had) expire_after and end before now() minus it are
 # frozen: their sink rows stay as they were (user guide §8). Oracle::Gen's
-# expire_after values freeze exactly the old rows (1990-1995).
-our $FROZEN_BEFORE = '2000-01-01';
+# expire_after values are 4000 or 6000 days: a window that starts after now() - 4000
+# days cannot be frozen, and those are compared. (Not a fixed date: a window's start
+# can be far from its rows' times, date_trunc('century') of 2024 is 2001, and a chain's
+# month of that is frozen while the rows are recent; seed 1235268260.)
+our $FROZEN_BEFORE = "now() - interval '4000 days'";
 
 sub norm_expr
 {
@@ -69,7 +72,7 @@ sub diff_sql
 sub flow_filter
 {
 	my ($ex, $name) = @_;
-	return $ex->{expiring}{$name} ? "w >= '$FROZEN_BEFORE'" : undef;
+	return $ex->{expiring}{$name} ? "w >= $FROZEN_BEFORE" : undef;
 }
 
 # Rows whose time is NULL or infinite belong to no window and never reach the
