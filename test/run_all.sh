@@ -278,18 +278,19 @@ run_version_suites() {
 
 # run_in_chroot MAJOR: this script with --pg MAJOR inside the version's chroot, on a
 # copy of the repository; its summary lines and counts join this run's. Concurrent
-# runs of one version wait for each other (the chroot's PostgreSQL installation
-# holds one flownode).
+# runs of one version wait for each other (the chroot is made once, and its
+# PostgreSQL installation holds one flownode).
 run_in_chroot() {
   local v="$1" dir run log rc=0 line counts
-  dir="$(fn_chroot_ensure "$v")"
-  exec {lock}>"$FN_CHROOT_CACHE/.$(basename "$dir").lock"
+  mkdir -p "$FN_CHROOT_CACHE"
+  exec {lock}>"$FN_CHROOT_CACHE/.$(fn_chroot_codename "$v").lock"
   flock "$lock"
+  dir="$(fn_chroot_ensure "$v")"
   fn_chroot_mount "$dir"
   CLEANUP+=("fn_chroot_umount '$dir'")
   run="$(mktemp -d "$dir/tmp/flownode-run.XXXXXX")"
   [[ "${FLOWNODE_KEEP_WORKDIR:-}" == 1 ]] || CLEANUP+=("rm -rf --one-file-system '$run'")
-  WORK="$run" copy_repo_plain "$run/src"
+  copy_repo_plain "$run/src"
   log="$run/run.log"
   fn_log "PostgreSQL $v: test/run_all.sh --pg $v inside $dir"
   chroot "$dir" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
