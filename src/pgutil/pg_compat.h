@@ -3,8 +3,8 @@
  * against (15, 17 and 18; 16 is covered by the same guards) behind one name each,
  * so that no other file tests PG_VERSION_NUM (docs/internals.md §8). Each item is
  * named after what flownode does with it and expands to the call of the version
- * being built; the guard is the release that changed it. Included by flownode.h,
- * so every C file of the extension sees it.
+ * being built; the guard is the release that changed it. Included by flownode.h
+ * (so every C file of the extension sees it) and by the bridge (C++).
  */
 #ifndef FLOWNODE_PG_COMPAT_H
 #define FLOWNODE_PG_COMPAT_H
