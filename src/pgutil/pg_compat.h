@@ -17,6 +17,9 @@
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
 #endif
+#if PG_VERSION_NUM >= 180000
+#include "optimizer/optimizer.h"
+#endif
 
 #if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 190000
 #error "flownode builds against PostgreSQL 15 to 18"
@@ -85,6 +88,24 @@
 #define fn_flatten_join_alias_vars(query, node) flatten_join_alias_vars(NULL, (query), (node))
 #else
 #define fn_flatten_join_alias_vars(query, node) flatten_join_alias_vars((query), (node))
+#endif
+
+/* ---- the grouping step's range table entry (18) ---- */
+
+/* 18's parse analysis adds an RTE_GROUP to the range table and replaces the
+ * grouped expressions in the target list and HAVING by Vars of it (the planner
+ * puts them back first thing). flownode reads a flow query's outputs as they are
+ * written (its window, its keys, its aggregates): this puts them back right after
+ * analysis, as the planner does; the entry itself stays, unused. */
+#if PG_VERSION_NUM >= 180000
+static inline void fn_flatten_group_exprs(Query *query) {
+	if (!query->hasGroupRTE)
+		return;
+	query->targetList = (List *)flatten_group_exprs(NULL, query, (Node *)query->targetList);
+	query->havingQual = flatten_group_exprs(NULL, query, query->havingQual);
+}
+#else
+#define fn_flatten_group_exprs(query) ((void)(query))
 #endif
 
 /* ---- commands/trigger.h ---- */

@@ -714,6 +714,7 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	} else
 		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
 	error_context_stack = errcb.previous;
+	fn_flatten_group_exprs(q);
 	fq->query = q;
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
