@@ -352,7 +352,10 @@ fn_install_deps
 WORK="$(fn_workdir)"
 CLEANUP+=("rm -rf '$WORK'")
 LABEL=""
+start=$SECONDS
 run_checks
+t=$((SECONDS - start))
+VERSION_LINES+=("$(printf 'checks (once, on the machine): in %dm%02ds' $((t / 60)) $((t % 60)))")
 for v in "${VERSIONS[@]}"; do
   start=$SECONDS
   pass0=$TOTAL_PASS
@@ -373,5 +376,6 @@ echo "==================== flownode test summary ===================="
 printf '%s\n' "${SUMMARY[@]}"
 echo "---------------------------------------------------------------"
 printf '%s\n' "${VERSION_LINES[@]}"
+printf 'all: in %dm%02ds\n' $((SECONDS / 60)) $((SECONDS % 60))
 echo "flownode: $TOTAL_PASS passed, $TOTAL_FAIL failed"
 ((TOTAL_FAIL == 0 && TOTAL_PASS > 0))
