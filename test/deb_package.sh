@@ -106,7 +106,7 @@ clean_chroot() {
   codename="$(codename_of "$v")"
   dir="$FN_CHROOT_CACHE/$codename-clean"
   stamp="$dir/.flownode-chroot"
-  want="clean recipe 1; postgresql-$v"
+  want="clean recipe 2; postgresql-$v"
   if [[ -f "$stamp" && "$(head -n 1 "$stamp")" == "$want" ]]; then
     echo "$dir"
     return 0
@@ -119,7 +119,13 @@ clean_chroot() {
   debootstrap --variant=minbase --include="postgresql-$v" "$codename" "$dir.new" "$(fn_chroot_mirror)" >"$log" 2>&1 \
     || { tail -n 30 "$log" >&2; return 1; }
   echo 'Acquire::Check-Valid-Until "false";' >"$dir.new/etc/apt/apt.conf.d/99flownode"
-  in_root "$dir.new" "apt-get update -qq" >>"$log" 2>&1 || { tail -n 30 "$log" >&2; return 1; }
+  # the machine's own release (bookworm) with its updates and security fixes, as
+  # this machine has them: the package built here depends on this minor release
+  if [[ "$codename" == bookworm && -f /etc/apt/sources.list.d/debian.sources ]]; then
+    rm -f "$dir.new/etc/apt/sources.list"
+    cp /etc/apt/sources.list.d/debian.sources "$dir.new/etc/apt/sources.list.d/"
+  fi
+  in_root "$dir.new" "apt-get update -qq && apt-get upgrade -y -qq" >>"$log" 2>&1 || { tail -n 30 "$log" >&2; return 1; }
   { echo "$want"; date -u; } >"$dir.new/.flownode-chroot"
   fn_chroot_umount_all "$dir"
   rm -rf --one-file-system "$dir"
@@ -128,7 +134,11 @@ clean_chroot() {
 }
 
 OUT="$(mktemp -d /tmp/flownode-debs.XXXXXX)"
-CLEANUP+=("rm -rf '$OUT'")
+if [[ "${FLOWNODE_KEEP_WORKDIR:-}" == 1 ]]; then
+  fn_log "packages and build logs kept in $OUT"
+else
+  CLEANUP+=("rm -rf '$OUT'")
+fi
 mkdir -p "$FN_CHROOT_CACHE"
 for v in "${VERSIONS[@]}"; do
   start=$SECONDS
@@ -162,7 +172,8 @@ for v in "${VERSIONS[@]}"; do
   fn_chroot_mount "$root"
   CLEANUP+=("fn_chroot_umount '$root'")
   cp "$deb" "$root/tmp/"
-  if in_root "$root" "apt-get install -y -qq /tmp/$(basename "$deb") && test -f /usr/lib/postgresql/$v/lib/flownode.so"; then
+  if in_root "$root" "apt-get install -y --no-install-recommends /tmp/$(basename "$deb") >/tmp/flownode-apt.log 2>&1 &&
+                     test -f /usr/lib/postgresql/$v/lib/flownode.so || { tail -n 30 /tmp/flownode-apt.log; false; }"; then
     result "$v" install 0
     if cp test/deb_flow_check.sh "$root/tmp/flownode-flow-check.sh" &&
        in_root "$root" "bash /tmp/flownode-flow-check.sh $v"; then
