@@ -3,8 +3,8 @@
 # extension with every warning an error (make WERROR=1), then runs every suite,
 # continuing after failures so that everything is reported: checks (clang-format,
 # clang-tidy), unit (the C++ core, also under AddressSanitizer and
-# UndefinedBehaviorSanitizer), regress, isolation, tap. Run as root on Debian 12, from
-# any directory:
+# UndefinedBehaviorSanitizer), regress, isolation, tap, and the Debian package
+# (test/deb_package.sh). Run as root on Debian 12, from any directory:
 #   bash test/run_all.sh              PostgreSQL 15, the machine's own
 #   bash test/run_all.sh --pg 17      PostgreSQL 17, in a Debian 13 (trixie) chroot
 #   bash test/run_all.sh --pg 18      PostgreSQL 18, in a Debian sid chroot
@@ -328,6 +328,21 @@ copy_repo_plain() {
       --exclude=tmp_check -cf - "${entries[@]}" | tar -C "$dest" -xf -
 }
 
+# e. The Debian package of the version (test/deb_package.sh): built with pg_buildext,
+# installed into a clean chroot of the version, a flow run, removed. Four tests.
+run_package() {
+  local v="$1" log rc=0 line counts
+  log="$WORK/package-$v.log"
+  fn_log "suite package: test/deb_package.sh --pg $v"
+  FLOWNODE_CHROOT_CACHE="$FN_CHROOT_CACHE" bash test/deb_package.sh --pg "$v" 2>&1 | tee "$log" || rc=$?
+  counts="$(sed -nE 's/^flownode-package: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -n 1)"
+  if [[ -z "$counts" ]]; then
+    record package 0 1 "test/deb_package.sh ended (exit $rc) without its counts"
+  else
+    record package "${counts% *}" "${counts#* }"
+  fi
+}
+
 CLEANUP=()
 cleanup() {
   local c
@@ -366,6 +381,7 @@ for v in "${VERSIONS[@]}"; do
   else
     run_in_chroot "$v"
   fi
+  run_package "$v"
   t=$((SECONDS - start))
   VERSION_LINES+=("$(printf 'PostgreSQL %s: %d passed, %d failed in %dm%02ds' "$v" \
     $((TOTAL_PASS - pass0)) $((TOTAL_FAIL - fail0)) $((t / 60)) $((t % 60)))")
