@@ -85,7 +85,7 @@ build_deb() {
   copy_sources "$work/flownode"
   in_root "$root" "
     set -e
-    pkgs='debhelper dpkg-dev postgresql-server-dev-all'
+    pkgs='build-essential debhelper dpkg-dev postgresql-server-dev-all'
     missing=\$(for p in \$pkgs; do dpkg -s \$p >/dev/null 2>&1 || echo \$p; done)
     if [ -n \"\$missing\" ]; then
       apt-get install -y -qq --no-install-recommends \$missing >/dev/null 2>&1 ||
