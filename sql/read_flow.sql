@@ -350,6 +350,14 @@ UPDATE rf_days SET host = 'moved' WHERE v % 50 = 0;
 SELECT read_diff('rf_ep_1m') AS epoch_ms, sink_diff('rf_ep_1m') > 0 AS sink_lags;
 SELECT read_diff('rf_weeks') AS dates, sink_diff('rf_weeks') > 0 AS sink_lags;
 
+-- Dirty windows before 2000-01-01 (PostgreSQL's time 0): the query computes them too.
+-- read_flow took "no expire_after" (0) as the line below which windows are frozen,
+-- and returned the sink's stale rows there (found by the oracle, seed 393904123).
+INSERT INTO rf_days VALUES ('1999-12-31', 'old', 1), ('1993-07-05', 'old', 2), ('1970-01-01', 'epoch', 3);
+SELECT read_diff('rf_weeks') AS dates_before_2000, sink_diff('rf_weeks') > 0 AS sink_lags;
+SELECT count(*) AS old_weeks FROM flownode.read_flow(NULL::rf_weeks, NULL, '2000-01-01');
+SELECT count(*) AS old_weeks FROM flownode.read_flow(NULL::rf_weeks, '1990-01-01', '1999-12-31');
+
 -- cleanup
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
 DROP TABLE rf_region, rf_cpu, rf_hosts, rf_ep, rf_ep_1m, rf_days, rf_weeks;

@@ -36,12 +36,14 @@ SELECT flow_diff('r_hourly');
 -- A flow not bound to this database's tables (what a data-only restore leaves: no
 -- triggers of its own, no worker): the view says so, flush_flow refuses with the
 -- step, and refresh_flow binds it and recomputes it, writes made meanwhile included.
+-- read_flow refuses it too: it returned the sink as restored, without those writes.
 DELETE FROM flownode.flow_binding WHERE flow_id = (SELECT flow_id FROM flownode.flow WHERE flow_name = 'r_hourly');
 SELECT state, dirty_windows, worker_pid IS NULL AS no_worker FROM flownode.flows WHERE flow_name = 'r_hourly';
 SELECT flownode.flush_flow('r_hourly');
 INSERT INTO r VALUES ('2024-03-01 07:05', 'h0', 1000);
 DELETE FROM r WHERE ts = '2024-03-01 08:00';
 SELECT flow_diff('r_hourly');
+SELECT count(*) FROM flownode.read_flow(NULL::r_hourly);
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT flownode.refresh_flow('r_hourly');
 ROLLBACK;
@@ -52,6 +54,21 @@ INSERT INTO r VALUES ('2024-03-02 00:05', 'h1', 5);
 SELECT flownode.flush_flow('r_hourly');
 SELECT flow_diff('r_hourly');
 SELECT flownode.drop_flow('r_hourly');
+
+-- A one-row flow (no GROUP BY, no time column) bound with its sink empty (a dump
+-- without the sink's rows): binding records its one mark for the worker to fill it.
+-- Before the binding knew that such a flow has no time column to read, this crashed
+-- the server (the oracle's seed 1362488457).
+SELECT flownode.create_flow('r_total', 'r_total', $$SELECT count(*) AS n, sum(v) AS s FROM r$$,
+  eval_interval => '1 hour') > 0 AS created;
+DELETE FROM flownode.flow_binding WHERE flow_id = (SELECT flow_id FROM flownode.flow WHERE flow_name = 'r_total');
+DELETE FROM r_total;
+SELECT state FROM flownode.flows WHERE flow_name = 'r_total';
+SELECT flownode.refresh_flow('r_total');
+SELECT state <> 'restored' AS bound FROM flownode.flows WHERE flow_name = 'r_total';
+SELECT flow_diff('r_total'), (SELECT count(*) FROM r_total) AS sink_rows;
+SELECT flownode.drop_flow('r_total');
+DROP TABLE r_total;
 DROP TABLE r, r_hourly;
 
 -- The objects of 0.1 under this library: everything but marking and DDL refuses, with

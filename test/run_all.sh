@@ -3,15 +3,16 @@
 # extension with every warning an error (make WERROR=1), then runs every suite,
 # continuing after failures so that everything is reported: checks (clang-format,
 # clang-tidy), unit (the C++ core, also under AddressSanitizer and
-# UndefinedBehaviorSanitizer), regress, isolation, tap, and the Debian package
-# (test/deb_package.sh). Run as root on Debian 12, from any directory:
+# UndefinedBehaviorSanitizer), regress, isolation, tap, oracle (the randomized
+# differential oracle, test/oracle), and the Debian package (test/deb_package.sh).
+# Run as root on Debian 12, from any directory:
 #   bash test/run_all.sh              PostgreSQL 15, the machine's own
 #   bash test/run_all.sh --pg 17      PostgreSQL 17, in a Debian 13 (trixie) chroot
 #   bash test/run_all.sh --pg 18      PostgreSQL 18, in a Debian sid chroot
 #   bash test/run_all.sh --pg all     15, 17 and 18 (--pg may also be repeated)
 # The chroots are made with debootstrap on first use and kept (test/pg_chroot.sh);
 # inside one the same script runs the version's suites (build, unit, regress,
-# isolation, tap). The checks and the sanitizer build of the unit tests do not
+# isolation, tap, oracle). The checks and the sanitizer build of the unit tests do not
 # depend on PostgreSQL's version: they run once, on the machine itself.
 # The last line of output is always
 #   flownode: N passed, M failed
@@ -210,6 +211,12 @@ run_regress_and_isolation() {
 # last commit of 0.1 (flownode--0.1.sql as released; the next one made 0.2).
 FN_V01_COMMIT=afe1a13ef19604bb23b4c16683edab6690ee7db2
 
+# The src directory of PGXS (.../lib/pgxs/src), where PostgreSQL's Perl test
+# modules (test/perl) and pg_regress are, for the server binaries in $1.
+pgxs_src() {
+  (cd "$(dirname "$("$1/pg_config" --pgxs)")/.." && pwd)
+}
+
 run_tap() {
   local src="$WORK/src" tests=() t
   for t in test/tap/*.pl; do [[ -e "$t" ]] && tests+=("$t"); done
@@ -234,7 +241,7 @@ run_tap() {
     v01=""
   fi
   bin="$(fn_pg_bindir)"
-  pgxs="$(cd "$(dirname "$("$bin/pg_config" --pgxs)")/.." && pwd)"   # .../lib/pgxs/src
+  pgxs="$(pgxs_src "$bin")"
   (cd "$src" && fn_as_postgres env \
       PATH="$bin:$PATH" \
       PG_REGRESS="$pgxs/test/regress/pg_regress" \
@@ -248,6 +255,37 @@ run_tap() {
     record tap "$pass" 1 "prove exited with $rc${note:+; $note}"
   else
     record tap "$pass" "$fail" "$note"
+  fi
+}
+
+# e. The randomized differential oracle (test/oracle/oracle.pl, docs/internals.md
+# §8): cases generated from a fresh seed (printed first) for
+# FLOWNODE_ORACLE_MINUTES minutes (default 4), as postgres with the environment
+# run_tap sets. Each case is one test ("ok N - seed S" / "not ok N - seed S ...");
+# a failing case is shrunk and printed as a SQL script (also written under
+# test/oracle/found in the work directory). Reproduce one with
+#   test/oracle/oracle.pl --seed S --cases 1
+run_oracle() {
+  local src="$WORK/src" minutes="${FLOWNODE_ORACLE_MINUTES:-4}" bin pgxs log="$WORK/oracle.log" rc=0 pass fail
+  if [[ ! -f "$src/test/oracle/oracle.pl" ]]; then
+    skip oracle "no test/oracle/oracle.pl"
+    return 0
+  fi
+  fn_log "suite oracle: test/oracle/oracle.pl --minutes $minutes"
+  bin="$(fn_pg_bindir)"
+  pgxs="$(pgxs_src "$bin")"
+  (cd "$src" && fn_as_postgres env \
+      PATH="$bin:$PATH" \
+      PG_REGRESS="$pgxs/test/regress/pg_regress" \
+      TESTDIR="$src/test/oracle" TESTDATADIR="$src/test/oracle/tmp_check" \
+      TEMP_CONFIG="$src/test/flownode.conf" \
+      perl -I "$pgxs/test/perl" test/oracle/oracle.pl --minutes "$minutes") 2>&1 | tee "$log" || rc=$?
+  pass=$(grep -cE '^ok [0-9]+' "$log" || true)
+  fail=$(grep -cE '^not ok [0-9]+' "$log" || true)
+  if ((rc != 0 && fail == 0)); then
+    record oracle "$pass" 1 "oracle.pl exited with $rc"
+  else
+    record oracle "$pass" "$fail"
   fi
 }
 
@@ -274,6 +312,7 @@ run_version_suites() {
   fi
   run_regress_and_isolation
   run_tap
+  run_oracle
 }
 
 # run_in_chroot MAJOR: this script with --pg MAJOR inside the version's chroot, on a
@@ -295,7 +334,7 @@ run_in_chroot() {
   fn_log "PostgreSQL $v: test/run_all.sh --pg $v inside $dir"
   chroot "$dir" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb FN_IN_CHROOT=1 \
-      FLOWNODE_KEEP_WORKDIR="${FLOWNODE_KEEP_WORKDIR:-}" \
+      FLOWNODE_KEEP_WORKDIR="${FLOWNODE_KEEP_WORKDIR:-}" FLOWNODE_ORACLE_MINUTES="${FLOWNODE_ORACLE_MINUTES:-}" \
       bash "/tmp/$(basename "$run")/src/test/run_all.sh" --pg "$v" 2>&1 | tee "$log" || rc=$?
   fn_chroot_umount "$dir"
   flock -u "$lock"

@@ -149,7 +149,7 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	FnTimeRange unfilled;
 	TimestampTz oldest; /* unused */
 	FnDirtySet set;
-	int64 lo;
+	int64 lo, line;
 
 	if (fq->now_preds != NIL) { /* the reader's now(), as the query would take it */
 		p.clock = true;
@@ -182,8 +182,10 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	fn_dirty_add_all(set, rec, nrec);
 	fn_dirty_add_all(set, own, nown);
 	fn_dirty_add_all(set, clock, nclock);
-	lo = Max(want.start, fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,
-	                                     GetCurrentTimestamp()));
+	/* 0: no expire_after, nothing frozen (not the line at 2000-01-01, time 0) */
+	line = fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,
+	                       GetCurrentTimestamp());
+	lo = line != 0 ? Max(want.start, line) : want.start;
 	if (fq->dimensions != NIL && fn_dimension_marks_pending()) {
 		/* this transaction wrote to a dimension table: the windows of the fact rows
 		 * that join the rows it changed are looked up only at its commit, so every
@@ -225,6 +227,16 @@ Datum flownode_read_flow(PG_FUNCTION_ARGS) {
 	FlowQuery *fq;
 	FnReadPlan plan;
 
+	/* Its sink and record are what the restore brought back, and nothing marked the
+	 * writes since: the sink's clean windows are no answer (as flush_flow refuses). */
+	if (!cfg->bound)
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     errmsg("flow \"%s\" was restored and is not bound to its tables yet", cfg->flow_name),
+		     errdetail("Until it is bound, writes to its source are not marked, so its sink may miss them."),
+		     errhint("SELECT flownode.refresh_flow(%s) binds it and recomputes its windows.",
+		             quote_literal_cstr(cfg->flow_name))));
 	InitMaterializedSRF(fcinfo, 0);
 	fq = fn_read_analyse(cfg);
 	fn_read_check_caller(cfg, fq);

@@ -17,6 +17,10 @@
  * - when the command that builds the sink's unique key runs (the post-data section
  *   of a pg_restore or a plain dump comes after every table's rows): automatic for a
  *   whole restore;
+ * - for a flow of one row, whose sink has no key, after the COPY of its catalog row
+ *   (fn_after_copy_from), in whatever order the restore loads its source and sink:
+ *   its one window is recorded as pending, and a COPY into its sink after the
+ *   binding marks it again;
  * - by refresh_flow (api/flow_api.c), after a data-only restore, whose sinks had
  *   their keys before their rows came, or whenever a flow still says 'restored'.
  *   Only refresh_flow binds then: writes may have reached the source unmarked
@@ -28,11 +32,14 @@
 
 #include "lifecycle/flow_binding.h"
 
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "lifecycle/xact_hooks.h"
+#include "marking/mark_triggers.h"
 #include "marking/source_triggers.h"
 #include "miscadmin.h"
 #include "pgutil/pg_util.h"
@@ -47,9 +54,13 @@
 #include "shmem/flow_slots.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/resowner.h"
+#include "utils/snapmgr.h"
 
 PG_FUNCTION_INFO_V1(flownode_pending_restored);
 
@@ -79,15 +90,17 @@ static bool query_bool(const char *sql) {
 /* The windows of the source's rows, as one range (SPI connected); false when no row
  * has a time. A window-less flow has one mark, [0, 1), when the source has a row. */
 static bool source_windows(TaskConfig *cfg, FlowQuery *fq, FnTimeRange *r) {
-	FnTimeColumn c = {fn_time_column_from(cfg->source_relid, NULL), quote_identifier(fq->time_column),
-	                  cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &cfg->input};
+	const char *from = fn_time_column_from(cfg->source_relid, NULL);
+	FnTimeColumn c;
 	int64 lo, hi;
 	FnWindow *w;
 
-	if (fq->window.kind == FN_WINDOW_NONE) {
+	if (fq->window.kind == FN_WINDOW_NONE) { /* no time column */
 		*r = (FnTimeRange){0, 1};
-		return query_bool(psprintf("SELECT EXISTS (SELECT FROM %s)", c.from));
+		return query_bool(psprintf("SELECT EXISTS (SELECT FROM %s)", from));
 	}
+	c = (FnTimeColumn){from, quote_identifier(fq->time_column),
+	                   cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &cfg->input};
 	if (!fn_time_column_extent(&c, (FnTimeRange){FN_TS_MIN, DT_NOEND}, &lo, &hi))
 		return false;
 	w = fn_window_create(&cfg->window);
@@ -105,12 +118,17 @@ static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
 	bool pending;
 	FnTimeRange r = {0, 0};
 
+	/* in a snapshot taken after the source's lock (lock_unbound): a restore may have
+	 * been loading the source's rows while this command waited for it, and the
+	 * statement's snapshot, from before the wait, saw none of them */
+	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
 	pending = query_bool(psprintf("SELECT NOT EXISTS (SELECT FROM %s)",
 	                              fn_time_column_from(cfg->sink_relid, NULL))) &&
 	          source_windows(cfg, fq, &r);
 	SPI_finish();
+	PopActiveSnapshot();
 	if (pending) {
 		PendingWriter *writer = fn_pending_open();
 
@@ -138,12 +156,35 @@ static void bind_dimensions(int64 flow_id, const FlowQuery *fq) {
 		fn_sync_dimension_triggers(((FlowDimension *)lfirst(lc))->relid);
 }
 
+/*
+ * A flow of one row (aggregates without GROUP BY) has its one window recorded as
+ * pending, whatever its sink and source hold: the restore may load either before or
+ * after the binding (pg_restore -j loads them in parallel with the catalog), and the
+ * one-row refresh replaces every row the sink holds by the query's (refresh_sql.c),
+ * so one recompute of the whole source is exact in every order. The sink's lock
+ * orders the binding with a COPY into the sink: one that commits first is under this
+ * recompute (its worker starts at this commit); one that waits for the lock finds
+ * the flow bound after it and marks the window again (fn_after_copy_from).
+ */
+static void record_one_row(TaskConfig *cfg) {
+	static const FnTimeRange one = {0, 1};
+	PendingWriter *writer;
+
+	LockRelationOid(cfg->sink_relid, ShareRowExclusiveLock);
+	writer = fn_pending_open();
+	fn_pending_write(writer, cfg->flow_id, &one, 1, GetCurrentTimestamp());
+	fn_pending_close(writer);
+}
+
 /* Everything after the checks: the binding, the triggers, the slot, the worker. */
 static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
 	bool windowed = fq->window.kind != FN_WINDOW_NONE;
 	FlowSlot *slot;
 
-	record_empty_sink(cfg, fq);
+	if (fq->shape == FLOW_SHAPE_SINGLE)
+		record_one_row(cfg);
+	else
+		record_empty_sink(cfg, fq);
 	fn_registry_bind(cfg->flow_id, windowed ? fq->time_attnum : 0, windowed ? fq->time_column : NULL);
 	/* the triggers, on every partition too: the flow is bound now, so they are needed */
 	CommandCounterIncrement();
@@ -185,8 +226,34 @@ void fn_bind_flow(TaskConfig *cfg) {
 	         errdetail("Its triggers mark writes from now on; its worker starts at commit.")));
 }
 
-/* Binds one flow inside a subtransaction: never fails the caller's command. */
-static void try_bind(TaskConfig *cfg) {
+/*
+ * Whether a binding that failed waits for a key the restore builds later, which is no
+ * news: the sink's unique key (another index was built first), or the primary key of
+ * the source that a flow without aggregation is keyed by. pg_dump's post-data section
+ * builds every constraint before it attaches any partition's index, and a partitioned
+ * table's primary key is valid only once the index of its last partition is attached:
+ * over a partitioned source, the sink's key always comes first.
+ */
+static bool awaits_key(TaskConfig *cfg, ErrorData *edata, bool sink_step) {
+	Relation rel;
+	bool keyless;
+
+	if (sink_step)
+		return true;
+	if (edata->sqlerrcode != ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE)
+		return false; /* not copy_keys' "needs a primary key" */
+	rel = try_table_open(cfg->source_relid, AccessShareLock);
+	if (rel == NULL)
+		return false;
+	keyless = !OidIsValid(fn_rel_primary_key_index(rel));
+	table_close(rel, AccessShareLock);
+	return keyless;
+}
+
+/* Binds one flow inside a subtransaction: never fails the caller's command. A
+ * failure is a WARNING, or only DEBUG1 when the flow may wait for a key
+ * (may_await_key: bound when the restore builds one). */
+static void try_bind(TaskConfig *cfg, bool may_await_key) {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile bool sink_step = false;
@@ -215,9 +282,7 @@ static void try_bind(TaskConfig *cfg) {
 		edata = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		/* a sink that still lacks its key (another unique index was built) waits for
-		 * the next one */
-		ereport(sink_step ? DEBUG1 : WARNING,
+		ereport(may_await_key && awaits_key(cfg, edata, sink_step) ? DEBUG1 : WARNING,
 		        (errmsg("restored flow \"%s\" is not bound yet: %s", cfg->flow_name, edata->message),
 		         errhint("Once the problem is fixed, SELECT flownode.refresh_flow(%s) binds it.",
 		                 quote_literal_cstr(cfg->flow_name))));
@@ -228,17 +293,20 @@ static void try_bind(TaskConfig *cfg) {
 	CurrentResourceOwner = owner;
 }
 
-/* Whether the flow's sink fits its query now; any error says no (in a subtransaction). */
-static bool sink_fits(TaskConfig *cfg) {
+/* The flow's query analysed now, and with check_sink its sink checked against it;
+ * NULL on any error (swallowed in a subtransaction). */
+static FlowQuery *analysed_or_null(TaskConfig *cfg, bool check_sink) {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool fits = true;
+	FlowQuery *volatile fq = NULL;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		fn_check_sink(cfg->sink_relid, analyse_stored(cfg));
+		fq = analyse_stored(cfg);
+		if (check_sink)
+			fn_check_sink(cfg->sink_relid, fq);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -246,33 +314,134 @@ static bool sink_fits(TaskConfig *cfg) {
 		MemoryContextSwitchTo(cxt);
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		fits = false;
+		fq = NULL;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
-	return fits;
+	return fq;
+}
+
+/* Whether the flow's query analyses and its sink fits it now. */
+static bool fits_now(TaskConfig *cfg) {
+	return analysed_or_null(cfg, true) != NULL;
+}
+
+/* Whether the flow is of one row (aggregates without GROUP BY: never windowed); no
+ * when its query does not analyse now. */
+static bool one_row(TaskConfig *cfg) {
+	FlowQuery *fq;
+
+	if (cfg->window.kind != FN_WINDOW_NONE)
+		return false;
+	fq = analysed_or_null(cfg, false);
+	return fq != NULL && fq->shape == FLOW_SHAPE_SINGLE;
+}
+
+static bool listed(List *flows, int64 flow_id) {
+	ListCell *lc;
+
+	foreach (lc, flows)
+		if (((TaskConfig *)lfirst(lc))->flow_id == flow_id)
+			return true;
+	return false;
 }
 
 List *fn_restored_flows_awaiting_key(Oid relid) {
 	List *waiting = NIL;
-	List *flows;
-	ListCell *lc;
+	List *tables;
+	ListCell *lc, *fc;
 
 	if (fn_slot_count() == 0 || !OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current())
 		return NIL; /* not preloaded (refresh_flow says so), or no restored flows here */
-	flows = fn_load_unbound_flows_of_sink(relid);
-	foreach (lc, flows)
-		if (!sink_fits(lfirst(lc)))
-			waiting = lappend(waiting, lfirst(lc));
+	/* the tables above it too: attaching the index of a partition makes the partitioned
+	 * index above it valid once every partition has its own, and so on upwards */
+	tables = lcons_oid(relid, get_partition_ancestors(relid));
+	foreach (lc, tables) {
+		List *flows = fn_load_unbound_flows_of_table(lfirst_oid(lc));
+
+		foreach (fc, flows) {
+			TaskConfig *cfg = lfirst(fc);
+
+			if (!listed(waiting, cfg->flow_id) && !fits_now(cfg))
+				waiting = lappend(waiting, cfg);
+		}
+	}
 	return waiting;
 }
 
 void fn_bind_restored_flows(List *flows) {
 	ListCell *lc;
 
+	if (flows == NIL)
+		return;
+	/* the command's catalog changes seen, and the sources' index lists read again:
+	 * ALTER INDEX ... ATTACH PARTITION marks a partitioned primary key valid in
+	 * pg_index without a relcache invalidation of its table, and the catalog snapshot
+	 * the command left may not see it (both found by TAP 021) */
 	foreach (lc, flows)
-		try_bind(lfirst(lc));
+		CacheInvalidateRelcacheByRelid(((TaskConfig *)lfirst(lc))->source_relid);
+	CommandCounterIncrement();
+	InvalidateCatalogSnapshot();
+	foreach (lc, flows)
+		try_bind(lfirst(lc), true);
+}
+
+/*
+ * pg_dump and pg_restore --data-only --disable-triggers disable every table's
+ * triggers around its COPY, flownode.flow's too (the internal ones of the foreign
+ * keys that reference it: TAP 021 checks that they still exist): the sources' rows
+ * may then come after a binding, unmarked.
+ */
+static bool triggers_disabled(Oid relid) {
+	Relation rel = table_open(relid, AccessShareLock);
+	bool disabled = false;
+
+	for (int i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+		disabled |= rel->trigdesc->triggers[i].tgenabled == TRIGGER_DISABLED;
+	table_close(rel, AccessShareLock);
+	return disabled;
+}
+
+/* After a COPY into the catalog: its unbound flows of one row, bound. A failure is a
+ * WARNING (they wait for no key); a flow whose query does not analyse yet is left to
+ * the restore's keys or to refresh_flow, which say why. */
+static void bind_one_row_flows(Oid catalog) {
+	ListCell *lc;
+
+	if (triggers_disabled(catalog))
+		return;
+	CommandCounterIncrement(); /* the COPY's rows */
+	foreach (lc, fn_load_all_flows()) {
+		TaskConfig *cfg = lfirst(lc);
+
+		if (!cfg->bound && one_row(cfg))
+			try_bind(cfg, false);
+	}
+}
+
+/* After a COPY into a table: its bound flows of one row whose sink it is get their
+ * window marked, as a removal (the row the COPY added is not the query's, or not
+ * the only one). */
+static void mark_one_row_sinks(Oid relid) {
+	ListCell *lc;
+
+	foreach (lc, fn_load_flows_of_relation(relid)) {
+		TaskConfig *cfg = lfirst(lc);
+
+		if (cfg->bound && cfg->sink_relid == relid && one_row(cfg))
+			fn_mark_rows_extent(cfg->source_relid, list_make1(&cfg->flow_id));
+	}
+}
+
+void fn_after_copy_from(Oid relid) {
+	if (!OidIsValid(relid) || fn_slot_count() == 0 || !OidIsValid(fn_catalog_relid(true)) ||
+	    !fn_catalog_is_current())
+		return; /* not preloaded (refresh_flow says so), or no flows here */
+	if (relid == fn_catalog_relid(false))
+		bind_one_row_flows(relid);
+	else
+		mark_one_row_sinks(relid);
 }
 
 void fn_start_workers_after_update(void) {

@@ -16,22 +16,38 @@
  * with the current user's privileges). The source is locked against writes to the
  * end of the transaction; the worker starts at commit and reloads the flow's
  * pending windows. Nothing is recomputed: a restore's sink and record are those of
- * one snapshot, in which every window not in the record was exact.
+ * one snapshot, in which every window not in the record was exact; except a flow of
+ * one row, whose one window is recorded as pending (the restore may load its sink
+ * and source before or after the binding), and a sink found empty over a source with
+ * rows (its rows were left out of the dump), whose windows are.
  */
 extern void fn_bind_flow(TaskConfig *cfg);
 
 /*
- * The restored flows whose sink is relid and lacks its unique key: called before a
- * command that builds an index on relid (the post-data section of a restore builds
- * the sinks' keys after every table's rows). fn_bind_restored_flows, after the
- * command, binds those that the command made fit. Never fails the command: a sink
- * that still does not fit is left for a later index, anything else is a WARNING
- * and the flow stays 'restored' until refresh_flow binds it. A sink that had its
- * key before (a data-only restore into a schema-only one) is never bound this way:
- * its source may have been written since, unmarked, and refresh_flow repairs that.
+ * The restored flows that do not fit their tables yet and whose sink or source is
+ * relid or a table above it: called before a command that builds an index on relid or
+ * makes one valid (the post-data section of a restore builds the keys after every
+ * table's rows): the sink's unique key, or the source's primary key that a flow
+ * without aggregation is keyed by (over a partitioned source, valid once the last
+ * partition's index is attached). fn_bind_restored_flows, after the command, binds
+ * those that the command made fit. Never fails the command: a flow that still waits
+ * for a key is left for a later command, anything else is a WARNING and the flow
+ * stays 'restored' until refresh_flow binds it. A flow that fitted before (a
+ * data-only restore into a schema-only one) is never bound this way: its source may
+ * have been written since, unmarked, and refresh_flow repairs that.
  */
 extern List *fn_restored_flows_awaiting_key(Oid relid);
 extern void fn_bind_restored_flows(List *flows);
+
+/*
+ * After a COPY FROM into relid (how pg_restore and a plain dump load every table's
+ * rows, the catalog's among them): a COPY into flownode.flow binds its restored
+ * flows of one row, whose sinks have no key for the restore to build (not with
+ * --disable-triggers: the sources' rows may then come unmarked); a COPY into the
+ * sink of a bound flow of one row marks its window. Never fails the COPY over a
+ * flow: a flow that cannot be bound is a WARNING and stays 'restored'.
+ */
+extern void fn_after_copy_from(Oid relid);
 
 /* After ALTER EXTENSION flownode UPDATE: the bound flows without a worker get one at
  * commit (a library newer than the database's objects started none). */

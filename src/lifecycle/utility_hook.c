@@ -25,7 +25,9 @@
  *   are marked, from the first to the last row of its source. A flow's time column
  *   is refused, naming the flows.
  * - The command that builds a restored flow's sink key binds the flow
- *   (flow_binding.c): a restore builds keys after every table's rows.
+ *   (flow_binding.c): a restore builds keys after every table's rows. A flow of one
+ *   row has no key: the COPY of its catalog row binds it, and a COPY into its sink
+ *   after that marks its window.
  * - ALTER EXTENSION flownode UPDATE starts the workers of its database's flows.
  * - Nothing of this runs inside flownode's own extension scripts: their catalog is
  *   half-built until they end.
@@ -36,7 +38,9 @@
 
 #include "access/sysattr.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
+#include "commands/dbcommands.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -257,9 +261,10 @@ static void after_rename(List *renamed) {
 	}
 }
 
-/* Whether the command builds an index on a table (CREATE INDEX, ALTER TABLE ... ADD
- * PRIMARY KEY / UNIQUE / USING INDEX, as pg_dump's post-data section does); its
- * RangeVar then. */
+/* Whether the command builds an index on a table or makes one valid (CREATE INDEX,
+ * ALTER TABLE ... ADD PRIMARY KEY / UNIQUE / USING INDEX, ALTER INDEX ... ATTACH
+ * PARTITION, as pg_dump's post-data section does); its RangeVar then (the
+ * partitioned index's for ALTER INDEX). */
 static RangeVar *indexed_relation(Node *stmt) {
 	ListCell *lc;
 
@@ -271,20 +276,35 @@ static RangeVar *indexed_relation(Node *stmt) {
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
 		if (cmd->subtype == AT_AddConstraint || cmd->subtype == AT_AddIndex ||
-		    cmd->subtype == AT_AddIndexConstraint)
+		    cmd->subtype == AT_AddIndexConstraint ||
+		    (cmd->subtype == AT_AttachPartition && ((AlterTableStmt *)stmt)->objtype == OBJECT_INDEX))
 			return ((AlterTableStmt *)stmt)->relation;
 	}
 	return NULL;
 }
 
-/* Before it: the restored flows whose sink is that table and lacks its key. */
+/* Before it: the restored flows of that table (sink or source) that a key is missing
+ * for. An index names its table. */
 static List *before_index_built(RangeVar *rv) {
 	Oid relid;
+	char kind;
 
 	if (rv == NULL || !OidIsValid(fn_catalog_relid(true)))
 		return NIL;
 	relid = RangeVarGetRelid(rv, NoLock, true);
+	kind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
+	if (kind == RELKIND_INDEX || kind == RELKIND_PARTITIONED_INDEX)
+		relid = IndexGetRelation(relid, true);
 	return OidIsValid(relid) ? fn_restored_flows_awaiting_key(relid) : NIL;
+}
+
+/* The table a COPY FROM loads (a restore loads every table so), or InvalidOid. */
+static Oid copied_into(Node *stmt) {
+	CopyStmt *copy = (CopyStmt *)stmt;
+
+	if (!IsA(stmt, CopyStmt) || !copy->is_from || copy->relation == NULL)
+		return InvalidOid;
+	return RangeVarGetRelid(copy->relation, NoLock, true);
 }
 
 static bool updates_flownode(Node *stmt) {
@@ -403,7 +423,8 @@ static void before_alter_partitions(AlterTableStmt *stmt, PartitionDdl *ddl) {
 		mode = pc->concurrent ? ShareUpdateExclusiveLock : AccessExclusiveLock;
 		LockRelationOid(parent, mode);
 		LockRelationOid(part, mode);
-		if (get_partition_parent(part, true) == parent)
+		/* not a partition of it: the command fails, with PostgreSQL's own error */
+		if (get_rel_relispartition(part) && get_partition_parent(part, true) == parent)
 			fn_mark_rows_of(part, parent, true);
 	}
 }
@@ -698,9 +719,12 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 	List *renamed = NIL;
 	List *awaiting_key = NIL;
 	Retyped *retyped = NULL;
+	Oid dropped_db = InvalidOid;
 
-	if (preloaded_hooks && IsA(stmt, DropdbStmt))
+	if (preloaded_hooks && IsA(stmt, DropdbStmt)) {
+		dropped_db = get_database_oid(((DropdbStmt *)stmt)->dbname, true);
 		fn_before_drop_database(((DropdbStmt *)stmt)->dbname);
+	}
 	if (renames(stmt) && ours)
 		renamed = before_rename();
 	if (ours) {
@@ -710,6 +734,8 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 			retyped = before_retype((AlterTableStmt *)stmt);
 	}
 	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
+	if (OidIsValid(dropped_db))
+		fn_after_drop_database(dropped_db); /* the drop succeeded: nothing rolls it back */
 	if (!IsTransactionState() || in_own_script())
 		return;
 	if (IsA(stmt, AlterTableStmt))
@@ -718,6 +744,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 	after_retype(retyped);
 	after_rename(renamed);
 	fn_bind_restored_flows(awaiting_key);
+	fn_after_copy_from(copied_into(stmt));
 	if (updates_flownode(stmt))
 		fn_start_workers_after_update();
 }

@@ -438,9 +438,10 @@ static void copy_keys(FlowQuery *fq) {
 	bool isnull;
 	TargetEntry *time_tle = NULL;
 
-	if (!OidIsValid(pk))
+	if (!OidIsValid(pk)) /* as logical replication's missing replica identity: the table lacks
+	                      * what the command needs (a restore binding the flow tells it by that) */
 		ereport(ERROR,
-		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		         errmsg("invalid flow query: a flow without aggregation needs a primary key on its source "
 		                "table \"%s\"",
 		                relname),

@@ -276,7 +276,7 @@ typedef enum ConfigQuery {
 	ALL_FLOWS,
 	WAITING_FLOWS,
 	BOUND_FLOWS,
-	UNBOUND_OF_SINK,
+	UNBOUND_OF_TABLE,
 	N_CONFIG_QUERIES
 } ConfigQuery;
 
@@ -316,8 +316,9 @@ static const char *config_where(ConfigQuery which) {
 		return "WHERE f.source_table IS NULL ORDER BY f.flow_id";
 	case BOUND_FLOWS:
 		return "WHERE f.source_table IS NOT NULL AND %s ORDER BY f.flow_id";
-	case UNBOUND_OF_SINK:
-		return "WHERE f.sink_table OPERATOR(pg_catalog.=) $1 AND NOT %s ORDER BY f.flow_id";
+	case UNBOUND_OF_TABLE:
+		return "WHERE (f.sink_table OPERATOR(pg_catalog.=) $1 OR f.source_table OPERATOR(pg_catalog.=) $1) "
+		       "AND NOT %s ORDER BY f.flow_id";
 	case N_CONFIG_QUERIES:
 		break;
 	}
@@ -446,10 +447,10 @@ List *fn_load_bound_flows(void) {
 	return query_configs(BOUND_FLOWS, InvalidOid, (Datum)0);
 }
 
-List *fn_load_unbound_flows_of_sink(Oid relid) {
+List *fn_load_unbound_flows_of_table(Oid relid) {
 	if (!fn_catalog_is_current())
 		return NIL; /* the old layout knows no restored flows */
-	return query_configs(UNBOUND_OF_SINK, OIDOID, ObjectIdGetDatum(relid));
+	return query_configs(UNBOUND_OF_TABLE, OIDOID, ObjectIdGetDatum(relid));
 }
 
 List *fn_load_waiting_flows(void) {

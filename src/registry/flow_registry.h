@@ -135,8 +135,9 @@ extern List *fn_load_flows_of_relation(Oid relid); /* flows reading (also as a d
 extern List *fn_load_all_flows(void);              /* List of TaskConfig *, waiting ones aside */
 extern List *fn_load_waiting_flows(void);          /* List of TaskConfig *, the waiting ones */
 extern List *fn_load_bound_flows(void);            /* the flows that run */
-/* flows writing into relid that a restore brought back and no one bound yet */
-extern List *fn_load_unbound_flows_of_sink(Oid relid);
+/* flows writing into relid or reading it as their source that a restore brought back
+ * and no one bound yet */
+extern List *fn_load_unbound_flows_of_table(Oid relid);
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);

@@ -37,6 +37,7 @@ typedef struct FlowSlot {
 	Latch *worker_latch;
 	TimestampTz worker_registered_at; /* a start was requested at; 0 when none pending */
 	TimestampTz hold_until;           /* no restart before (DROP DATABASE in progress) */
+	TimestampTz drop_db_until;        /* DROP DATABASE in progress: no worker attaches before */
 	pid_t reserved_by;                /* an uncommitted create_flow holds it: neither start nor free it */
 	uint64 acquired_seq;              /* bumped whenever someone claims the slot: garbage collection
 	                                   * frees a slot only if nobody claimed it meanwhile */

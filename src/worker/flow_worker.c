@@ -825,13 +825,16 @@ static void load_statement_timeout(void) {
 	task.timeout_ms = ms;
 }
 
-/* Claims the slot for this process; false when the flow is gone or already served. */
+/* Claims the slot for this process; false when the flow is gone or already served,
+ * or while its database is being dropped: a start requested at a commit just before
+ * DROP DATABASE could attach after the drop stopped the others, and the drop then
+ * failed on this session. */
 static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 	FlowSlot *slot = fn_acquire_slot(dboid, catalog_relid, flow_id, true);
 	bool ok;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	ok = !slot->dropped && slot->worker_pid == 0;
+	ok = !slot->dropped && slot->worker_pid == 0 && GetCurrentTimestamp() >= slot->drop_db_until;
 	if (ok) {
 		slot->worker_pid = MyProcPid;
 		slot->worker_latch = MyLatch;

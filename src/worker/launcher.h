@@ -17,6 +17,8 @@ extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oi
 extern bool fn_role_can_login(Oid roleid);
 /* DROP DATABASE: stops that database's flow workers and holds their restart. */
 extern void fn_before_drop_database(const char *dbname);
+/* After DROP DATABASE succeeded: the slots of its flows freed. */
+extern void fn_after_drop_database(Oid dboid);
 
 PGDLLEXPORT void flownode_launcher_main(Datum arg);
 PGDLLEXPORT void flownode_db_starter_main(Datum arg);

@@ -114,4 +114,50 @@ DELETE FROM secs WHERE ts < 1704067200 + 50 * 7200;
 	}
 }
 
+# A restore that builds a sink's key (post-data: binding its flow) while the source's
+# rows are still being loaded by another session (pg_restore -j loads them in
+# parallel): the binding waits for the source's lock, and must then read the source
+# in a snapshot taken after that wait. It read it in the statement's snapshot, from
+# before the wait, found the source empty, recorded nothing for the empty sink, and
+# the flow was 'active' with nothing dirty and an empty sink (the oracle's seed
+# 1530021794).
+$node->safe_psql('src', q{
+CREATE TABLE lt (ts timestamptz NOT NULL, v int);
+CREATE INDEX ON lt (ts);
+INSERT INTO lt SELECT timestamptz '2024-03-01' + i * interval '17 minutes', i FROM generate_series(1, 300) i;
+SELECT flownode.create_flow('lt_h', 'lt_sink',
+  $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n, sum(v) AS s FROM lt GROUP BY 1$q$,
+  eval_interval => '1 hour');
+});
+my $lt_query = q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n, sum(v) AS s FROM lt GROUP BY 1};
+command_ok([ 'pg_dump', '-d', $node->connstr('src'), '-Fc', '--exclude-table-data', 'lt_sink',
+		'--exclude-table-data', 'lt', '-f', "$dir/late.dump" ], 'pg_dump without lt\'s and lt_sink\'s rows');
+$node->safe_psql('postgres', 'CREATE DATABASE dst_late');
+command_ok([ 'pg_restore', '--section=pre-data', '--section=data', '-d', $node->connstr('dst_late'),
+		"$dir/late.dump" ], 'pre-data and data restored');
+my $loader = $node->background_psql('dst_late');
+$loader->query_safe(q{BEGIN; INSERT INTO lt SELECT timestamptz '2024-03-01' + i * interval '17 minutes', i
+  FROM generate_series(1, 300) i});
+my ($out, $err) = ('', '');
+my $post = IPC::Run::start([ 'pg_restore', '--section=post-data', '-d', $node->connstr('dst_late'),
+		"$dir/late.dump" ], '>', \$out, '2>', \$err);
+ok( fn_poll($node, 'dst_late',
+		"SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'lt' AND NOT l.granted"),
+	'the binding waits for the source\'s rows being loaded');
+$loader->query_safe('COMMIT');
+$loader->quit;
+$post->finish;
+is($post->result(0), 0, 'post-data restored') or diag($err);
+is($node->safe_psql('dst_late', "SELECT state FROM flownode.flows WHERE flow_name = 'lt_h'"),
+	'active', 'the flow is bound');
+is( $node->safe_psql('dst_late',
+		"SELECT count(*) FROM ((SELECT * FROM flownode.read_flow(NULL::lt_sink) EXCEPT ALL ($lt_query))"
+		  . " UNION ALL (($lt_query) EXCEPT ALL SELECT * FROM flownode.read_flow(NULL::lt_sink))) d"),
+	'0', 'read_flow is the query: the loaded rows are pending');
+$node->safe_psql('dst_late', "SELECT flownode.flush_flow('lt_h')");
+is( $node->safe_psql('dst_late',
+		"SELECT (SELECT count(*) FROM (TABLE lt_sink EXCEPT ALL ($lt_query)) a) + "
+		  . "(SELECT count(*) FROM (($lt_query) EXCEPT ALL TABLE lt_sink) b)"),
+	'0', 'after a flush the sink is the query');
+
 done_testing();
