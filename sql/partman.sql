@@ -1,16 +1,21 @@
--- pg_partman (Debian's postgresql-15-partman, 4.7) managing a flow's source: native
--- daily partitions made by create_parent, later ones by run_maintenance, old ones
--- dropped or detached by its retention (docs/user-guide.md, partman recipe). The
--- hourly flow has expire_after, so the rollups of the days retention takes survive;
--- the daily flow has none and follows the source. Everything else is exact.
+-- pg_partman (Debian's postgresql-15-partman, 4.7; 5.x for 17 and 18) managing a
+-- flow's source: native daily partitions made by create_parent, later ones by
+-- run_maintenance, old ones dropped or detached by its retention (docs/user-guide.md,
+-- partman recipe). The hourly flow has expire_after, so the rollups of the days
+-- retention takes survive; the daily flow has none and follows the source.
+-- Everything else is exact.
 SET timezone = 'UTC';
 CREATE SCHEMA partman;
 CREATE EXTENSION pg_partman SCHEMA partman;
 
 CREATE TABLE metrics (ts timestamptz NOT NULL, host text NOT NULL, v int NOT NULL) PARTITION BY RANGE (ts);
 CREATE INDEX ON metrics (ts);
--- a partition per day from 10 days ago to 2 days ahead, and a default one
-SELECT partman.create_parent('public.metrics', 'ts', 'native', 'daily', p_premake => 2,
+-- a partition per day from 10 days ago to 2 days ahead, and a default one (4.x
+-- calls native partitioning 'native', 5.x 'range')
+SELECT CASE WHEN extversion LIKE '4.%' THEN 'native' ELSE 'range' END AS partman_type
+  FROM pg_extension WHERE extname = 'pg_partman' \gset
+SELECT partman.create_parent(p_parent_table => 'public.metrics', p_control => 'ts', p_type => :'partman_type',
+  p_interval => '1 day', p_premake => 2,
   p_start_partition => (date_trunc('day', now()) - interval '10 days')::text);
 SELECT count(*) AS partitions FROM pg_partition_tree('metrics') WHERE isleaf;
 -- a row every 2 hours, from 10 days ago to the end of today

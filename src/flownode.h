@@ -8,6 +8,8 @@
 
 #include "postgres.h"
 
+#include "pgutil/pg_compat.h"
+
 #define FLOWNODE_SCHEMA "flownode"
 #define FLOWNODE_CATALOG "flow"
 /* the flows bound to this database's tables (their triggers exist here); not dumped */

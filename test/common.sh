@@ -33,12 +33,18 @@ fn_pg_bindir() {
 # postgresql-15-hll and postgresql-15-tdigest: sql/types.sql keeps their aggregate
 # states in sinks. postgresql-15-partman (pg_partman 4.7): sql/partman.sql manages a
 # flow's partitioned source with it.
+# Inside a chroot of test/pg_chroot.sh (FN_IN_CHROOT=1) the list is that chroot's
+# (fn_chroot_required): its version's server and what its suites need.
 fn_install_deps() {
   [[ $(id -u) -eq 0 ]] || fn_die "fn_install_deps must run as root"
   local pkgs=(postgresql-15 postgresql-server-dev-15 libipc-run-perl perl g++ make
               libgtest-dev googletest libbenchmark-dev libpq-dev
               clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
               postgresql-15-hll postgresql-15-tdigest postgresql-15-partman)
+  if [[ "${FN_IN_CHROOT:-}" == 1 ]]; then
+    # shellcheck disable=SC2207  # a list of package names
+    pkgs=($(fn_chroot_required "$FN_PG_MAJOR"))
+  fi
   local missing=() p
   for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

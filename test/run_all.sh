@@ -4,24 +4,67 @@
 # continuing after failures so that everything is reported: checks (clang-format,
 # clang-tidy), unit (the C++ core, also under AddressSanitizer and
 # UndefinedBehaviorSanitizer), regress, isolation, tap, oracle (the randomized
-# differential oracle, test/oracle). Run as root on Debian 12, from
-# any directory. The last line of output is always
+# differential oracle, test/oracle), and the Debian package (test/deb_package.sh).
+# Run as root on Debian 12, from any directory:
+#   bash test/run_all.sh              PostgreSQL 15, the machine's own
+#   bash test/run_all.sh --pg 17      PostgreSQL 17, in a Debian 13 (trixie) chroot
+#   bash test/run_all.sh --pg 18      PostgreSQL 18, in a Debian sid chroot
+#   bash test/run_all.sh --pg all     15, 17 and 18 (--pg may also be repeated)
+# The chroots are made with debootstrap on first use and kept (test/pg_chroot.sh);
+# inside one the same script runs the version's suites (build, unit, regress,
+# isolation, tap, oracle). The checks and the sanitizer build of the unit tests do not
+# depend on PostgreSQL's version: they run once, on the machine itself.
+# The last line of output is always
 #   flownode: N passed, M failed
-# and the exit status is non-zero if anything failed or if no test ran.
-# Set FLOWNODE_KEEP_WORKDIR=1 to keep the temporary directory for inspection.
+# over every version run, after a summary per suite and per version, and the exit
+# status is non-zero if anything failed or if no test ran.
+# Set FLOWNODE_KEEP_WORKDIR=1 to keep the temporary directories for inspection.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . test/common.sh
+. test/pg_chroot.sh
+
+# The versions to run, in order, from --pg (default: the machine's own, 15).
+FN_ALL_VERSIONS=(15 17 18)
+VERSIONS=()
+while (($#)); do
+  case "$1" in
+    --pg)
+      [[ $# -ge 2 ]] || fn_die "--pg needs a version: 15, 17, 18 or all"
+      case "$2" in
+        all) VERSIONS+=("${FN_ALL_VERSIONS[@]}") ;;
+        15 | 17 | 18) VERSIONS+=("$2") ;;
+        *) fn_die "unsupported PostgreSQL version '$2' (15, 17, 18 or all)" ;;
+      esac
+      shift 2 ;;
+    --pg=*) set -- --pg "${1#--pg=}" "${@:2}" ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) fn_die "unknown argument '$1' (usage: run_all.sh [--pg 15|17|18|all]...)" ;;
+  esac
+done
+((${#VERSIONS[@]})) || VERSIONS=(15)
+# Inside a chroot (FN_IN_CHROOT=1, set by run_in_chroot) the one version asked for
+# is the system's own.
+if [[ "${FN_IN_CHROOT:-}" == 1 ]]; then
+  FN_PG_MAJOR="${VERSIONS[0]}"
+fi
 
 TOTAL_PASS=0
 TOTAL_FAIL=0
 SUMMARY=()
+LABEL=""          # the version's prefix on its summary lines ("pg17 ")
+VERSION_LINES=()  # one per version: its counts and time
 
 # record SUITE PASSED FAILED [NOTE]: add one suite's counts to the totals.
 record() {
   TOTAL_PASS=$((TOTAL_PASS + $2))
   TOTAL_FAIL=$((TOTAL_FAIL + $3))
-  SUMMARY+=("$(printf '%-10s %4d passed, %4d failed%s' "$1" "$2" "$3" "${4:+  ($4)}")")
+  SUMMARY+=("$(printf '%-16s %4d passed, %4d failed%s' "$LABEL$1" "$2" "$3" "${4:+  ($4)}")")
+}
+
+# skip SUITE REASON: a suite or test not run on this version, in the summary.
+skip() {
+  SUMMARY+=("$(printf '%-16s skipped (%s)' "$LABEL$1" "$2")")
 }
 
 # Sum the numbers captured by a sed expression over a log (0 if none).
@@ -91,12 +134,15 @@ make_var() {
 # Count pg_regress's per-test lines in LOG for SUITE, whose Makefile list is
 # PLANNED; dump DIFFS on failure. PG15 prints e.g.
 #   "test api                          ... ok          123 ms"
-# (or "     api ... FAILED" inside a parallel group). pg_regress aborts on some
+# (or "     api ... FAILED" inside a parallel group); from 16 on, TAP lines
+#   "ok 1         - api                                       123 ms"
+#   "not ok 2     - errors                                    456 ms"
+# ("+" instead of "-" inside a parallel group). pg_regress aborts on some
 # errors (e.g. a missing expected file): the tests it never reached count as failed.
 record_pg_regress() {
   local suite="$1" log="$2" rc="$3" diffs="$4" planned="$5" pass fail note=""
-  pass=$(grep -cE '^(test )? *[^ ]+ +\.\.\. +ok( |$)' "$log" || true)
-  fail=$(grep -cE '^(test )? *[^ ]+ +\.\.\. +(FAILED|failed)' "$log" || true)
+  pass=$(grep -cE '^((test )? *[^ ]+ +\.\.\. +ok( |$)|ok [0-9]+ +[-+] )' "$log" || true)
+  fail=$(grep -cE '^((test )? *[^ ]+ +\.\.\. +(FAILED|failed)|not ok [0-9]+ +[-+] )' "$log" || true)
   if ((rc != 0 || fail > 0)); then
     if [[ -s "$diffs" ]]; then
       echo "---- $diffs (first 200 lines) ----"
@@ -118,13 +164,33 @@ record_pg_regress() {
 # start its own cluster. The two are run separately (each with the other's list
 # emptied on the make command line) because make stops at the first failing
 # command and the isolation tests must run even if a regression test fails.
+# The regression tests that need an extension of another package, as TEST:EXTENSION
+# (Debian's postgresql-NN-hll, -tdigest, -partman): where one is not installed the
+# test is left out of the run and the summary says so (a release may lack the package).
+FN_REGRESS_NEEDS=(types:hll types:tdigest partman:pg_partman)
+
 run_regress_and_isolation() {
-  local src="$WORK/src" log rc planned
+  local src="$WORK/src" log rc planned tests=() t need ext sharedir missing=()
+  sharedir="$("$(fn_pg_bindir)/pg_config" --sharedir)"
+  for t in $(make_var REGRESS); do
+    for need in "${FN_REGRESS_NEEDS[@]}"; do
+      ext="${need#*:}"
+      if [[ "${need%%:*}" == "$t" && ! -f "$sharedir/extension/$ext.control" ]]; then
+        missing+=("$t (no $ext extension for PostgreSQL $FN_PG_MAJOR)")
+        continue 2
+      fi
+    done
+    tests+=("$t")
+  done
+  for t in "${missing[@]}"; do
+    fn_log "regress: $t skipped"
+    skip "regress:${t%% *}" "${t#* (}"
+  done
   fn_log "suite regress: make installcheck (REGRESS)"
   log="$WORK/regress.log"
   rc=0
-  (cd "$src" && fn_as_postgres make installcheck ISOLATION=) 2>&1 | tee "$log" || rc=$?
-  planned=$(make_var REGRESS | wc -w) || planned=0
+  (cd "$src" && fn_as_postgres make installcheck ISOLATION= REGRESS="${tests[*]}") 2>&1 | tee "$log" || rc=$?
+  planned=${#tests[@]}
   record_pg_regress regress "$log" "$rc" "$src/regression.diffs" "$planned"
 
   fn_log "suite isolation: make installcheck (ISOLATION)"
@@ -160,9 +226,15 @@ run_tap() {
     return 0
   fi
   fn_log "suite tap: prove ${tests[*]}"
-  local bin pgxs log="$WORK/tap.log" rc=0 pass fail v01="$WORK/v0.1"
-  # the 0.1 release's source, which test/tap/012_upgrade.pl builds and upgrades from
-  if git -C "$FN_ROOT" archive "$FN_V01_COMMIT" >"$WORK/v0.1.tar" 2>/dev/null; then
+  local bin pgxs log="$WORK/tap.log" rc=0 pass fail v01="$WORK/v0.1" note=""
+  # the 0.1 release's source, which test/tap/012_upgrade.pl builds and upgrades from.
+  # 0.1 was released for PostgreSQL 15 only and does not build against a later
+  # version's headers: no cluster of 17 or 18 can hold a 0.1 catalog to update.
+  if [[ "$FN_PG_MAJOR" != 15 ]]; then
+    note="012_upgrade skipped: the 0.1 release builds against PostgreSQL 15 only"
+    fn_log "$note"
+    v01=""
+  elif git -C "$FN_ROOT" archive "$FN_V01_COMMIT" >"$WORK/v0.1.tar" 2>/dev/null; then
     mkdir -p "$v01" && tar -C "$v01" -xf "$WORK/v0.1.tar" && chown -R postgres: "$v01"
   else
     fn_log "no git history here: the upgrade test is skipped"
@@ -180,9 +252,9 @@ run_tap() {
   pass=$(grep -cE '^ok [0-9]+' "$log" || true)
   fail=$(grep -cE '^not ok [0-9]+' "$log" || true)
   if ((rc != 0 && fail == 0)); then
-    record tap "$pass" 1 "prove exited with $rc"
+    record tap "$pass" 1 "prove exited with $rc${note:+; $note}"
   else
-    record tap "$pass" "$fail"
+    record tap "$pass" "$fail" "$note"
   fi
 }
 
@@ -196,7 +268,7 @@ run_tap() {
 run_oracle() {
   local src="$WORK/src" minutes="${FLOWNODE_ORACLE_MINUTES:-4}" bin pgxs log="$WORK/oracle.log" rc=0 pass fail
   if [[ ! -f "$src/test/oracle/oracle.pl" ]]; then
-    SUMMARY+=("$(printf '%-10s skipped (no test/oracle/oracle.pl)' oracle)")
+    skip oracle "no test/oracle/oracle.pl"
     return 0
   fi
   fn_log "suite oracle: test/oracle/oracle.pl --minutes $minutes"
@@ -217,26 +289,148 @@ run_oracle() {
   fi
 }
 
-fn_install_deps
-fn_build_install WERROR=1
+# The suites of one version on this system's PostgreSQL (FN_PG_MAJOR): the machine's
+# own 15, or a chroot's version when this script runs inside one. Every suite that
+# depends on PostgreSQL's version goes here, so that it runs on every version; a
+# suite that needs more packages in the chroots adds them to fn_chroot_required
+# (test/pg_chroot.sh).
+run_version_suites() {
+  fn_build_install WERROR=1
+  WORK="$(fn_workdir)"
+  if [[ "${FLOWNODE_KEEP_WORKDIR:-}" == 1 ]]; then
+    fn_log "work directory kept: $WORK"
+  else
+    CLEANUP+=("rm -rf '$WORK'")
+  fi
+  copy_repo "$WORK/src"
 
-WORK="$(fn_workdir)"
-if [[ "${FLOWNODE_KEEP_WORKDIR:-}" == 1 ]]; then
-  fn_log "work directory kept: $WORK"
-else
-  trap 'rm -rf "$WORK"' EXIT
+  run_unit unit check
+  if [[ "${FN_IN_CHROOT:-}" == 1 ]]; then
+    skip unit-asan "the core has no PostgreSQL header: run once, on the machine itself"
+  else
+    run_unit unit-asan sanitize
+  fi
+  run_regress_and_isolation
+  run_tap
+  run_oracle
+}
+
+# run_in_chroot MAJOR: this script with --pg MAJOR inside the version's chroot, on a
+# copy of the repository; its summary lines and counts join this run's. Concurrent
+# runs of one version wait for each other (the chroot is made once, and its
+# PostgreSQL installation holds one flownode).
+run_in_chroot() {
+  local v="$1" dir run log rc=0 line counts
+  mkdir -p "$FN_CHROOT_CACHE"
+  exec {lock}>"$FN_CHROOT_CACHE/.$(fn_chroot_codename "$v").lock"
+  flock "$lock"
+  dir="$(fn_chroot_ensure "$v")"
+  fn_chroot_mount "$dir"
+  CLEANUP+=("fn_chroot_umount '$dir'")
+  run="$(mktemp -d "$dir/tmp/flownode-run.XXXXXX")"
+  [[ "${FLOWNODE_KEEP_WORKDIR:-}" == 1 ]] || CLEANUP+=("rm -rf --one-file-system '$run'")
+  copy_repo_plain "$run/src"
+  log="$run/run.log"
+  fn_log "PostgreSQL $v: test/run_all.sh --pg $v inside $dir"
+  chroot "$dir" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb FN_IN_CHROOT=1 \
+      FLOWNODE_KEEP_WORKDIR="${FLOWNODE_KEEP_WORKDIR:-}" FLOWNODE_ORACLE_MINUTES="${FLOWNODE_ORACLE_MINUTES:-}" \
+      bash "/tmp/$(basename "$run")/src/test/run_all.sh" --pg "$v" 2>&1 | tee "$log" || rc=$?
+  fn_chroot_umount "$dir"
+  flock -u "$lock"
+  # its summary: the lines between the banner and its last line
+  while IFS= read -r line; do
+    SUMMARY+=("$line")
+  done < <(sed -n '/^==* flownode test summary/,$p' "$log" | sed '1d;$d')
+  counts="$(sed -nE 's/^flownode-pg[0-9]+: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -n 1)"
+  if [[ -n "$counts" ]]; then
+    TOTAL_PASS=$((TOTAL_PASS + ${counts% *}))
+    TOTAL_FAIL=$((TOTAL_FAIL + ${counts#* }))
+  else
+    record run 0 1 "the run inside the chroot ended (exit $rc) without its summary"
+  fi
+}
+
+# Copy the repository (without .git and build outputs) to DEST, owned by root: the
+# chroot's postgres is another user than the machine's (the run inside copies it
+# again, for its own postgres).
+copy_repo_plain() {
+  local dest="$1" name entries=()
+  while IFS= read -r -d '' name; do
+    case "$name" in
+      .git | tmp_check | tmp_check_iso | results | results_iso | output_iso | regression.* | log) ;;
+      *) entries+=("$name") ;;
+    esac
+  done < <(find . -mindepth 1 -maxdepth 1 -printf '%f\0')
+  mkdir -p "$dest"
+  tar --exclude='*.o' --exclude='*.bc' --exclude='*.so' --exclude=flownode_unit --exclude=flownode_unit_sanitized \
+      --exclude=tmp_check -cf - "${entries[@]}" | tar -C "$dest" -xf -
+}
+
+# e. The Debian package of the version (test/deb_package.sh): built with pg_buildext,
+# installed into a clean chroot of the version, a flow run, removed. Four tests.
+run_package() {
+  local v="$1" log rc=0 line counts
+  log="$WORK/package-$v.log"
+  fn_log "suite package: test/deb_package.sh --pg $v"
+  FLOWNODE_CHROOT_CACHE="$FN_CHROOT_CACHE" bash test/deb_package.sh --pg "$v" 2>&1 | tee "$log" || rc=$?
+  counts="$(sed -nE 's/^flownode-package: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -n 1)"
+  if [[ -z "$counts" ]]; then
+    record package 0 1 "test/deb_package.sh ended (exit $rc) without its counts"
+  else
+    record package "${counts% *}" "${counts#* }"
+  fi
+}
+
+CLEANUP=()
+cleanup() {
+  local c
+  for ((c = ${#CLEANUP[@]} - 1; c >= 0; c--)); do eval "${CLEANUP[c]}" || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ "${FN_IN_CHROOT:-}" == 1 ]]; then
+  # inside a chroot: this version's suites only; run_in_chroot reads the summary
+  fn_install_deps
+  LABEL="pg$FN_PG_MAJOR "
+  run_version_suites
+  echo
+  echo "==================== flownode test summary ===================="
+  printf '%s\n' "${SUMMARY[@]}"
+  echo "flownode-pg$FN_PG_MAJOR: $TOTAL_PASS passed, $TOTAL_FAIL failed"
+  exit 0
 fi
-copy_repo "$WORK/src"
 
+fn_install_deps
+WORK="$(fn_workdir)"
+CLEANUP+=("rm -rf '$WORK'")
+LABEL=""
+start=$SECONDS
 run_checks
-run_unit unit check
-run_unit unit-asan sanitize
-run_regress_and_isolation
-run_tap
-run_oracle
+t=$((SECONDS - start))
+VERSION_LINES+=("$(printf 'checks (once, on the machine): in %dm%02ds' $((t / 60)) $((t % 60)))")
+for v in "${VERSIONS[@]}"; do
+  start=$SECONDS
+  pass0=$TOTAL_PASS
+  fail0=$TOTAL_FAIL
+  LABEL="pg$v "
+  if [[ "$v" == "$FN_PG_MAJOR" ]]; then
+    run_version_suites
+  else
+    run_in_chroot "$v"
+  fi
+  run_package "$v"
+  t=$((SECONDS - start))
+  VERSION_LINES+=("$(printf 'PostgreSQL %s: %d passed, %d failed in %dm%02ds' "$v" \
+    $((TOTAL_PASS - pass0)) $((TOTAL_FAIL - fail0)) $((t / 60)) $((t % 60)))")
+done
 
 echo
 echo "==================== flownode test summary ===================="
 printf '%s\n' "${SUMMARY[@]}"
+echo "---------------------------------------------------------------"
+printf '%s\n' "${VERSION_LINES[@]}"
+printf 'all: in %dm%02ds\n' $((SECONDS / 60)) $((SECONDS % 60))
 echo "flownode: $TOTAL_PASS passed, $TOTAL_FAIL failed"
 ((TOTAL_FAIL == 0 && TOTAL_PASS > 0))

@@ -211,7 +211,7 @@ static const ArgWords clause_words = {
 
 /* A flow without windows is recomputed whole at each evaluation after a change
  * (GreptimeDB's rule): it has no adaptive cadence, so it needs eval_interval. */
-static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) pg_attribute_noreturn();
+pg_noreturn static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w);
 static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
 	const char *why, *hint;
 
@@ -622,7 +622,7 @@ static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 			LOCKTAG tag;
 
 			SET_LOCKTAG_RELATION(tag, MyDatabaseId, lfirst_oid(lc));
-			conflict |= LockHeldByMe(&tag, AccessExclusiveLock);
+			conflict |= fn_lock_held_by_me(&tag, AccessExclusiveLock);
 		}
 		relation_close(src, NoLock);
 	}

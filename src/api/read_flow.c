@@ -257,7 +257,7 @@ Datum flownode_read_flow(PG_FUNCTION_ARGS) {
  */
 Datum flownode_create_read_view(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
-	List *names = stringToQualifiedNameList(fn_text_arg(fcinfo, 1, "view_name"));
+	List *names = fn_string_to_qualified_name_list(fn_text_arg(fcinfo, 1, "view_name"));
 	RangeVar *rv = makeRangeVarFromNameList(names);
 	TaskConfig *cfg;
 	ObjectAddress view, sink, extension;

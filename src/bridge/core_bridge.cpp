@@ -11,6 +11,8 @@ extern "C" {
 #include "utils/datetime.h"
 #include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
+
+#include "pgutil/pg_compat.h"
 }
 
 // The core's timestamp range is PostgreSQL's (time_range.h).
@@ -174,7 +176,7 @@ class PgCalendar final : public flownode::WindowCalendar {
 		char *lower = downcase_truncate_identifier(zone, static_cast<int>(strlen(zone)), false);
 		int offset = 0;
 		pg_tz *tz = nullptr;
-		int type = DecodeTimezoneAbbrev(0, lower, &offset, &tz);
+		int type = fn_decode_timezone_abbrev(lower, &offset, &tz);
 		if (type == TZ || type == DTZ)
 			return pg_tzset_offset(-offset);
 		if (type == DYNTZ)

@@ -36,7 +36,6 @@
 #include "commands/dbcommands.h"
 #include "common/keywords.h"
 #include "parser/scanner.h"
-#include "parser/gram.h"
 #include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/timestamp.h"
@@ -252,7 +251,7 @@ static char *token_text(GtParser *p, GtToken *t) {
 	}
 }
 
-static void syntax_error(GtParser *p, GtToken *t, const char *expected) pg_attribute_noreturn();
+pg_noreturn static void syntax_error(GtParser *p, GtToken *t, const char *expected);
 static void syntax_error(GtParser *p, GtToken *t, const char *expected) {
 	if (t->kind == 0)
 		ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR), errmsg("syntax error at end of input"),

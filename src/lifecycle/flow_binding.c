@@ -245,7 +245,7 @@ static bool awaits_key(TaskConfig *cfg, ErrorData *edata, bool sink_step) {
 	rel = try_table_open(cfg->source_relid, AccessShareLock);
 	if (rel == NULL)
 		return false;
-	keyless = !OidIsValid(RelationGetPrimaryKeyIndex(rel));
+	keyless = !OidIsValid(fn_rel_primary_key_index(rel));
 	table_close(rel, AccessShareLock);
 	return keyless;
 }

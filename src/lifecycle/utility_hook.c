@@ -525,32 +525,42 @@ static List *retyped_columns(AlterTableStmt *stmt) {
 	return names;
 }
 
-/* Whether a range table entry of the query (at any level) reads one of the columns:
- * its selectedCols, which parse analysis fills for the privilege checks, holds every
- * column read anywhere in the query (0: the whole row). Columns are matched by name,
- * as a partition may number them otherwise than its parent. */
+/* Whether a range table entry of the query reads one of the columns: its selected
+ * columns, which parse analysis fills for the privilege checks, hold every column
+ * read anywhere in the query (0: the whole row). Columns are matched by name, as a
+ * partition may number them otherwise than its parent. */
+static bool rte_reads(const Query *query, const RangeTblEntry *rte, const Retyped *r) {
+	Bitmapset *cols;
+	ListCell *lc;
+
+	if (rte->rtekind != RTE_RELATION || !list_member_oid(r->relids, rte->relid))
+		return false;
+	cols = fn_rte_selected_cols(query, rte);
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols))
+		return true;
+	foreach (lc, r->names) {
+		AttrNumber att = get_attnum(rte->relid, strVal(lfirst(lc)));
+
+		if (att != InvalidAttrNumber && bms_is_member(att - FirstLowInvalidHeapAttributeNumber, cols))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the query (at any level: its subqueries, CTEs and sublinks) reads one of
+ * the columns. */
 static bool reads_walker(Node *node, Retyped *r) {
 	if (node == NULL)
 		return false;
-	if (IsA(node, RangeTblEntry)) {
-		RangeTblEntry *rte = (RangeTblEntry *)node;
+	if (IsA(node, Query)) {
+		Query *query = (Query *)node;
 		ListCell *lc;
 
-		if (rte->rtekind != RTE_RELATION || !list_member_oid(r->relids, rte->relid))
-			return false;
-		if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, rte->selectedCols))
-			return true;
-		foreach (lc, r->names) {
-			AttrNumber att = get_attnum(rte->relid, strVal(lfirst(lc)));
-
-			if (att != InvalidAttrNumber &&
-			    bms_is_member(att - FirstLowInvalidHeapAttributeNumber, rte->selectedCols))
+		foreach (lc, query->rtable)
+			if (rte_reads(query, lfirst_node(RangeTblEntry, lc), r))
 				return true;
-		}
-		return false;
+		return query_tree_walker(query, reads_walker, r, 0);
 	}
-	if (IsA(node, Query))
-		return query_tree_walker((Query *)node, reads_walker, r, QTW_EXAMINE_RTES_BEFORE);
 	return expression_tree_walker(node, reads_walker, r);
 }
 
@@ -569,7 +579,7 @@ static bool uses_columns(TaskConfig *cfg, Retyped *r) {
 			if (!tle->resjunk && tle->resname != NULL && list_member(r->names, makeString(tle->resname)))
 				return true;
 		}
-	return query_tree_walker(q, reads_walker, r, QTW_EXAMINE_RTES_BEFORE);
+	return reads_walker((Node *)q, r);
 }
 
 /* The flows whose time column the command retypes, refused: the windows, the sink's
@@ -633,7 +643,7 @@ static Retyped *before_retype(AlterTableStmt *stmt) {
 	if (names == NIL || !OidIsValid(fn_catalog_relid(true)))
 		return NULL;
 	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-	if (!OidIsValid(relid) || !pg_class_ownercheck(relid, GetUserId()))
+	if (!OidIsValid(relid) || !fn_rel_ownercheck(relid, GetUserId()))
 		return NULL;
 	r = palloc0(sizeof(Retyped));
 	foreach (lc, names)

@@ -95,7 +95,7 @@ static DimensionValues *values_for(Oid relid, AttrNumber attnum, Oid typid) {
 	ListCell *lc;
 	MemoryContext old;
 
-	if (last_set != NULL && last_lxid == MyProc->lxid && last_epoch == values_epoch &&
+	if (last_set != NULL && last_lxid == fn_my_lxid() && last_epoch == values_epoch &&
 	    last_set->relid == relid && last_set->attnum == attnum && last_set->set.subid == subid &&
 	    last_set->typid == typid)
 		return last_set;
@@ -116,7 +116,7 @@ static DimensionValues *values_for(Oid relid, AttrNumber attnum, Oid typid) {
 	MemoryContextSwitchTo(old);
 found:
 	last_set = v;
-	last_lxid = MyProc->lxid;
+	last_lxid = fn_my_lxid();
 	last_epoch = values_epoch;
 	return v;
 }

@@ -76,7 +76,7 @@ typedef struct MarkScope {
 } MarkScope;
 
 static inline MarkScope mark_scope(void) {
-	MarkScope s = {MyProc->lxid, GetCurrentSubTransactionId(), marks_epoch};
+	MarkScope s = {fn_my_lxid(), GetCurrentSubTransactionId(), marks_epoch};
 
 	return s;
 }
@@ -510,7 +510,7 @@ static bool truncated_too(Oid relid) {
 	if (truncating_stack == NIL || !list_member_oid(linitial(truncating_stack), relid))
 		return false;
 	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-	return LockHeldByMe(&tag, AccessExclusiveLock);
+	return fn_lock_held_by_me(&tag, AccessExclusiveLock);
 }
 
 /* TRUNCATE of a flow's source: its flows' sinks are emptied (the windows that are not

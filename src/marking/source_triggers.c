@@ -417,7 +417,7 @@ void fn_keep_marking_always(Oid relid) {
 			names = lappend(names, pstrdup(t->tgname));
 	}
 	foreach (lc, names)
-		EnableDisableTrigger(rel, lfirst(lc), TRIGGER_FIRES_ALWAYS, false, ShareRowExclusiveLock);
+		fn_enable_disable_trigger(rel, lfirst(lc), TRIGGER_FIRES_ALWAYS, false, ShareRowExclusiveLock);
 	table_close(rel, NoLock);
 	if (names != NIL)
 		CommandCounterIncrement();

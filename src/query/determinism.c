@@ -227,8 +227,8 @@ static int cursor_position(const Walk *w, int location) {
 	return errposition(pg_mbstrlen_with_len(w->sql, location) + 1);
 }
 
-static void refuse(const Walk *w, int location, const char *message, const char *detail, const char *hint)
-    pg_attribute_noreturn();
+pg_noreturn static void refuse(const Walk *w, int location, const char *message, const char *detail,
+                               const char *hint);
 static void refuse(const Walk *w, int location, const char *message, const char *detail, const char *hint) {
 	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", message),
 	                detail ? errdetail("%s", detail) : 0, hint ? errhint("%s", hint) : 0,
@@ -241,8 +241,8 @@ static void refuse(const Walk *w, int location, const char *message, const char 
  * it, `link` how: "operator ~~~(text,text)" "calls", "the cast from mood to text"
  * "turns type mood into text with"; via NULL: called by name.
  */
-static void refuse_function(const Walk *w, int location, const char *via, const char *link, Oid fn)
-    pg_attribute_noreturn();
+pg_noreturn static void refuse_function(const Walk *w, int location, const char *via, const char *link,
+                                        Oid fn);
 static void refuse_function(const Walk *w, int location, const char *via, const char *link, Oid fn) {
 	char *name = format_procedure(fn);
 	char *subject =
@@ -364,8 +364,8 @@ static bool expr_text_fine(Node *expr, TextProblem *problem) {
 }
 
 /* Refuses what `via` does with a value's text (see TextProblem). */
-static void refuse_text(const Walk *w, int location, const char *via, const TextProblem *problem, bool input)
-    pg_attribute_noreturn();
+pg_noreturn static void refuse_text(const Walk *w, int location, const char *via, const TextProblem *problem,
+                                    bool input);
 static void refuse_text(const Walk *w, int location, const char *via, const TextProblem *problem,
                         bool input) {
 	if (!OidIsValid(problem->type))

@@ -138,7 +138,7 @@ static List *add_conjuncts(List *out, Query *q, Node *quals, bool all, Bitmapset
 
 	if (quals == NULL)
 		return out;
-	foreach (lc, make_ands_implicit((Expr *)flatten_join_alias_vars(q, quals))) {
+	foreach (lc, make_ands_implicit((Expr *)fn_flatten_join_alias_vars(q, quals))) {
 		Conjunct *c = palloc(sizeof(Conjunct));
 
 		c->expr = lfirst(lc);

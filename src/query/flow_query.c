@@ -431,7 +431,7 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 static void copy_keys(FlowQuery *fq) {
 	Relation rel = table_open(fq->source_relid, AccessShareLock);
 	const char *relname = RelationGetRelationName(rel);
-	Oid pk = RelationGetPrimaryKeyIndex(rel);
+	Oid pk = fn_rel_primary_key_index(rel);
 	HeapTuple itup;
 	Form_pg_index idx;
 	oidvector *classes;
@@ -544,7 +544,7 @@ static int clock_error_position(const char *sql, Node *clock) {
 }
 
 /* Refuses a use of now() the flow gives no meaning to, pointing at it. */
-static void refuse_clock(const char *sql, Node *clock, const FlowQuery *fq) pg_attribute_noreturn();
+pg_noreturn static void refuse_clock(const char *sql, Node *clock, const FlowQuery *fq);
 static void refuse_clock(const char *sql, Node *clock, const FlowQuery *fq) {
 	const char *detail = "A flow gives the clock one meaning: in WHERE, its time column compared with an "
 	                     "expression of now() (the scheduled time of each evaluation, with eval_interval).";
@@ -715,6 +715,7 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	} else
 		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
 	error_context_stack = errcb.previous;
+	fn_flatten_group_exprs(q);
 	fq->query = q;
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)

@@ -209,9 +209,7 @@ static void fence_source(Query *query, int rtindex, AttrNumber attnum, Oid colty
 	rte->rellockmode = NoLock;
 	rte->tablesample = NULL;
 	rte->inh = false;
-	rte->requiredPerms = 0;
-	rte->checkAsUser = InvalidOid;
-	rte->selectedCols = rte->insertedCols = rte->updatedCols = rte->extraUpdatedCols = NULL;
+	fn_rte_clear_permissions(query, rte);
 	query->hasSubLinks |= sub->hasSubLinks;
 }
 

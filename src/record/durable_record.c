@@ -75,7 +75,7 @@ static Datum ranges_datum_generic(const FnTimeRange *ranges, uint32 n) {
 		/* [start, end) is already int8range's canonical form: serialize it without
 		 * make_range's call of int8range_canonical (which deserializes and
 		 * serializes it again) */
-		rs[i] = range_serialize(rangetyp, &lo, &hi, false);
+		rs[i] = fn_range_serialize(rangetyp, &lo, &hi, false);
 	}
 	return MultirangeTypePGetDatum(make_multirange(INT8MULTIRANGEOID, rangetyp, (int32)n, rs));
 }

@@ -70,8 +70,8 @@ void fn_read_check_caller(TaskConfig *cfg, FlowQuery *fq) {
 		                errmsg("permission denied for table %s", get_rel_name(cfg->sink_relid)),
 		                errdetail("read_flow needs SELECT on the flow's sink and source tables.")));
 	/* the columns the flow's query reads, as running it yourself would check them */
-	Assert(source->rtekind == RTE_RELATION && !OidIsValid(source->checkAsUser));
-	if (!ExecCheckRTPerms(list_make1(source), false))
+	Assert(source->rtekind == RTE_RELATION && !OidIsValid(fn_rte_check_as_user(fq->query, source)));
+	if (!fn_rte_permitted(fq->query, source))
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 		                errmsg("permission denied for table %s", get_rel_name(cfg->source_relid)),
 		                errdetail("read_flow needs SELECT on the flow's sink and source tables.")));

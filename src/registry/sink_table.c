@@ -367,7 +367,7 @@ static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
 
 /* Returns the sink's OID, creating it when absent. */
 Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool *created) {
-	RangeVar *rv = makeRangeVarFromNameList(stringToQualifiedNameList(sink_name));
+	RangeVar *rv = makeRangeVarFromNameList(fn_string_to_qualified_name_list(sink_name));
 	Oid relid = RangeVarGetRelid(rv, NoLock, true);
 
 	if (rv->relpersistence == RELPERSISTENCE_TEMP ||

@@ -69,7 +69,7 @@ void fn_inflight_begin(void) {
 	SpinLockAcquire(&fn_inflight->mutex);
 	seq = ++fn_inflight->seq;
 	SpinLockRelease(&fn_inflight->mutex);
-	fn_inflight->entries[MyProc->pgprocno] = seq;
+	fn_inflight->entries[fn_my_procno()] = seq;
 	pg_memory_barrier();
 }
 
@@ -77,7 +77,7 @@ void fn_inflight_end(void) {
 	if (fn_inflight == NULL || MyProc == NULL)
 		return;
 	pg_memory_barrier();
-	fn_inflight->entries[MyProc->pgprocno] = 0;
+	fn_inflight->entries[fn_my_procno()] = 0;
 }
 
 /*
@@ -93,7 +93,7 @@ void fn_inflight_wait_all(void) {
 	for (int i = 0; i < n; i++)
 		seen[i] = fn_inflight->entries[i];
 	for (int i = 0; i < n; i++) {
-		if (i == MyProc->pgprocno)
+		if (i == fn_my_procno())
 			continue;
 		while (seen[i] != 0 && fn_inflight->entries[i] == seen[i]) {
 			CHECK_FOR_INTERRUPTS();
