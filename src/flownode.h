@@ -8,7 +8,7 @@
 
 #include "postgres.h"
 
-#include "pgutil/pg_compat.h"
+#include "compat/pg_compat.h"
 
 #define FLOWNODE_SCHEMA "flownode"
 #define FLOWNODE_CATALOG "flow"

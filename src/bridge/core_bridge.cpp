@@ -12,7 +12,7 @@ extern "C" {
 #include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
 
-#include "pgutil/pg_compat.h"
+#include "compat/pg_compat.h"
 }
 
 // The core's timestamp range is PostgreSQL's (time_range.h).
