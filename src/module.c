@@ -7,6 +7,7 @@
 
 #include "fmgr.h"
 #include "greptime/gt_waiting.h"
+#include "lifecycle/executor_hook.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/utility_hook.h"
 #include "lifecycle/xact_hooks.h"
@@ -53,6 +54,7 @@ void _PG_init(void) {
 	fn_record_init();
 	fn_source_cache_init();
 	fn_when_cache_init();
+	fn_executor_hook_init();
 	fn_xact_hooks_init();
 	fn_flow_removal_init();
 	fn_utility_hook_init(preloaded);

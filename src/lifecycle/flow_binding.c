@@ -35,6 +35,7 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
@@ -176,12 +177,16 @@ static void record_one_row(TaskConfig *cfg) {
 	fn_pending_close(writer);
 }
 
-/* Everything after the checks: the binding, the triggers, the slot, the worker. */
-static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
+/* Everything after the checks: the binding, the triggers, the slot, the worker. A
+ * flow pg_upgrade brought over records nothing: its sink and its record are the old
+ * cluster's files, exact as of its clean shutdown, and nothing wrote since. */
+static void bind_checked(TaskConfig *cfg, FlowQuery *fq, bool upgraded) {
 	bool windowed = fq->window.kind != FN_WINDOW_NONE;
 	FlowSlot *slot;
 
-	if (fq->shape == FLOW_SHAPE_SINGLE)
+	if (upgraded)
+		; /* nothing to record */
+	else if (fq->shape == FLOW_SHAPE_SINGLE)
 		record_one_row(cfg);
 	else
 		record_empty_sink(cfg, fq);
@@ -198,29 +203,59 @@ static void bind_checked(TaskConfig *cfg, FlowQuery *fq) {
 	fn_on_commit_start_worker(cfg->flow_id, cfg->owner);
 }
 
+/* For a binding that may not wait: the locks it takes on the flow's tables (its
+ * source and every partition SHARE ROW EXCLUSIVE, for the triggers; its sink ACCESS
+ * SHARE, for the check), each only if it is free now. What was taken is kept to the
+ * end of the (sub)transaction. */
+static bool lock_tables_now(TaskConfig *cfg) {
+	ListCell *lc;
+
+	foreach (lc, find_all_inheritors(cfg->source_relid, NoLock, NULL))
+		if (!ConditionalLockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock))
+			return false;
+	return ConditionalLockRelationOid(cfg->sink_relid, AccessShareLock);
+}
+
 /* The flow, locked against another binding or a drop, read again: NULL once it is
- * bound (or gone). Writers to the source wait from here to the end of the
- * transaction, and see the triggers once it commits. */
-static TaskConfig *lock_unbound(TaskConfig *cfg) {
+ * bound (or gone, or with FN_BIND_UPGRADED no longer pg_upgrade's). Writers to the
+ * source wait from here to the end of the transaction, and see the triggers once it
+ * commits. With FN_BIND_NOWAIT, *busy says that a lock was not free. The flow is
+ * read again after the source's lock: a writer that held it may have forgotten an
+ * upgraded binding (upgrade_binding.c) and committed meanwhile. */
+static TaskConfig *lock_unbound(TaskConfig *cfg, int flags, bool *busy) {
+	bool nowait = (flags & FN_BIND_NOWAIT) != 0;
+
 	fn_check_preloaded();
-	fn_lock_flow(cfg->flow_id, AccessExclusiveLock);
+	*busy = false;
+	if (nowait ? !fn_try_lock_flow(cfg->flow_id, AccessExclusiveLock)
+	           : (fn_lock_flow(cfg->flow_id, AccessExclusiveLock), false)) {
+		*busy = true;
+		return NULL;
+	}
 	cfg = fn_load_task_config(cfg->flow_id, true);
 	if (cfg == NULL || cfg->bound)
 		return NULL;
-	LockRelationOid(cfg->source_relid, ShareRowExclusiveLock);
+	if (nowait ? !lock_tables_now(cfg) : (LockRelationOid(cfg->source_relid, ShareRowExclusiveLock), false)) {
+		*busy = true;
+		return NULL;
+	}
+	cfg = fn_load_task_config(cfg->flow_id, true);
+	if (cfg == NULL || cfg->bound || ((flags & FN_BIND_UPGRADED) && !cfg->upgraded))
+		return NULL;
 	return cfg;
 }
 
 void fn_bind_flow(TaskConfig *cfg) {
 	FlowQuery *fq;
+	bool busy;
 
 	(void)fn_current_catalog_relid();
-	cfg = lock_unbound(cfg);
+	cfg = lock_unbound(cfg, 0, &busy);
 	if (cfg == NULL)
 		return;
 	fq = analyse_stored(cfg);
 	fn_check_sink(cfg->sink_relid, fq);
-	bind_checked(cfg, fq);
+	bind_checked(cfg, fq, false);
 	ereport(NOTICE,
 	        (errmsg("flow \"%s\" is bound to %s", cfg->flow_name, fn_qualified_relname(cfg->source_relid)),
 	         errdetail("Its triggers mark writes from now on; its worker starts at commit.")));
@@ -238,40 +273,82 @@ static bool awaits_key(TaskConfig *cfg, ErrorData *edata, bool sink_step) {
 	Relation rel;
 	bool keyless;
 
-	if (sink_step)
+	/* a deadlock between two jobs of pg_restore -j, each building the key of one of
+	 * the flow's tables and binding after it, each holding its table to commit: the
+	 * survivor waits for the victim's commit and binds */
+	if (sink_step || edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED)
 		return true;
 	if (edata->sqlerrcode != ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE)
 		return false; /* not copy_keys' "needs a primary key" */
-	rel = try_table_open(cfg->source_relid, AccessShareLock);
-	if (rel == NULL)
+	/* outside the binding's subtransaction, so never a wait: a job of pg_restore -j
+	 * that holds the source exclusively builds its key and binds after it, waiting for
+	 * this command's table (waiting here for the source closed a deadlock that failed
+	 * the restore's command on PostgreSQL 18, whose ADD PRIMARY KEY holds the sink
+	 * exclusively: the oracle, seed 1570396023) */
+	if (!ConditionalLockRelationOid(cfg->source_relid, AccessShareLock))
+		return true;
+	rel = try_table_open(cfg->source_relid, NoLock);
+	if (rel == NULL) {
+		UnlockRelationOid(cfg->source_relid, AccessShareLock);
 		return false;
+	}
 	keyless = !OidIsValid(fn_rel_primary_key_index(rel));
 	table_close(rel, AccessShareLock);
 	return keyless;
 }
 
-/* Binds one flow inside a subtransaction: never fails the caller's command. A
- * failure is a WARNING, or only DEBUG1 when the flow may wait for a key
- * (may_await_key: bound when the restore builds one). */
-static void try_bind(TaskConfig *cfg, bool may_await_key) {
+/* The checks and the binding, once the flow is locked; with FN_BIND_UPGRADED as the
+ * flow's owner (a writer's statement may bind it, upgrade_binding.c), as its worker
+ * refreshes. *sink_step says that the sink's check was under way. */
+static void bind_locked(TaskConfig *cfg, int flags, volatile bool *sink_step) {
+	bool upgraded = (flags & FN_BIND_UPGRADED) != 0;
+	Oid user;
+	int sec;
+	FlowQuery *fq;
+
+	GetUserIdAndSecContext(&user, &sec);
+	if (upgraded)
+		SetUserIdAndSecContext(cfg->owner, sec | SECURITY_LOCAL_USERID_CHANGE);
+	fq = analyse_stored(cfg);
+	*sink_step = true; /* the step a sink restored without its key yet fails */
+	fn_check_sink(cfg->sink_relid, fq);
+	*sink_step = false;
+	SetUserIdAndSecContext(user, sec);
+	bind_checked(cfg, fq, upgraded);
+}
+
+/* A binding that failed, said: a WARNING, or only DEBUG1 when the flow may wait for
+ * a key (FN_BIND_AWAITS_KEY: bound when the restore builds one). */
+static void report_unbound(TaskConfig *cfg, int flags, ErrorData *edata, bool sink_step) {
+	bool quiet = (flags & FN_BIND_AWAITS_KEY) && awaits_key(cfg, edata, sink_step);
+
+	if (flags & FN_BIND_UPGRADED)
+		ereport(quiet ? DEBUG1 : WARNING, (errmsg("flow \"%s\" is not bound after pg_upgrade yet: %s",
+		                                          cfg->flow_name, edata->message)));
+	else
+		ereport(quiet ? DEBUG1 : WARNING,
+		        (errmsg("restored flow \"%s\" is not bound yet: %s", cfg->flow_name, edata->message),
+		         errhint("Once the problem is fixed, SELECT flownode.refresh_flow(%s) binds it.",
+		                 quote_literal_cstr(cfg->flow_name))));
+}
+
+FnBindResult fn_try_bind_flow(TaskConfig *cfg, int flags) {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile bool sink_step = false;
+	volatile FnBindResult result = FN_BIND_DONE;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		TaskConfig *locked = lock_unbound(cfg);
+		bool busy;
+		TaskConfig *locked = lock_unbound(cfg, flags, &busy);
 
-		if (locked != NULL) {
-			FlowQuery *fq = analyse_stored(locked);
-
-			sink_step = true; /* the step a sink restored without its key yet fails */
-			fn_check_sink(locked->sink_relid, fq);
-			sink_step = false;
-			bind_checked(locked, fq);
-		}
+		if (locked != NULL)
+			bind_locked(locked, flags, &sink_step);
+		if (busy)
+			result = FN_BIND_BUSY;
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -282,15 +359,14 @@ static void try_bind(TaskConfig *cfg, bool may_await_key) {
 		edata = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		ereport(may_await_key && awaits_key(cfg, edata, sink_step) ? DEBUG1 : WARNING,
-		        (errmsg("restored flow \"%s\" is not bound yet: %s", cfg->flow_name, edata->message),
-		         errhint("Once the problem is fixed, SELECT flownode.refresh_flow(%s) binds it.",
-		                 quote_literal_cstr(cfg->flow_name))));
+		report_unbound(cfg, flags, edata, sink_step);
 		FreeErrorData(edata);
+		result = FN_BIND_FAILED;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
+	return result;
 }
 
 /* The flow's query analysed now, and with check_sink its sink checked against it;
@@ -384,7 +460,7 @@ void fn_bind_restored_flows(List *flows) {
 	CommandCounterIncrement();
 	InvalidateCatalogSnapshot();
 	foreach (lc, flows)
-		try_bind(lfirst(lc), true);
+		(void)fn_try_bind_flow(lfirst(lc), FN_BIND_AWAITS_KEY);
 }
 
 /*
@@ -416,7 +492,7 @@ static void bind_one_row_flows(Oid catalog) {
 		TaskConfig *cfg = lfirst(lc);
 
 		if (!cfg->bound && one_row(cfg))
-			try_bind(cfg, false);
+			(void)fn_try_bind_flow(cfg, 0);
 	}
 }
 

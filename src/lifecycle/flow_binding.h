@@ -23,6 +23,22 @@
  */
 extern void fn_bind_flow(TaskConfig *cfg);
 
+/* How fn_try_bind_flow binds: flags. */
+#define FN_BIND_NOWAIT 0x01 /* takes each lock only if it is free now */
+#define FN_BIND_UPGRADED                                                                                     \
+	0x02                        /* a flow pg_upgrade brought over: binds it only while it is                 \
+	                             * one, records nothing, checks as the flow's owner */
+#define FN_BIND_AWAITS_KEY 0x04 /* a failure for a key a restore builds later is DEBUG1 */
+
+typedef enum FnBindResult {
+	FN_BIND_DONE,  /* bound, or nothing to bind (bound already, gone) */
+	FN_BIND_BUSY,  /* FN_BIND_NOWAIT: a lock was not free; nothing done */
+	FN_BIND_FAILED /* an error, reported as a WARNING (or DEBUG1); nothing done */
+} FnBindResult;
+
+/* fn_bind_flow inside a subtransaction: never fails the caller's command. */
+extern FnBindResult fn_try_bind_flow(TaskConfig *cfg, int flags);
+
 /*
  * The restored flows that do not fit their tables yet and whose sink or source is
  * relid or a table above it: called before a command that builds an index on relid or

@@ -35,6 +35,7 @@
 #include "flownode.h"
 
 #include "lifecycle/utility_hook.h"
+#include "lifecycle/upgrade_binding.h"
 
 #include "access/sysattr.h"
 #include "access/xact.h"
@@ -305,6 +306,18 @@ static Oid copied_into(Node *stmt) {
 	if (!IsA(stmt, CopyStmt) || !copy->is_from || copy->relation == NULL)
 		return InvalidOid;
 	return RangeVarGetRelid(copy->relation, NoLock, true);
+}
+
+/* Before a COPY FROM or a TRUNCATE: the flows pg_upgrade brought over that read its
+ * tables are bound first (upgrade_binding.c). */
+static void guard_upgraded_writes(Node *stmt) {
+	ListCell *lc;
+
+	if (IsA(stmt, CopyStmt))
+		fn_guard_upgraded_write(copied_into(stmt));
+	else if (IsA(stmt, TruncateStmt))
+		foreach (lc, ((TruncateStmt *)stmt)->relations)
+			fn_guard_upgraded_write(RangeVarGetRelid(lfirst_node(RangeVar, lc), NoLock, true));
 }
 
 static bool updates_flownode(Node *stmt) {
@@ -732,6 +745,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 		before_partition_ddl(stmt, &ddl);
 		if (IsA(stmt, AlterTableStmt))
 			retyped = before_retype((AlterTableStmt *)stmt);
+		guard_upgraded_writes(stmt);
 	}
 	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
 	if (OidIsValid(dropped_db))

@@ -9,7 +9,8 @@
  * parsed and planned tree per trigger (dropped when the table's relcache entry is
  * invalidated, as every trigger change does), and when the executor starts a
  * statement it puts the compiled clause (ExecInitQual of the cached tree) into
- * the result relation's slot that TriggerEnabled() fills on first use. TriggerEnabled
+ * the result relation's slot that TriggerEnabled() fills on first use
+ * (fn_when_cache_prefill, from the ExecutorStart hook: lifecycle/executor_hook.c). TriggerEnabled
  * then finds it there and evaluates exactly what it would have built. Relations
  * the executor opens later (partition routing) and COPY (which runs no executor
  * start) take PostgreSQL's own path: this is a shortcut, never a requirement.
@@ -37,7 +38,6 @@ typedef struct WhenEntry {
 } WhenEntry;
 
 static HTAB *when_cache = NULL;
-static ExecutorStart_hook_type prev_executor_start = NULL;
 
 static bool is_marking_trigger(const Trigger *t) {
 	return t->tgisinternal && t->tgqual != NULL && strncmp(t->tgname, "flownode_mark_", 14) == 0;
@@ -133,11 +133,7 @@ static void prefill(EState *estate, int16 events) {
 	}
 }
 
-static void executor_start(QueryDesc *queryDesc, int eflags) {
-	if (prev_executor_start)
-		prev_executor_start(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
+void fn_when_cache_prefill(QueryDesc *queryDesc, int eflags) {
 	if (queryDesc->estate->es_opened_result_relations != NIL && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 		prefill(queryDesc->estate, events_of(queryDesc->operation));
 }
@@ -169,7 +165,5 @@ static void forget_when_clauses(Datum arg pg_attribute_unused(), Oid relid) {
 }
 
 void fn_when_cache_init(void) {
-	prev_executor_start = ExecutorStart_hook;
-	ExecutorStart_hook = executor_start;
 	CacheRegisterRelcacheCallback(forget_when_clauses, (Datum)0);
 }

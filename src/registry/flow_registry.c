@@ -51,8 +51,10 @@
 #define CONFIG_COLUMNS_OLD                                                                                   \
 	"'postgres'::text, '{}'::text, f.comment, NULL::text, NULL::text, f.created_at, false, NULL::bigint, "   \
 	"NULL::bigint, NULL::bigint, NULL::text"
-/* whether the flow is bound, after the columns above */
+/* whether the flow is bound, and whether it was bound in the cluster pg_upgrade
+ * copied this one from, after the columns above */
 #define CONFIG_BOUND_COLUMN 30
+#define CONFIG_UPGRADED_COLUMN 31
 
 /* The layout of the catalog the database holds, by its extension version. */
 typedef enum CatalogLayout { LAYOUT_CURRENT, LAYOUT_OLD } CatalogLayout;
@@ -260,6 +262,8 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	fn_time_input_parse(get_text(tup, desc, 29), cfg->window.with_time_zone, cfg->timezone, &cfg->input);
 	d = SPI_getbinval(tup, desc, CONFIG_BOUND_COLUMN, &isnull);
 	cfg->bound = !isnull && DatumGetBool(d);
+	d = SPI_getbinval(tup, desc, CONFIG_UPGRADED_COLUMN, &isnull);
+	cfg->upgraded = !isnull && DatumGetBool(d);
 	return cfg;
 }
 
@@ -277,6 +281,7 @@ typedef enum ConfigQuery {
 	WAITING_FLOWS,
 	BOUND_FLOWS,
 	UNBOUND_OF_TABLE,
+	UPGRADED_FLOWS,
 	N_CONFIG_QUERIES
 } ConfigQuery;
 
@@ -288,6 +293,11 @@ typedef enum ConfigQuery {
 	"EXISTS (SELECT FROM " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " b WHERE b.flow_id OPERATOR(pg_catalog.=) " \
 	"f.flow_id AND b.system_identifier OPERATOR(pg_catalog.=) %s::pg_catalog.int8)"
 #define BOUND_OLD "true"
+/* Whether the flow was bound in another cluster: pg_upgrade copied its binding (and
+ * the tables' files, OIDs and attribute numbers) but not its triggers. */
+#define UPGRADED_CURRENT                                                                                     \
+	"EXISTS (SELECT FROM " FLOWNODE_SCHEMA "." FLOWNODE_BINDING " b WHERE b.flow_id OPERATOR(pg_catalog.=) " \
+	"f.flow_id AND b.system_identifier OPERATOR(pg_catalog.<>) %s::pg_catalog.int8)"
 
 /* A table's flows are also those that join it as a dimension (flow_dimensions.h);
  * 0.1's layout has no dimension tables. */
@@ -319,6 +329,8 @@ static const char *config_where(ConfigQuery which) {
 	case UNBOUND_OF_TABLE:
 		return "WHERE (f.sink_table OPERATOR(pg_catalog.=) $1 OR f.source_table OPERATOR(pg_catalog.=) $1) "
 		       "AND NOT %s ORDER BY f.flow_id";
+	case UPGRADED_FLOWS: /* %s: the upgraded test */
+		return "WHERE f.source_table IS NOT NULL AND %s ORDER BY f.flow_id";
 	case N_CONFIG_QUERIES:
 		break;
 	}
@@ -336,6 +348,13 @@ static char *bound_test(void) {
 	return psprintf(BOUND_CURRENT, psprintf(INT64_FORMAT, (int64)GetSystemIdentifier()));
 }
 
+/* The upgraded test (the old layout has no bindings: none). */
+static char *upgraded_test(void) {
+	if (catalog_layout != LAYOUT_CURRENT)
+		return "false";
+	return psprintf(UPGRADED_CURRENT, psprintf(INT64_FORMAT, (int64)GetSystemIdentifier()));
+}
+
 static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
 
 	/* after ALTER EXTENSION UPDATE (another layout) or any change to the catalog */
@@ -350,13 +369,16 @@ static SPIPlanPtr config_plan(ConfigQuery which, Oid argtype) {
 	}
 	if (config_plans[which] == NULL) {
 		char *bound = bound_test();
+		char *upgraded = upgraded_test();
 		const char *dimension = catalog_layout == LAYOUT_CURRENT ? BY_DIMENSION : "";
-		char *where = psprintf(config_where(which), which == BY_RELATION ? dimension : bound);
+		char *where = psprintf(config_where(which), which == BY_RELATION      ? dimension
+		                                            : which == UPGRADED_FLOWS ? upgraded
+		                                                                      : bound);
 		const char *layout_columns =
 		    catalog_layout == LAYOUT_CURRENT ? CONFIG_COLUMNS_CURRENT : CONFIG_COLUMNS_OLD;
 		char *sql =
-		    psprintf("SELECT " CONFIG_COLUMNS ", %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s",
-		             layout_columns, bound, where);
+		    psprintf("SELECT " CONFIG_COLUMNS ", %s, %s FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG " f %s",
+		             layout_columns, bound, upgraded, where);
 		SPIPlanPtr plan = SPI_prepare(sql, argtype == InvalidOid ? 0 : 1, &argtype);
 
 		if (plan == NULL || SPI_keepplan(plan) != 0)
@@ -453,6 +475,10 @@ List *fn_load_unbound_flows_of_table(Oid relid) {
 	return query_configs(UNBOUND_OF_TABLE, OIDOID, ObjectIdGetDatum(relid));
 }
 
+List *fn_load_upgraded_flows(void) {
+	return query_configs(UPGRADED_FLOWS, InvalidOid, (Datum)0);
+}
+
 List *fn_load_waiting_flows(void) {
 	return query_configs(WAITING_FLOWS, InvalidOid, (Datum)0);
 }
@@ -495,6 +521,11 @@ int64 fn_flow_windows(const TaskConfig *cfg, FnWindow *w, FnTimeRange r) {
 void fn_lock_flow(int64 flow_id, LOCKMODE mode) {
 	LockDatabaseObject(fn_catalog_relid(false), (Oid)(flow_id & 0xFFFFFFFF), (uint16)((uint64)flow_id >> 32),
 	                   mode);
+}
+
+bool fn_try_lock_flow(int64 flow_id, LOCKMODE mode) {
+	return ConditionalLockDatabaseObject(fn_catalog_relid(false), (Oid)(flow_id & 0xFFFFFFFF),
+	                                     (uint16)((uint64)flow_id >> 32), mode);
 }
 
 /* Runs catalog DML as the catalog's owner; returns a RETURNING value or the row count. */
@@ -752,6 +783,15 @@ void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_co
 	             " WHERE flow_id OPERATOR(pg_catalog.=) $1",
 	             3, types, values, nulls);
 	insert_binding(flow_id);
+}
+
+void fn_registry_unbind(int64 flow_id) {
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
+
+	catalog_exec("DELETE FROM " FLOWNODE_SCHEMA "." FLOWNODE_BINDING
+	             " WHERE flow_id OPERATOR(pg_catalog.=) $1",
+	             1, types, values, NULL);
 }
 
 int64 fn_registry_insert_waiting_flow(const WaitingFlowDefinition *def) {

@@ -59,6 +59,8 @@ typedef struct TaskConfig {
 	bool backfilling; /* the backfill above is under way */
 	bool bound;       /* bound to this database's tables: false for a flow a restore
 	                   * brought back that was not bound yet (lifecycle/flow_binding.c) */
+	bool upgraded;    /* not bound, but bound in the cluster pg_upgrade copied this one
+	                   * from (lifecycle/upgrade_binding.c) */
 } TaskConfig;
 
 /* What alter_flow changes: each set_* names an attribute, whose new value may be
@@ -138,6 +140,8 @@ extern List *fn_load_bound_flows(void);            /* the flows that run */
 /* flows writing into relid or reading it as their source that a restore brought back
  * and no one bound yet */
 extern List *fn_load_unbound_flows_of_table(Oid relid);
+/* The flows bound in the cluster pg_upgrade copied this one from, not bound here yet. */
+extern List *fn_load_upgraded_flows(void);
 
 /* Writes: a new flow's row (returns its id), its removal, whether a table is a sink. */
 extern int64 fn_registry_insert_flow(const FlowDefinition *def);
@@ -151,6 +155,9 @@ extern bool fn_registry_is_sink(Oid relid);
 /* A restored flow bound to this database: its time column's attnum here (a restore
  * may have renumbered the source's columns), and its flow_binding row. */
 extern void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_column);
+/* The flow's binding forgotten: it says 'restored', and only refresh_flow binds it
+ * again, recomputing its sink (a write reached its source unmarked). */
+extern void fn_registry_unbind(int64 flow_id);
 /* Whether the flow's row is visible in the active snapshot (the catalog is otherwise
  * read as it is now): read_flow's snapshot may predate the flow; and the windows a
  * background backfill has not filled yet in that snapshot, [from, to) (0, 0: none). */
@@ -180,6 +187,8 @@ extern void fn_registry_clock_set(int64 flow_id, TimestampTz at);
  * once it has the lock), and the two take no other lock in opposite orders.
  */
 extern void fn_lock_flow(int64 flow_id, LOCKMODE mode);
+/* fn_lock_flow if the lock is free now: false, and no lock, if it is not. */
+extern bool fn_try_lock_flow(int64 flow_id, LOCKMODE mode);
 
 /*
  * flownode.flow's OID (cached per backend until a relcache invalidation of it, which

@@ -40,8 +40,6 @@
 #include "shmem/flow_slots.h"
 
 #define WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
-/* a database waiting for ALTER EXTENSION flownode UPDATE is looked at once a minute */
-#define OLD_VERSION_HOLD_USEC (60 * USECS_PER_SEC)
 
 static void fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type) {
 	memset(w, 0, sizeof(*w));
@@ -94,8 +92,7 @@ bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner
 	return ok;
 }
 
-/* True when the slot has no worker and no start in progress. */
-static bool needs_worker(FlowSlot *slot, TimestampTz now) {
+bool fn_slot_needs_worker(FlowSlot *slot, TimestampTz now) {
 	return slot->in_use && !slot->dropped && slot->worker_pid == 0 && slot->reserved_by == 0 &&
 	       now >= slot->hold_until &&
 	       (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
@@ -249,7 +246,7 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 		for (int i = 0; i < fn_slot_count(); i++) {
 			FlowSlot *slot = fn_slot_at(i);
 
-			if (needs_worker(slot, now))
+			if (fn_slot_needs_worker(slot, now))
 				wanted = list_append_unique_oid(wanted, slot->dboid);
 		}
 		LWLockRelease(fn_registry_lock());
@@ -301,8 +298,7 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 	}
 }
 
-/* The launcher asks for this database's starter again only after `usec`. */
-static void hold_database(Oid dboid, int64 usec) {
+void fn_hold_database(Oid dboid, int64 usec) {
 	TimestampTz until = GetCurrentTimestamp() + usec;
 
 	LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -316,87 +312,4 @@ static void hold_database(Oid dboid, int64 usec) {
 		LWLockRelease(fn_slot_lock(slot));
 	}
 	LWLockRelease(fn_registry_lock());
-}
-
-void flownode_db_starter_main(Datum arg) {
-	Oid dboid = DatumGetObjectId(arg);
-	Oid catalog;
-	List *flows = NIL;
-	ListCell *lc;
-
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
-
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	catalog = OidIsValid(get_extension_oid("flownode", true)) ? fn_catalog_relid(true) : InvalidOid;
-	if (OidIsValid(catalog) && !fn_catalog_is_current()) {
-		/* objects of the older version: writers still mark, nothing runs until the
-		 * update, whose command starts the workers (lifecycle/flow_binding.c) */
-		ereport(WARNING,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("flownode: the flows of database \"%s\" wait for ALTER EXTENSION flownode UPDATE",
-		                get_database_name(dboid)),
-		         errdetail("Its flownode objects are version %s, the library loaded is version %s.",
-		                   FLOWNODE_OLD_VERSION, FLOWNODE_VERSION)));
-		hold_database(dboid, OLD_VERSION_HOLD_USEC);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-		proc_exit(0);
-	}
-	if (OidIsValid(catalog))
-		flows = fn_load_bound_flows();
-
-	foreach (lc, flows) {
-		TaskConfig *cfg = lfirst(lc);
-		FlowSlot *slot = fn_acquire_slot(dboid, catalog, cfg->flow_id, false);
-		bool start;
-
-		if (slot == NULL) {
-			ereport(WARNING, (errmsg("flownode: no shared memory slot for flow \"%s\"", cfg->flow_name),
-			                  errhint("Raise flownode.max_flows.")));
-			continue;
-		}
-		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-		start = needs_worker(slot, GetCurrentTimestamp());
-		LWLockRelease(fn_slot_lock(slot));
-		if (start)
-			(void)fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner,
-			                           fn_role_can_login(cfg->owner));
-	}
-
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-
-	/*
-	 * Slots of this database whose flow does not exist (a writer claimed one for a
-	 * flow dropped meanwhile, or the extension was reinstalled) are freed: only if
-	 * a fresh look at the catalog still finds no flow and nobody claimed the slot
-	 * since we first looked, so a flow created meanwhile keeps its marks.
-	 */
-	for (int i = 0; i < fn_slot_count(); i++) {
-		FlowSlot *slot = fn_slot_at(i);
-		uint64 seq;
-		bool orphan;
-
-		LWLockAcquire(fn_registry_lock(), LW_SHARED);
-		orphan = slot->in_use && slot->dboid == dboid && slot->worker_pid == 0 && slot->reserved_by == 0;
-		seq = slot->acquired_seq;
-		LWLockRelease(fn_registry_lock());
-		if (!orphan)
-			continue;
-		if (slot->catalog_relid == catalog) {
-			SetCurrentStatementStartTimestamp();
-			StartTransactionCommand();
-			PushActiveSnapshot(GetTransactionSnapshot());
-			orphan = fn_load_task_config(slot->flow_id, true) == NULL;
-			PopActiveSnapshot();
-			CommitTransactionCommand();
-		}
-		if (orphan)
-			(void)fn_free_slot_if_unclaimed(slot, seq);
-	}
-	proc_exit(0);
 }

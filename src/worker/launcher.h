@@ -7,6 +7,9 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
+#include "shmem/flow_slots.h"
+
 /* Registers the static launcher (from _PG_init, when preloaded). */
 extern void fn_register_launcher(void);
 /* Registers the flow's worker. Cannot fail (it runs at COMMIT): when no worker slot is
@@ -20,7 +23,11 @@ extern void fn_before_drop_database(const char *dbname);
 /* After DROP DATABASE succeeded: the slots of its flows freed. */
 extern void fn_after_drop_database(Oid dboid);
 
+/* True when the slot has no worker and no start in progress. */
+extern bool fn_slot_needs_worker(FlowSlot *slot, TimestampTz now);
+/* The launcher asks for this database's starter again only after `usec`. */
+extern void fn_hold_database(Oid dboid, int64 usec);
+
 PGDLLEXPORT void flownode_launcher_main(Datum arg);
-PGDLLEXPORT void flownode_db_starter_main(Datum arg);
 
 #endif

@@ -20,6 +20,7 @@ package Oracle::Exec;
 use strict;
 use warnings;
 use IPC::Run;
+use Time::HiRes ();
 use File::Basename qw(basename);
 use File::Path qw(rmtree);
 use PostgreSQL::Test::Utils;
@@ -322,6 +323,7 @@ sub run_step
 	return $self->run_dump($step) if $k eq 'dump';
 	return $self->run_standby if $k eq 'standby';
 	return $self->run_promote($step) if $k eq 'promote';
+	return $self->run_upgrade if $k eq 'upgrade';
 	return $self->run_final if $k eq 'final';
 	die "unknown step kind $k";
 }
@@ -525,6 +527,73 @@ sub run_promote
 		  . "primary before: $before\npromoted: $after")
 	  unless $after eq $before;
 	return Oracle::Check::check_read($self);
+}
+
+# ---- pg_upgrade (docs/internals.md §9) ----
+
+# The case's node stopped (fast: pg_upgrade needs a clean shutdown) and upgraded
+# with pg_upgrade, to the same version, into a new cluster where the case goes on:
+# the flows come back bound (the database's starter binds them without a
+# recompute) and are checked at once. The old node stays stopped, as after a
+# promotion (the main node starts again at the end of the case).
+sub run_upgrade
+{
+	my ($self) = @_;
+	return 1 if $self->{standby};    # a shrunk case: the standby's promotion was dropped
+	my $old = $self->{node};
+	my $bindir = $old->config_data('--bindir');
+	$self->close_sessions;
+	my $new = PostgreSQL::Test::Cluster->new('upgraded' . ++$standby_seq);
+	$new->init;
+	$new->append_conf('postgresql.conf',
+		"max_worker_processes = 64\nlog_min_messages = log\nlog_checkpoints = off\n"
+		  . "wal_level = replica\nmax_wal_senders = 10\n");
+	push @{ $self->{made} }, $new;
+	push @{ $self->{script} },
+	    "\\! pg_ctl -D \"\$PGDATA\" -m fast -w stop\n"
+	  . "\\! initdb -D \"\$PGDATA.upgraded\" && pg_upgrade -d \"\$PGDATA\" -D \"\$PGDATA.upgraded\" -b $bindir -B $bindir\n"
+	  . "\\! pg_ctl -D \"\$PGDATA.upgraded\" -l \"\$PGDATA.upgraded/server.log\" -w start\n\\c\n";
+	my $l = $self->log_of($old);
+	$l->{stopped_at} = -s $old->logfile;
+	$old->stop('fast');
+	if ($old == $self->{main})
+	{
+		$self->{main_stopped} = 1;
+		$self->{main_dbs} = [ @{ $self->{dbs} } ];
+	}
+	else
+	{
+		push @{ $l->{skip} }, [ $l->{stopped_at}, 1e15 ];
+	}
+	my ($ok, $out) = $self->run_cmd("$bindir/pg_upgrade", '--no-sync', '-d', $old->data_dir,
+		'-D', $new->data_dir, '-b', $bindir, '-B', $bindir, '-s', $new->host,
+		'-p', $old->port, '-P', $new->port);
+	return $self->fail('upgrade_failed', undef, $out) unless $ok;
+	$self->watch_log($new, 0);
+	return $self->fail('upgrade_failed', undef, 'the upgraded cluster did not start')
+	  unless $new->start(fail_ok => 1);
+	$self->{node} = $new;
+	return 0 unless $self->wait_upgraded_bound;
+	return Oracle::Check::check_read($self);
+}
+
+# The starter binds the flows pg_upgrade brought over within seconds: until then a
+# write that finds it binding a flow of its table fails (55P03, to be retried),
+# which this waits out. A flow it could not bind says so in the log (a WARNING the
+# case's log check reports).
+sub wait_upgraded_bound
+{
+	my ($self) = @_;
+	my $sql = "SELECT NOT EXISTS (SELECT FROM flownode.flow_binding b, pg_control_system() c"
+	  . " WHERE b.system_identifier <> c.system_identifier)";
+	for (1 .. 300)
+	{
+		my $v = $self->value($sql);
+		return 1 if defined $v && $v eq 't';
+		Time::HiRes::usleep(100_000);
+	}
+	return $self->fail('upgrade_unbound', undef,
+		'30 s after the start of the upgraded cluster, flows of pg_upgrade\'s are still unbound');
 }
 
 sub run_cmd

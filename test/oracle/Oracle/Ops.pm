@@ -1,8 +1,8 @@
 # Operations interleaved with the writes: flownode's calls (flush_flow,
 # refresh_flow, pause/resume, alter_flow, create_flow or_replace), DDL on the
 # source (partitions, renames, columns added, dropped and retyped), an
-# immediate stop and restart, pg_dump + pg_restore into a new database, and a
-# failover: a streaming hot standby started from a base backup, promoted a few
+# immediate stop and restart, pg_dump + pg_restore into a new database, a
+# pg_upgrade into a new cluster, and a failover: a streaming hot standby started from a base backup, promoted a few
 # steps later (the old primary stopped), the case going on there.
 # An ERROR of an operation is a refusal, not a failure (Oracle::Exec).
 package Oracle::Ops;
@@ -17,8 +17,11 @@ sub op_step
 	my %w = (
 		flush => 5, refresh => 4, pause => 3, alter => 4, replace => 2,
 		rename => 3, column => 2, retype => 2, restart => 2, dump => 3,
-		standby => 1, partition => ($c->{src}{part} ? 5 : 0));
+		standby => 1, upgrade => 1, partition => ($c->{src}{part} ? 5 : 0));
 	delete $w{restart} if Oracle::Gen::skipped($c, 'restart');
+	# not while a standby waits for its promotion; one per case (each costs seconds)
+	delete $w{upgrade}
+	  if Oracle::Gen::skipped($c, 'upgrade') || defined $c->{promote_in} || $c->{upgraded};
 	delete $w{dump} if Oracle::Gen::skipped($c, 'dump');
 	# one standby at a time, two promotions per case at most (each costs seconds)
 	delete $w{standby}
@@ -37,6 +40,7 @@ sub op_step
 	return retype_op($r, $c) if $k eq 'retype';
 	return partition_op($r, $c) if $k eq 'partition';
 	return { kind => 'restart', what => 'immediate stop and start' } if $k eq 'restart';
+	return upgrade_op($c) if $k eq 'upgrade';
 	return {
 		kind => 'dump',
 		what => 'pg_dump and restore',
@@ -44,6 +48,14 @@ sub op_step
 		jobs => $r->pick(1, 2),
 		exclude_sinks => $r->chance(0.3),
 	};
+}
+
+# pg_upgrade of the case's node into a new cluster, where the case goes on.
+sub upgrade_op
+{
+	my ($c) = @_;
+	$c->{upgraded} = 1;
+	return { kind => 'upgrade', what => 'pg_upgrade to a new cluster' };
 }
 
 # A streaming hot standby of the case's node, from a base backup; Oracle::Gen
