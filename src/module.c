@@ -65,6 +65,9 @@ void _PG_init(void) {
 	shmem_request_hook = flownode_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = flownode_shmem_startup;
-	if (fn_launcher_enabled)
+	/* not while pg_upgrade runs the server (-b): at its last start the tables are the
+	 * old cluster's already, and flows bound then would be bound in a server that
+	 * stops at once; the first real start binds them (lifecycle/upgrade_binding.c) */
+	if (fn_launcher_enabled && !IsBinaryUpgrade)
 		fn_register_launcher();
 }

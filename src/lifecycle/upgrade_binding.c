@@ -140,8 +140,8 @@ void fn_guard_upgraded_write(Oid relid) {
 	ListCell *lc;
 
 	if (none_upgraded || !OidIsValid(relid) || fn_slot_count() == 0 || RecoveryInProgress() ||
-	    !IsTransactionState())
-		return; /* not preloaded: refresh_flow and flush_flow say so */
+	    !IsTransactionState() || IsBinaryUpgrade)
+		return; /* not preloaded (refresh_flow and flush_flow say so), or pg_upgrade's own */
 	if (!OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current() ||
 	    (flows = fn_load_upgraded_flows()) == NIL) {
 		none_upgraded = true;

@@ -203,4 +203,45 @@ TRUNCATE m_a;
 	$node->safe_psql('app', 'SELECT flownode.resume_flow(\'cpu_paused\')') if $hop == $#hops;
 }
 $node->stop;
+
+# A flow that cannot be bound in the new cluster (here: flownode.max_flows is lower
+# there) says so, and the first write to its source unbinds it for good (the write
+# is not marked for it): it says 'restored' until refresh_flow recomputes it.
+my $small = fn_node('small_old');
+$small->safe_psql('postgres', q{
+CREATE EXTENSION flownode;
+CREATE TABLE t (ts timestamptz NOT NULL, v int);
+INSERT INTO t SELECT '2024-01-01'::timestamptz + g * interval '1 minute', g FROM generate_series(1, 300) g;
+});
+my %tq = (t_a => q{SELECT date_trunc('hour', ts, 'UTC') AS h, sum(v) AS s FROM t GROUP BY 1},
+	t_b => q{SELECT date_trunc('day', ts, 'UTC') AS d, count(*) AS n FROM t GROUP BY 1});
+$small->safe_psql('postgres', "SELECT flownode.create_flow('$_', '$_', \$q\$$tq{$_}\$q\$)") for sort keys %tq;
+my $one = node_for('small_new', undef);
+$one->append_conf('postgresql.conf', "flownode.max_flows = 1
+");
+$small->stop;
+my $bindir = $one->config_data('--bindir');
+command_ok([ "$bindir/pg_upgrade", '--no-sync', '-d', $small->data_dir, '-D', $one->data_dir,
+		'-b', $bindir, '-B', $bindir, '-s', $one->host, '-p', $small->port, '-P', $one->port ],
+	'pg_upgrade into a cluster with one flownode slot');
+$one->start;
+ok(fn_poll($one, 'postgres', "SELECT count(*) FILTER (WHERE state = 'active') = 1 FROM flownode.flows"),
+	'one flow of the two is bound: the other has no slot');
+ok(fn_wait_log($one, qr/flow "t_b" is not bound after pg_upgrade yet: too many flows/, 0),
+	'the starter said why the other is not bound');
+my ($rc, $o, $e) = $one->psql('postgres', "INSERT INTO t VALUES ('2024-01-02 00:00', 1)");
+like($e, qr/WARNING:  flow "t_b" does not mark this write to table "t"/,
+	'the first write says that the flow that could not be bound does not mark it');
+is($one->safe_psql('postgres', "SELECT string_agg(state, ',' ORDER BY flow_name) FROM flownode.flows"),
+	'active,restored', 'that flow says restored');
+$one->append_conf('postgresql.conf', "flownode.max_flows = 4
+");
+$one->restart;
+is($one->safe_psql('postgres', "SELECT string_agg(state, ',' ORDER BY flow_name) FROM flownode.flows"),
+	'active,restored', 'after a restart it still waits for refresh_flow (a write went unmarked)');
+$one->safe_psql('postgres', "SELECT flownode.refresh_flow('t_b')");
+$one->safe_psql('postgres', "SELECT flownode.flush_flow('$_')") for sort keys %tq;
+is(fn_sink_diff($one, 'postgres', $_, $tq{$_}), 0, "$_: the sink equals its query after refresh_flow")
+  for sort keys %tq;
+$one->stop;
 done_testing();
