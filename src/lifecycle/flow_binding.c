@@ -347,9 +347,11 @@ FnBindResult fn_try_bind_flow(TaskConfig *cfg, int flags) {
 
 		if (locked != NULL)
 			bind_locked(locked, flags, &sink_step);
-		if (busy)
+		if (busy) { /* the locks it did take go with the subtransaction */
 			result = FN_BIND_BUSY;
-		ReleaseCurrentSubTransaction();
+			RollbackAndReleaseCurrentSubTransaction();
+		} else
+			ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
 	{
