@@ -32,6 +32,7 @@
 #include "lifecycle/flow_binding.h"
 #include "miscadmin.h"
 #include "parser/parsetree.h"
+#include "pgutil/pg_util.h"
 #include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
@@ -140,8 +141,9 @@ void fn_guard_upgraded_write(Oid relid) {
 	ListCell *lc;
 
 	if (none_upgraded || !OidIsValid(relid) || fn_slot_count() == 0 || RecoveryInProgress() ||
-	    !IsTransactionState() || IsBinaryUpgrade)
-		return; /* not preloaded (refresh_flow and flush_flow say so), or pg_upgrade's own */
+	    !IsTransactionState() || IsBinaryUpgrade || fn_in_own_script())
+		return; /* not preloaded (refresh_flow and flush_flow say so), pg_upgrade's own
+		         * statements, or the extension's script */
 	if (!OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current() ||
 	    (flows = fn_load_upgraded_flows()) == NIL) {
 		none_upgraded = true;

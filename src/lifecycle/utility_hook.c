@@ -36,6 +36,7 @@
 
 #include "lifecycle/utility_hook.h"
 #include "lifecycle/upgrade_binding.h"
+#include "pgutil/pg_util.h"
 
 #include "access/sysattr.h"
 #include "access/xact.h"
@@ -322,11 +323,6 @@ static void guard_upgraded_writes(Node *stmt) {
 
 static bool updates_flownode(Node *stmt) {
 	return IsA(stmt, AlterExtensionStmt) && strcmp(((AlterExtensionStmt *)stmt)->extname, "flownode") == 0;
-}
-
-/* Inside CREATE or ALTER EXTENSION flownode's script. */
-static bool in_own_script(void) {
-	return creating_extension && CurrentExtensionObject == get_extension_oid("flownode", true);
 }
 
 /* ---- partitions of a flow's source ---- */
@@ -727,7 +723,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
                             ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
                             DestReceiver *dest, QueryCompletion *qc) {
 	Node *stmt = pstmt->utilityStmt;
-	bool ours = IsTransactionState() && !in_own_script();
+	bool ours = IsTransactionState() && !fn_in_own_script();
 	PartitionDdl ddl = {0};
 	List *renamed = NIL;
 	List *awaiting_key = NIL;
@@ -750,7 +746,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
 	if (OidIsValid(dropped_db))
 		fn_after_drop_database(dropped_db); /* the drop succeeded: nothing rolls it back */
-	if (!IsTransactionState() || in_own_script())
+	if (!IsTransactionState() || fn_in_own_script())
 		return;
 	if (IsA(stmt, AlterTableStmt))
 		after_trigger_commands((AlterTableStmt *)stmt);

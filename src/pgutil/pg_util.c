@@ -7,6 +7,7 @@
 #include "access/table.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -115,4 +116,8 @@ int64 fn_spi_run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect)
 	if (rc == SPI_OK_SELECT && SPI_processed == 1)
 		return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	return (int64)SPI_processed;
+}
+
+bool fn_in_own_script(void) {
+	return creating_extension && CurrentExtensionObject == get_extension_oid("flownode", true);
 }

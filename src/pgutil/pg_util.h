@@ -36,6 +36,9 @@ extern char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname
 /* Whether a btree index of the relation leads with the column (a partitioned
  * table's partitioned index counts). */
 extern bool fn_btree_index_leads_with(Oid relid, AttrNumber attnum);
+/* Inside CREATE or ALTER EXTENSION flownode's script: its catalog is half-built, and
+ * flownode's hooks leave the script's statements alone. */
+extern bool fn_in_own_script(void);
 /* An interval's length in microseconds (a month counts 30 days). */
 extern int64 fn_interval_usec(const Interval *iv);
 /* The scheduled time of the evaluation running at `now`: the last multiple of the

@@ -17,6 +17,8 @@
 #   - the sinks' rows in the windows that were exact are the same tuples (same
 #     ctid and xmin: nothing recomputed them);
 #   - after a flush, every sink equals its query, the writes made since included.
+# Then the first cluster is dumped by each later version's pg_dump and restored
+# into it: the restore binds every flow, and the sinks equal their queries.
 # The first hop starts with the launcher off, so that writers bind: a COPY binds
 # the flows of its table and no other; a writer that finds the source locked by
 # another transaction fails with 55P03 and succeeds once retried.
@@ -90,6 +92,7 @@ sub states
 # The first cluster: the flows, exact on their first day, then writes on a second
 # day that stay pending across the upgrade.
 my $node = node_for('hop0', $hops[0]);
+my @nodes = ($node);
 $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', q{
@@ -143,6 +146,7 @@ UPDATE hosts SET region = CASE region WHEN 'eu' THEN 'us' ELSE 'eu' END WHERE ho
 	ok($ok, "pg_upgrade from $v to the next version") or diag("$out\n$err");
 	$new->start;
 	$node = $new;
+	push @nodes, $new;
 	my $nv = version_of($node);
 	my $what = "after pg_upgrade $v -> $nv";
 
@@ -203,6 +207,31 @@ TRUNCATE m_a;
 	$node->safe_psql('app', 'SELECT flownode.resume_flow(\'cpu_paused\')') if $hop == $#hops;
 }
 $node->stop;
+
+# pg_dump of the first cluster (pg_upgrade's copy mode left it as it was) with each
+# later version's pg_dump, restored into that version: a whole restore binds every
+# flow, and after a flush every sink equals its query.
+$nodes[0]->start;
+for my $n (@nodes[ 1 .. $#nodes ])
+{
+	$n->start;
+	my $bin = $n->config_data('--bindir');
+	my $file = $n->basedir . '/app.dump';
+	my $what = 'pg_dump of ' . version_of($nodes[0]) . ' restored into ' . version_of($n);
+	command_ok([ "$bin/pg_dump", '-Fc', '-h', $nodes[0]->host, '-p', $nodes[0]->port, '-f', $file, 'app' ],
+		"$what: pg_dump");
+	$n->safe_psql('postgres', 'CREATE DATABASE restored');
+	command_ok([ "$bin/pg_restore", '-h', $n->host, '-p', $n->port, '-d', 'restored', $file ],
+		"$what: pg_restore");
+	is($n->safe_psql('restored', "SELECT string_agg(DISTINCT state, ',') FROM flownode.flows WHERE flow_name <> 'cpu_paused'"),
+		'active', "$what: the restore bound every flow");
+	$n->safe_psql('restored', 'SELECT flownode.resume_flow(\'cpu_paused\')');
+	$n->safe_psql('restored', "INSERT INTO cpu VALUES ('2024-01-04 00:00:09', 'h2', 4)");
+	$n->safe_psql('restored', "SELECT flownode.flush_flow('$_')") for @flows;
+	is(fn_sink_diff($n, 'restored', $_, $query{$_}), 0, "$what: the sink of $_ equals its query") for @flows;
+	$n->stop;
+}
+$nodes[0]->stop;
 
 # A flow that cannot be bound in the new cluster (here: flownode.max_flows is lower
 # there) says so, and the first write to its source unbinds it for good (the write
