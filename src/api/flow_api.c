@@ -917,7 +917,13 @@ static int64 bind_and_refresh(TaskConfig *cfg, FnTimeRange want) {
 		clock_at = fn_scheduled_time(GetCurrentTimestamp(), cfg->eval_interval);
 	else
 		clock_at = 0;
-	(void)fn_refresh_run(cfg, &want, 1, 0, true, PG_UINT64_MAX, PG_UINT64_MAX, clock_at, NULL);
+	(void)fn_refresh_run(
+	    cfg, &(FnRefreshRequest){.ranges = &want,
+	                             .nranges = 1,
+	                             .removals = true, /* a repair: any group there may have vanished */
+	                             .windows = PG_UINT64_MAX,
+	                             .rows = PG_UINT64_MAX,
+	                             .clock_at = clock_at});
 	return windows;
 }
 

@@ -73,8 +73,6 @@ typedef struct RefreshSize {
 	uint64 rows;
 } RefreshSize;
 
-#define SIZE_UNKNOWN ((RefreshSize){0, PG_UINT64_MAX})
-
 /* The plan variants kept for the refresh and upsert statements. */
 typedef enum RefreshPlanKind {
 	PLAN_CUSTOM,  /* planned for each refresh's bounds (many windows) */
@@ -518,9 +516,10 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
  * The source is locked before the snapshot is taken, so a TRUNCATE of the source
  * is either wholly before the refresh's snapshot or waits for it to commit.
  */
-static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnTimeRange *ranges,
-                     int nranges, int64 expired_before, bool removals, RefreshSize size, TimestampTz clock_at,
-                     const FnFoldInput *fold) {
+static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnRefreshRequest *req) {
+	const FnTimeRange *ranges = req->ranges;
+	int nranges = req->nranges;
+	TimestampTz clock_at = req->clock_at;
 	Oid save_userid;
 	int save_sec;
 	int nest;
@@ -562,8 +561,9 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 			            fill, clock_at, snap, SPI_OK_SELECT);
 		else {
 			if (nranges > 0) /* no ranges: only expired windows to forget */
-				rows = refresh_ranges(cfg, ranges, nranges, snap, removals, size, clock_at, fold);
-			fn_record_trim(cfg->flow_id, ranges, nranges, expired_before, snap);
+				rows = refresh_ranges(cfg, ranges, nranges, snap, req->removals,
+				                      (RefreshSize){req->windows, req->rows}, clock_at, req->fold);
+			fn_record_trim(cfg->flow_id, ranges, nranges, req->expired_before, snap);
 		}
 	}
 	PG_FINALLY();
@@ -576,21 +576,24 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	return rows;
 }
 
+/* A fill is a refresh of unknown size, with removals (an existing sink's vanished
+ * groups go), and no fold. */
 int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
-	return execute(cfg, fq, sink_is_new, NULL, 0, 0, true, SIZE_UNKNOWN, clock_at, NULL);
+	FnRefreshRequest req = {.removals = true, .rows = PG_UINT64_MAX, .clock_at = clock_at};
+
+	return execute(cfg, fq, sink_is_new, &req);
 }
 
 int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
                             TimestampTz clock_at) {
-	return execute(cfg, fq, sink_is_new, &range, 1, 0, true, SIZE_UNKNOWN, clock_at, NULL);
+	FnRefreshRequest req = {
+	    .ranges = &range, .nranges = 1, .removals = true, .rows = PG_UINT64_MAX, .clock_at = clock_at};
+
+	return execute(cfg, fq, sink_is_new, &req);
 }
 
-int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                     bool removals, uint64 windows, uint64 rows, TimestampTz clock_at,
-                     const FnFoldInput *fold) {
-	RefreshSize size = {windows, rows};
-
-	return execute(cfg, NULL, false, ranges, nranges, expired_before, removals, size, clock_at, fold);
+int64 fn_refresh_run(TaskConfig *cfg, const FnRefreshRequest *req) {
+	return execute(cfg, NULL, false, req);
 }
 
 /* A threshold's value with now() at `at` (false when it is NULL), in the executor. */

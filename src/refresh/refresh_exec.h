@@ -27,18 +27,32 @@ extern int64 fn_refresh_fill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, T
 extern int64 fn_refresh_fill_range(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, FnTimeRange range,
                                    TimestampTz clock_at);
 
-/* One refresh of `ranges` (nranges 0: nothing to refresh) in the current transaction:
- * returns the sink rows written. `removals`: some window may have lost rows (an
- * UPDATE/DELETE marked it), so vanished groups must be deleted; `windows`: how many
- * windows the ranges span, `rows`: at most how many source rows they hold
- * (PG_UINT64_MAX: not known); both pick the plan. The refreshed ranges, and the recorded
- * windows that ended before expired_before (if not 0), leave the durable record.
- * clock_at: as for the fill. `fold` (NULL: none): the reports the folded refresh of
- * the open window checks (refresh/fold_refresh.h); fn_fold_settle when the
+/*
+ * What one refresh does (fn_refresh_run): named fields, so that a caller says which
+ * ranges, how big and at what time, and a field it leaves out reads as "none" (0,
+ * false, NULL). rows is the exception: left out, it claims the ranges hold no rows
+ * (the plan for a few rows), so a caller that does not know says PG_UINT64_MAX.
+ */
+typedef struct FnRefreshRequest {
+	const FnTimeRange *ranges; /* the ranges to refresh (whole windows) */
+	int nranges;               /* 0: nothing to refresh (only expired windows to forget) */
+	/* recorded windows that ended before this leave the durable record (0: none) */
+	int64 expired_before;
+	/* some window may have lost rows (an UPDATE/DELETE marked it): vanished groups
+	 * are deleted from the sink */
+	bool removals;
+	uint64 windows;          /* how many windows the ranges span: picks the plan */
+	uint64 rows;             /* at most this many source rows in them (PG_UINT64_MAX: not known) */
+	TimestampTz clock_at;    /* as for the fill: the scheduled time now() means (0: none) */
+	const FnFoldInput *fold; /* NULL: no fold; else the reports the folded refresh of
+	                          * the open window checks (refresh/fold_refresh.h) */
+} FnRefreshRequest;
+
+/* One refresh of req->ranges in the current transaction: returns the sink rows
+ * written. The refreshed ranges, and the recorded windows that ended before
+ * req->expired_before, leave the durable record. With a fold, fn_fold_settle when the
  * transaction has ended. */
-extern int64 fn_refresh_run(TaskConfig *cfg, const FnTimeRange *ranges, int nranges, int64 expired_before,
-                            bool removals, uint64 windows, uint64 rows, TimestampTz clock_at,
-                            const FnFoldInput *fold);
+extern int64 fn_refresh_run(TaskConfig *cfg, const FnRefreshRequest *req);
 
 /* A flow that compares its time column with now(): the values of the time column
  * (half-open ranges, *n of them) where a row's answer to those comparisons differs

@@ -184,10 +184,27 @@ static bool flow_dropped(void) {
 }
 
 /*
- * A refresh's transaction. The flow's lock comes first, before the source's: a
- * drop_flow takes it first too, so the two wait for each other in one order (a drop
- * waits for the refresh in flight; a refresh that waited for a drop finds the flow
- * dropped and does nothing).
+ * A short transaction of the worker's own, to read or write the catalog (loading the
+ * task, its settings, its record): a statement's start, so that now() is this
+ * moment's, and a snapshot for the catalog's reads. It has no PG_TRY: an error in one
+ * ends the worker, as an error outside a run does.
+ */
+static void begin_catalog_transaction(void) {
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
+
+static void end_catalog_transaction(void) {
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/*
+ * A run's transaction (run_in_transaction). The flow's lock comes first, before the
+ * source's: a drop_flow takes it first too, so the two wait for each other in one
+ * order (a drop waits for the refresh in flight; a refresh that waited for a drop
+ * finds the flow dropped and does nothing).
  */
 static void begin_refresh_transaction(const char *activity) {
 	SetCurrentStatementStartTimestamp();
@@ -284,20 +301,257 @@ static void settle_fold(bool committed) {
 }
 
 /*
- * Plans and runs one refresh transaction over at most max_windows windows of `from`
- * (the shared dirty set, or a flush's backlog). The ranges are taken out of `from`
- * before the refresh takes its snapshot; on failure they are put back.
+ * The kinds of run: an evaluation or a flush's chunk (run_refresh), refresh_flow's
+ * range (run_repair) and a background backfill's chunk (run_backfill_chunk). Each is
+ * one transaction of run_in_transaction, which begins it, commits it or rolls it
+ * back, and records the outcome the same way for all; a kind says only what its work
+ * inside the transaction is.
  */
-static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains) {
+typedef struct Run Run;
+
+typedef struct RunKind {
+	const char *activity;   /* pg_stat_activity's query while it runs */
+	bool folds;             /* may fold the open window: the fold settles with the transaction */
+	void (*work)(Run *run); /* inside the transaction, once the flow's lock is held */
+} RunKind;
+
+struct Run {
+	const RunKind *kind;
+	void *arg; /* the kind's own */
+	/* where the ranges the work takes (task.chunk) go back if the run fails: the
+	 * shared dirty set (from_shared) or a flush's backlog; removals, the flag they
+	 * were taken with, goes back with them */
+	FnDirtySet from;
+	bool from_shared;
+	bool removals;
+	/* set by the skeleton and the work, read once the transaction has ended */
+	TimestampTz start; /* when the run started: its duration in the slot */
+	int64 rows;        /* sink rows written */
+	bool counts;       /* a success to record (record_success) if it commits */
+};
+
+/* The shared dirty set, as a run that takes from it (repair, backfill) gives back. */
+static Run run_on_shared(const RunKind *kind, void *arg) {
+	Run run = {.kind = kind,
+	           .arg = arg,
+	           .from = fn_slot_dirty_set(task.slot),
+	           .from_shared = true,
+	           .removals = true};
+
+	return run;
+}
+
+/*
+ * A failed run gives back the ranges it took (not into the durable set: the record,
+ * whose trim was rolled back, still holds them, and they may hold coalesced gaps).
+ * Commits may claim their records again (end_take_locked).
+ */
+static void put_back(FnDirtySet from, bool from_shared, bool removals) {
+	FlowSlot *slot = task.slot;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	end_take_locked(slot);
+	fn_dirty_add_all(from, task.chunk, task.nchunk);
+	if (task.nchunk > 0 && removals && from_shared)
+		slot->removals = true;
+	else if (task.nchunk > 0 && removals)
+		task.backlog_removals = true;
+	if (task.nchunk > 0 && from_shared)
+		put_back_since(slot, task.nbacklog == 0);
+	LWLockRelease(fn_slot_lock(slot));
+	task.nchunk = 0;
+}
+
+/*
+ * In the PG_CATCH of a run: the error reported and kept as the flow's failure (the
+ * backoff follows from it), the transaction rolled back (the sink's writes, the
+ * record's trim, a backfill's progress, the clock's move), the fold's window
+ * dropped, the ranges the run took given back. The worker goes on.
+ */
+static void abandon_run(Run *run) {
+	ErrorData *edata;
+
+	if (task.timeout_ms > 0)
+		disable_timeout(STATEMENT_TIMEOUT, false);
+	MemoryContextSwitchTo(task.cxt);
+	edata = CopyErrorData();
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	if (run->kind->folds)
+		settle_fold(false);
+	put_back(run->from, run->from_shared, run->removals);
+	record_failure(run->start, edata);
+	FreeErrorData(edata);
+}
+
+/*
+ * The one transaction skeleton of every kind of run: begin (the flow's lock, the
+ * statement timeout), the kind's work, commit; the ranges the work took are dropped
+ * with the commit and may be claimed durably again (end_take), or given back if
+ * anything failed (abandon_run). Returns false on failure. A longjmp crosses only
+ * this frame, whose one variable changed inside PG_TRY is volatile; what the work
+ * sets is in *run, in the caller's frame.
+ */
+static bool run_in_transaction(Run *run) {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
-	volatile bool worked = false;
-	volatile bool removals = true;
-	FnFoldInput fold = {take_fold_reports, NULL};
-	TimestampTz start = GetCurrentTimestamp();
-	int64 rows = 0;
+
+	run->start = GetCurrentTimestamp();
+	PG_TRY();
+	{
+		begin_refresh_transaction(run->kind->activity);
+		run->kind->work(run);
+		end_refresh_transaction();
+		if (run->kind->folds)
+			settle_fold(true);
+		task.nchunk = 0;
+		end_take();
+	}
+	PG_CATCH();
+	{
+		abandon_run(run);
+		ok = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	if (ok && run->counts)
+		record_success(run->start, run->rows);
+	return ok;
+}
+
+/* Whether a drop or a pause committed while the run waited for the flow's lock: then
+ * it refreshes nothing, and its flush or refresh_flow is not answered as done
+ * (task.flow_gone, task.halted). The slot's lock held. */
+static bool flow_stopped_locked(void) {
+	task.flow_gone = flow_dropped();
+	task.halted = task.slot->paused;
+	return task.flow_gone || task.halted;
+}
+
+/* What run_refresh's work reports to it. */
+typedef struct RefreshRun {
+	int64 *windows_done;   /* += the windows refreshed */
+	bool *backlog_remains; /* the take left ranges over the budget in the set */
+	bool worked;           /* it took ranges: the budget follows its duration */
+} RefreshRun;
+
+/*
+ * Under the slot's lock, the refresh's view of `from`: nothing if the flow stopped;
+ * else windows that ended before *expired_before (if not 0) cut out of it and of the
+ * durable set (whatever marked them: they are frozen; a range across the line is cut
+ * at a window start, so whole windows stay), and the rest copied into task.buf.
+ * Returns how many ranges were copied; *expired_before becomes 0 when nothing is to
+ * be removed from the record.
+ */
+static uint32 copy_dirty(const Run *run, int64 *expired_before) {
 	FlowSlot *slot = task.slot;
+	uint32 n;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (!flow_stopped_locked() && *expired_before != 0 && fn_dirty_cut_below(run->from, *expired_before)) {
+		(void)fn_dirty_cut_below(fn_slot_durable_set(slot), *expired_before);
+		if (run->from_shared && slot->ndirty == 0)
+			slot->dirty_since = 0;
+	} else
+		*expired_before = 0;
+	n = (task.flow_gone || task.halted) ? 0 : *run->from.count;
+	memcpy(task.buf, run->from.ranges, sizeof(FnTimeRange) * n);
+	LWLockRelease(fn_slot_lock(slot));
+	return n;
+}
+
+/*
+ * Takes the ranges of task.buf that fit the budget out of `from` into task.chunk:
+ * from here on they are ours until the commit or put back; and they are no longer
+ * known as durably recorded, since the refresh removes them from the record. The
+ * set's removals flag goes with the last of its ranges (run->removals: what the
+ * taken ranges carry). *windows, *rows: the size of the take.
+ */
+static void take_chunk(Run *run, uint32 n, uint64 *windows, uint64 *rows) {
+	RefreshRun *r = run->arg;
+	FlowSlot *slot = task.slot;
+	FnDirtySet from = run->from;
+
+	/* a lowered flownode.max_rows_per_refresh applies at once */
+	task.nchunk =
+	    fn_refresh_take(task.cfg, task.window, task.buf, n, Min(task.budget, (uint64)fn_max_rows_per_refresh),
+	                    task.chunk, windows, rows, r->backlog_remains);
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->refreshing = true; /* until end_take: no durable claims meanwhile */
+	for (uint32 i = 0; i < task.nchunk; i++) {
+		fn_dirty_subtract(from, task.chunk[i]);
+		fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
+	}
+	if (run->from_shared)
+		take_since(slot);
+	run->removals = run->from_shared ? slot->removals : task.backlog_removals;
+	if (*from.count == 0 && run->from_shared)
+		slot->removals = false;
+	else if (*from.count == 0)
+		task.backlog_removals = false;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/*
+ * run_refresh's work: the clock's marks, the expiry, then at most a budget's worth of
+ * the oldest ranges of `from` refreshed, taken before the refresh takes its snapshot.
+ * At every evaluation, flush included, the windows that ended before now -
+ * expire_after are frozen.
+ */
+static void refresh_work(Run *run) {
+	RefreshRun *r = run->arg;
+	FnFoldInput fold = {take_fold_reports, NULL};
 	TimestampTz clock_at = 0;
+	int64 expired_before;
+	uint32 n;
+
+	if (task.clock && !flow_dropped()) {
+		clock_at = fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval);
+		if (clock_at != task.clock_at)
+			mark_clock_changes(run->from, run->from_shared, clock_at);
+	}
+	expired_before = fn_expiry_start(task.cfg->expire_after, task.cfg->window.with_time_zone,
+	                                 task.cfg->timezone, task.window, GetCurrentTimestamp());
+	n = copy_dirty(run, &expired_before);
+	if (n > 0) {
+		uint64 windows = 1;
+		uint64 take_rows = PG_UINT64_MAX;
+
+		r->worked = true;
+		take_chunk(run, n, &windows, &take_rows);
+		/* a writer that skipped its record on the strength of these windows is
+		 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
+		fn_inflight_wait_all();
+		run->rows = fn_refresh_run(task.cfg, &(FnRefreshRequest){.ranges = task.chunk,
+		                                                         .nranges = (int)task.nchunk,
+		                                                         .expired_before = expired_before,
+		                                                         .removals = run->removals,
+		                                                         .windows = windows,
+		                                                         .rows = take_rows,
+		                                                         .clock_at = clock_at,
+		                                                         .fold = &fold});
+		*r->windows_done += (int64)windows;
+	} else if (expired_before != 0 && !task.flow_gone) /* only the record's expired windows go */
+		(void)fn_refresh_run(task.cfg, &(FnRefreshRequest){.expired_before = expired_before,
+		                                                   .removals = true,
+		                                                   .rows = PG_UINT64_MAX,
+		                                                   .clock_at = clock_at});
+	run->counts = !task.flow_gone && !task.halted;
+}
+
+static const RunKind refresh_kind = {"flownode: refreshing dirty windows", true, refresh_work};
+
+/*
+ * Plans and runs one refresh transaction over at most a budget of `from` (the shared
+ * dirty set, or a flush's backlog). The ranges are taken out of `from` before the
+ * refresh takes its snapshot; on failure they are put back.
+ */
+static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains) {
+	RefreshRun r = {windows_done, backlog_remains, false};
+	Run run = {.kind = &refresh_kind, .arg = &r, .from = from, .from_shared = from_shared, .removals = true};
+	bool ok;
 
 	*backlog_remains = false;
 	/* an idle evaluation costs no transaction (unless marks may have to expire, or the
@@ -305,122 +559,16 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 	if ((task.cfg->expire_after == NULL || task.window == NULL) && !task.clock) {
 		uint32 n;
 
-		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		LWLockAcquire(fn_slot_lock(task.slot), LW_SHARED);
 		n = *from.count;
-		LWLockRelease(fn_slot_lock(slot));
+		LWLockRelease(fn_slot_lock(task.slot));
 		if (n == 0)
 			return true;
 	}
-	PG_TRY();
-	{
-		uint32 n;
-		uint64 windows = 1;
-		uint64 take_rows = PG_UINT64_MAX;
-		int64 expired_before;
-
-		begin_refresh_transaction("flownode: refreshing dirty windows");
-		if (task.clock && !flow_dropped()) {
-			clock_at = fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval);
-			if (clock_at != task.clock_at)
-				mark_clock_changes(from, from_shared, clock_at);
-		}
-
-		/* at every evaluation, flush included: windows that ended before now -
-		 * expire_after are frozen, whatever marked them; a range across the line is
-		 * cut at it (at a window start, so whole windows stay) */
-		expired_before = fn_expiry_start(task.cfg->expire_after, task.cfg->window.with_time_zone,
-		                                 task.cfg->timezone, task.window, GetCurrentTimestamp());
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		task.flow_gone = flow_dropped(); /* a drop committed while we waited for the lock */
-		task.halted = slot->paused;      /* so did a pause: nothing is refreshed from here on */
-		if (!task.flow_gone && !task.halted && expired_before != 0 &&
-		    fn_dirty_cut_below(from, expired_before)) {
-			(void)fn_dirty_cut_below(fn_slot_durable_set(slot), expired_before);
-			if (from_shared && slot->ndirty == 0)
-				slot->dirty_since = 0;
-		} else
-			expired_before = 0; /* nothing expired (or nothing to do): nothing to remove from the record */
-		n = (task.flow_gone || task.halted) ? 0 : *from.count;
-		memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
-		LWLockRelease(fn_slot_lock(slot));
-
-		if (n > 0) {
-			worked = true;
-			/* a lowered flownode.max_rows_per_refresh applies at once */
-			task.nchunk = fn_refresh_take(task.cfg, task.window, task.buf, n,
-			                              Min(task.budget, (uint64)fn_max_rows_per_refresh), task.chunk,
-			                              &windows, &take_rows, backlog_remains);
-
-			/* take them: from here on they are ours until commit or put back; and they
-			 * are no longer known as durably recorded, since this refresh removes them
-			 * from the record */
-			LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-			slot->refreshing = true; /* until end_take: no durable claims meanwhile */
-			for (uint32 i = 0; i < task.nchunk; i++) {
-				fn_dirty_subtract(from, task.chunk[i]);
-				fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
-			}
-			if (from_shared)
-				take_since(slot);
-			/* the set's removals flag goes with the last of its ranges */
-			removals = from_shared ? slot->removals : task.backlog_removals;
-			if (*from.count == 0 && from_shared)
-				slot->removals = false;
-			else if (*from.count == 0)
-				task.backlog_removals = false;
-			LWLockRelease(fn_slot_lock(slot));
-
-			/* a writer that skipped its record on the strength of these windows is
-			 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
-			fn_inflight_wait_all();
-			rows = fn_refresh_run(task.cfg, task.chunk, (int)task.nchunk, expired_before, removals, windows,
-			                      take_rows, clock_at, &fold);
-			*windows_done += (int64)windows;
-		} else if (expired_before != 0 && !task.flow_gone)
-			(void)fn_refresh_run(task.cfg, NULL, 0, expired_before, true, 0, PG_UINT64_MAX, clock_at, NULL);
-		end_refresh_transaction();
-		settle_fold(true);
-		task.nchunk = 0;
-		end_take();
-	}
-	PG_CATCH();
-	{
-		ErrorData *edata;
-
-		if (task.timeout_ms > 0)
-			disable_timeout(STATEMENT_TIMEOUT, false);
-
-		MemoryContextSwitchTo(task.cxt);
-		edata = CopyErrorData();
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		settle_fold(false);
-		/* put them back (not into the durable set: they may hold coalesced gaps) */
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		end_take_locked(slot);
-		fn_dirty_add_all(from, task.chunk, task.nchunk);
-		if (task.nchunk > 0 && removals && from_shared)
-			slot->removals = true;
-		else if (task.nchunk > 0 && removals)
-			task.backlog_removals = true;
-		if (task.nchunk > 0 && from_shared)
-			put_back_since(slot, task.nbacklog == 0);
-		LWLockRelease(fn_slot_lock(slot));
-		task.nchunk = 0;
-		record_failure(start, edata);
-		FreeErrorData(edata);
-		ok = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcxt);
-	pgstat_report_activity(STATE_IDLE, NULL);
-	if (worked) /* an idle evaluation says nothing about how big a refresh may be */
+	ok = run_in_transaction(&run);
+	if (r.worked) /* an idle evaluation says nothing about how big a refresh may be */
 		task.budget = fn_next_row_budget(task.budget, (uint64)fn_max_rows_per_refresh,
-		                                 GetCurrentTimestamp() - start, !ok);
-
-	if (ok && !task.flow_gone && !task.halted)
-		record_success(start, rows);
+		                                 GetCurrentTimestamp() - run.start, !ok);
 	return ok;
 }
 
@@ -497,7 +645,7 @@ static int64 windows_in(FnTimeRange r) {
 /*
  * The dirty ranges inside `want` (a union of whole windows) are taken out of the
  * shared set into task.chunk: a refresh of `want` covers them; ours until it
- * commits, or put back (put_back_taken). The slot's lock held.
+ * commits, or put back (put_back). The slot's lock held.
  */
 static void take_inside(FnDirtySet dirty, FnTimeRange want) {
 	FlowSlot *slot = task.slot;
@@ -518,39 +666,50 @@ static void take_inside(FnDirtySet dirty, FnTimeRange want) {
 		take_since(slot);
 }
 
-/* A failed refresh of a range gives back the dirty ranges it took (take_inside). */
-static void put_back_taken(void) {
+/*
+ * The refresh of one range of whole windows of unknown size (refresh_flow's range, a
+ * backfill's chunk), with removals, at this moment's scheduled time without moving
+ * the clock: the next evaluation marks from the clock, which covers the change since
+ * now too.
+ */
+static int64 refresh_range(FnTimeRange range) {
+	TimestampTz clock_at = task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0;
+
+	return fn_refresh_run(task.cfg, &(FnRefreshRequest){.ranges = &range,
+	                                                    .nranges = 1,
+	                                                    .removals = true,
+	                                                    .windows = PG_UINT64_MAX,
+	                                                    .rows = PG_UINT64_MAX,
+	                                                    .clock_at = clock_at});
+}
+
+/* What run_repair asks of its work and hears back. */
+typedef struct RepairRun {
+	FnTimeRange want;
+	int64 *windows; /* the windows between the first and the last row there */
+} RepairRun;
+
+/* run_repair's work: the dirty ranges inside `want` taken, then `want` refreshed. */
+static void repair_work(Run *run) {
+	RepairRun *r = run->arg;
 	FlowSlot *slot = task.slot;
+	bool gone;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	end_take_locked(slot);
-	fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
-	if (task.nchunk > 0) {
-		slot->removals = true;
-		put_back_since(slot, task.nbacklog == 0);
-	}
+	gone = flow_stopped_locked();
+	if (!gone)
+		take_inside(run->from, r->want);
 	LWLockRelease(fn_slot_lock(slot));
-	task.nchunk = 0;
+	if (!gone) {
+		fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
+		/* counted first: the sink's rows there before, the source's rows now */
+		*r->windows = windows_in(fn_refresh_extent(task.cfg, r->want));
+		run->rows = refresh_range(r->want);
+	}
+	run->counts = !gone;
 }
 
-/*
- * In the PG_CATCH of a repair's or a backfill's chunk: the error reported and kept as
- * the flow's failure, the transaction aborted, the windows the chunk took given back.
- */
-static void abandon_chunk(TimestampTz start) {
-	ErrorData *edata;
-
-	if (task.timeout_ms > 0)
-		disable_timeout(STATEMENT_TIMEOUT, false);
-	MemoryContextSwitchTo(task.cxt);
-	edata = CopyErrorData();
-	EmitErrorReport();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	put_back_taken();
-	record_failure(start, edata);
-	FreeErrorData(edata);
-}
+static const RunKind repair_kind = {"flownode: refreshing a range of windows", false, repair_work};
 
 /*
  * refresh_flow: recomputes every window of `want` (a union of whole windows, or all
@@ -560,52 +719,54 @@ static void abandon_chunk(TimestampTz start) {
  * last row of the source or sink there.
  */
 static bool run_repair(FnTimeRange want, int64 *windows) {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	FlowSlot *slot = task.slot;
-	volatile bool ok = true;
-	TimestampTz start = GetCurrentTimestamp();
-	int64 rows = 0;
+	RepairRun r = {want, windows};
+	Run run = run_on_shared(&repair_kind, &r);
 
-	volatile bool gone = false;
-
-	PG_TRY();
-	{
-		FnDirtySet dirty = fn_slot_dirty_set(slot);
-
-		begin_refresh_transaction("flownode: refreshing a range of windows");
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		gone = task.flow_gone = flow_dropped();
-		task.halted = slot->paused;
-		gone |= task.halted;
-		if (!gone)
-			take_inside(dirty, want);
-		LWLockRelease(fn_slot_lock(slot));
-		if (!gone) {
-			fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
-			/* counted first: the sink's rows there before, the source's rows now */
-			*windows = windows_in(fn_refresh_extent(task.cfg, want));
-			/* at this moment's scheduled time, without moving the clock: the next
-			 * evaluation marks from the clock, which covers the change since now too */
-			rows = fn_refresh_run(
-			    task.cfg, &want, 1, 0, true, PG_UINT64_MAX, PG_UINT64_MAX,
-			    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0, NULL);
-		}
-		end_refresh_transaction();
-		task.nchunk = 0;
-		end_take();
-	}
-	PG_CATCH();
-	{
-		abandon_chunk(start);
-		ok = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcxt);
-	pgstat_report_activity(STATE_IDLE, NULL);
-	if (ok && !gone)
-		record_success(start, rows);
-	return ok;
+	return run_in_transaction(&run);
 }
+
+/* What run_backfill_chunk's work reports to it. */
+typedef struct BackfillRun {
+	int64 *windows;   /* += the windows filled */
+	bool worked;      /* the flow was there to fill: its progress is ours */
+	int64 done_until; /* the progress: filled up to here */
+	bool saved;       /* the progress is in the catalog */
+} BackfillRun;
+
+/* run_backfill_chunk's work: the next chunk filled (the marks inside it taken), and
+ * the progress written in the same transaction. */
+static void backfill_work(Run *run) {
+	BackfillRun *b = run->arg;
+	FlowSlot *slot = task.slot;
+	FnTimeRange all = {task.cfg->backfill_next, task.cfg->backfill_to};
+	bool stop;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	stop = flow_stopped_locked();
+	LWLockRelease(fn_slot_lock(slot));
+	if (stop)
+		return;
+	b->worked = true;
+	if (all.start < all.end) { /* else filled: only its end is left to write */
+		FnTimeRange chunk = {all.start,
+		                     fn_fill_chunk_end(task.cfg, task.window, all, fn_backfill_chunk_rows)};
+
+		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+		take_inside(run->from, chunk);
+		LWLockRelease(fn_slot_lock(slot));
+		fn_inflight_wait_all();
+		run->rows = refresh_range(chunk);
+		*b->windows += windows_in(chunk);
+		b->done_until = chunk.end;
+		run->counts = true; /* a success once something was filled */
+	}
+	PushActiveSnapshot(GetTransactionSnapshot());
+	b->saved = fn_registry_set_backfill(task.cfg->flow_id, task.cfg->backfill_from, b->done_until,
+	                                    task.cfg->backfill_to);
+	PopActiveSnapshot();
+}
+
+static const RunKind backfill_kind = {"flownode: backfilling", false, backfill_work};
 
 /*
  * One chunk of a background backfill (create_flow's backfill => 'background'): the
@@ -617,72 +778,19 @@ static bool run_repair(FnTimeRange want, int64 *windows) {
  * Marks inside the chunk are taken and covered by it, as refresh_flow does.
  */
 static bool run_backfill_chunk(int64 *windows) {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	FlowSlot *slot = task.slot;
-	volatile bool ok = true;
-	volatile bool worked = false;
-	TimestampTz start = GetCurrentTimestamp();
-	volatile int64 rows = 0;
-	volatile int64 done_until = task.cfg->backfill_next;
-	volatile bool saved = false;
-	volatile bool filled = false;
+	BackfillRun b = {windows, false, task.cfg->backfill_next, false};
+	Run run = run_on_shared(&backfill_kind, &b);
 
-	PG_TRY();
-	{
-		bool stop;
-
-		begin_refresh_transaction("flownode: backfilling");
-		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-		task.flow_gone = flow_dropped();
-		task.halted = slot->paused;
-		stop = task.flow_gone || task.halted;
-		LWLockRelease(fn_slot_lock(slot));
-		if (!stop) {
-			FnTimeRange all = {task.cfg->backfill_next, task.cfg->backfill_to};
-
-			worked = true;
-			if (all.start < all.end) { /* else filled: only its end is left to write */
-				FnTimeRange chunk = {all.start,
-				                     fn_fill_chunk_end(task.cfg, task.window, all, fn_backfill_chunk_rows)};
-
-				LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-				take_inside(fn_slot_dirty_set(slot), chunk);
-				LWLockRelease(fn_slot_lock(slot));
-				fn_inflight_wait_all();
-				rows = fn_refresh_run(
-				    task.cfg, &chunk, 1, 0, true, PG_UINT64_MAX, PG_UINT64_MAX,
-				    task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0, NULL);
-				*windows += windows_in(chunk);
-				done_until = chunk.end;
-				filled = true;
-			}
-			PushActiveSnapshot(GetTransactionSnapshot());
-			saved = fn_registry_set_backfill(task.cfg->flow_id, task.cfg->backfill_from, done_until,
-			                                 task.cfg->backfill_to);
-			PopActiveSnapshot();
-		}
-		end_refresh_transaction();
-		task.nchunk = 0;
-		end_take();
-	}
-	PG_CATCH();
-	{
-		abandon_chunk(start);
-		ok = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcxt);
-	pgstat_report_activity(STATE_IDLE, NULL);
-	if (ok && worked) {
-		task.cfg->backfill_next = done_until;
+	if (!run_in_transaction(&run))
+		return false;
+	if (b.worked) {
+		task.cfg->backfill_next = b.done_until;
 		/* done once its end is in the catalog */
-		task.cfg->backfilling = done_until < task.cfg->backfill_to || !saved;
+		task.cfg->backfilling = b.done_until < task.cfg->backfill_to || !b.saved;
 		if (!task.cfg->backfilling)
 			ereport(LOG, (errmsg("flownode: flow \"%s\" is backfilled", task.cfg->flow_name)));
-		if (filled)
-			record_success(start, rows);
 	}
-	return ok;
+	return true;
 }
 
 /* refresh_flow: serve the requests pending now (their hull), then answer them. */
@@ -713,9 +821,7 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	MemoryContext old;
 
 	task.cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	begin_catalog_transaction();
 	task.cfg_cxt = AllocSetContextCreate(task.cxt, "flownode task config", ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(task.cfg_cxt);
 	if (fn_catalog_relid(true) != catalog_relid)
@@ -734,8 +840,7 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	task.chunk = palloc(sizeof(FnTimeRange) * (fn_dirty_ranges_per_flow + 1));
 	task.backlog = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
 	MemoryContextSwitchTo(old);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	end_catalog_transaction();
 }
 
 /* The flow's name as its worker shows it (pg_stat_activity.application_name). */
@@ -759,14 +864,11 @@ static void reload_config(void) {
 	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
 	seq = slot->config_seq;
 	LWLockRelease(fn_slot_lock(slot));
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	begin_catalog_transaction();
 	old = MemoryContextSwitchTo(cxt);
 	cfg = fn_load_task_config(task.cfg->flow_id, true);
 	MemoryContextSwitchTo(old);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	end_catalog_transaction();
 	task.config_seq = seq;
 	if (cfg == NULL) { /* dropped: the slot says so at the drop's commit */
 		MemoryContextDelete(cxt);
@@ -804,9 +906,7 @@ static void load_statement_timeout(void) {
 	Datum args[2] = {ObjectIdGetDatum(task.cfg->owner), ObjectIdGetDatum(MyDatabaseId)};
 	int ms = fn_statement_timeout_ms;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	begin_catalog_transaction();
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
 	if (SPI_execute_with_args(
 	        "SELECT pg_catalog.substr(s, 19) FROM pg_catalog.pg_db_role_setting d,"
@@ -820,8 +920,7 @@ static void load_statement_timeout(void) {
 			ms = fn_statement_timeout_ms;
 	}
 	fn_spi_end(&scope);
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	end_catalog_transaction();
 	task.timeout_ms = ms;
 }
 
@@ -860,17 +959,14 @@ static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 	bool exists;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	begin_catalog_transaction();
 	if (fn_catalog_relid(true) == catalog_relid) {
 		TaskConfig *cfg = fn_load_task_config(flow_id, true);
 
 		exists = cfg != NULL && cfg->bound;
 	} else
 		exists = false;
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	end_catalog_transaction();
 	return exists;
 }
 
@@ -881,15 +977,12 @@ static void reload_record(bool at_start) {
 	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
 	task.slot->reload_requested = false; /* rows committed after this are read by the next one */
 	LWLockRelease(fn_slot_lock(task.slot));
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	begin_catalog_transaction();
 	fn_reload_pending(task.cfg->flow_id, task.slot);
 	if (at_start)
 		task.clock = fn_registry_clock_get(task.cfg->flow_id, &task.clock_at) &&
 		             task.cfg->eval_interval != NULL && task.window != NULL;
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	end_catalog_transaction();
 }
 
 /*
@@ -921,13 +1014,16 @@ static TimestampTz wake_at(TimestampTz next_eval) {
 	return task.cfg->backfilling ? Min(next_eval, task.backfill_retry_at) : next_eval;
 }
 
-void flownode_flow_main(Datum arg) {
-	int64 flow_id = DatumGetInt64(arg);
+/*
+ * Start-up, up to the slot: the connection as the flow's owner (the launcher put the
+ * database, the owner, the catalog's version and whether the owner can log in in
+ * bgw_extra), the task loaded and the slot claimed. Exits when there is nothing to
+ * serve.
+ */
+static void attach_flow(int64 flow_id) {
 	Oid dboid, owner, catalog_relid;
 	bool owner_can_login;
-	TimestampTz next_eval;
 
-	fn_is_flow_worker = true;
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
 	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
 	memcpy(&catalog_relid, MyBgworkerEntry->bgw_extra + 2 * sizeof(Oid), sizeof(Oid));
@@ -950,7 +1046,11 @@ void flownode_flow_main(Datum arg) {
 		LWLockRelease(fn_slot_lock(task.slot));
 		proc_exit(0);
 	}
+}
 
+/* Start-up, once the slot is ours: its shared state, the settings and the session's
+ * own settings as every refresh wants them. */
+static void prepare_session(void) {
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
 	reload_record(true);
 	/* the settings as of now: a change may have committed since load_task */
@@ -964,92 +1064,129 @@ void flownode_flow_main(Datum arg) {
 	/* what each refresh would pin (fn_pin_deparse_settings), once for the session */
 	fn_pin_session_settings(task.cfg->timezone);
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
+}
 
+/* What the slot asks of the worker, read at once under its lock. */
+typedef struct Requests {
+	bool dropped;  /* the drop committed */
+	bool flush;    /* flush_flow calls wait */
+	bool repair;   /* refresh_flow calls wait */
+	bool reload;   /* a restore added rows to the durable record */
+	bool changed;  /* alter_flow, pause_flow or resume_flow committed */
+	bool upstream; /* an upstream flow wrote into the source */
+} Requests;
+
+static Requests read_requests(void) {
+	FlowSlot *slot = task.slot;
+	Requests r;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	r.dropped = slot->dropped;
+	r.flush = slot->flush_requested > slot->flush_completed;
+	r.repair = slot->repair_requested > slot->repair_completed;
+	r.reload = slot->reload_requested;
+	r.changed = slot->config_seq != task.config_seq;
+	r.upstream = slot->upstream_wrote;
+	LWLockRelease(fn_slot_lock(slot));
+	return r;
+}
+
+/* Steering committed: the settings read again, and the schedule follows them. */
+static void apply_new_settings(TimestampTz *next_eval) {
+	bool was_paused = task.cfg->paused;
+	int64 was_every = first_sleep_usec();
+	TimestampTz now;
+
+	reload_config();
+	now = GetCurrentTimestamp();
+	/* a new cadence starts now, never later than the old one would have */
+	if (first_sleep_usec() != was_every)
+		*next_eval = Min(*next_eval, now + first_sleep_usec());
+	/* resumed: catch up at once on what was written meanwhile */
+	if (was_paused && !task.cfg->paused)
+		*next_eval = task.backfill_retry_at = now;
+}
+
+/* Sleeps until the latch is set (flush, drop, steering; never marking) or `until`;
+ * the wait ends with the postmaster. */
+static void sleep_until(TimestampTz until) {
+	(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+	                Max(1L, (long)((until - GetCurrentTimestamp() + 999) / 1000)), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+}
+
+/* Nothing asked for: the evaluation when it is due, else a backfill's chunk when one
+ * is due, else a sleep until one of them is. */
+static void run_scheduled(bool upstream, TimestampTz *next_eval) {
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (upstream)
+		*next_eval = follow_upstream(now, *next_eval);
+	if (now >= *next_eval) {
+		int64 windows = 0;
+		bool backlog = false;
+
+		(void)run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
+		*next_eval = next_after(now, GetCurrentTimestamp(), backlog);
+	} else if (task.cfg->backfilling && now >= task.backfill_retry_at) {
+		int64 windows = 0;
+
+		/* chunk after chunk between evaluations; after a failure, the backoff; a
+		 * progress that could not be written is tried again a second later */
+		if (!run_backfill_chunk(&windows))
+			task.backfill_retry_at = next_after(now, GetCurrentTimestamp(), false);
+		else if (task.cfg->backfilling && !backfill_left())
+			task.backfill_retry_at = GetCurrentTimestamp() + USECS_PER_SEC;
+	} else
+		sleep_until(wake_at(*next_eval));
+}
+
+/*
+ * One turn of the loop (the seed's start_executing_loop): what the slot asks for
+ * first, in this order (a drop, a restore's rows, new settings, a pause,
+ * refresh_flow, flush_flow), then what the schedule says. False once the flow is
+ * dropped.
+ */
+static bool serve_next(TimestampTz *next_eval) {
+	Requests r;
+
+	CHECK_FOR_INTERRUPTS();
+	if (ConfigReloadPending) {
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+		load_statement_timeout();
+	}
+	r = read_requests();
+	if (r.dropped)
+		return false;
+	if (r.reload)
+		reload_record(false);
+	else if (r.changed)
+		apply_new_settings(next_eval);
+	else if (task.cfg->paused) {
+		/* nothing is refreshed; marks keep arriving in the slot and the record */
+		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 60000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	} else if (r.repair)
+		serve_repair();
+	else if (r.flush)
+		serve_flush();
+	else
+		run_scheduled(r.upstream, next_eval);
+	return true;
+}
+
+void flownode_flow_main(Datum arg) {
+	TimestampTz next_eval;
+
+	fn_is_flow_worker = true;
+	attach_flow(DatumGetInt64(arg));
+	prepare_session();
 	/* the first evaluation follows the cadence like every other: create_flow has
 	 * just filled the sink, and flush_flow wakes the worker when asked to */
 	next_eval = GetCurrentTimestamp() + first_sleep_usec();
-	for (;;) {
-		bool dropped, flush, repair, reload, changed, upstream;
-		TimestampTz now;
-
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending) {
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			load_statement_timeout();
-		}
-		LWLockAcquire(fn_slot_lock(task.slot), LW_SHARED);
-		dropped = task.slot->dropped;
-		flush = task.slot->flush_requested > task.slot->flush_completed;
-		repair = task.slot->repair_requested > task.slot->repair_completed;
-		reload = task.slot->reload_requested;
-		changed = task.slot->config_seq != task.config_seq;
-		upstream = task.slot->upstream_wrote;
-		LWLockRelease(fn_slot_lock(task.slot));
-		if (dropped)
-			break;
-		if (reload) {
-			reload_record(false);
-			continue;
-		}
-		if (changed) {
-			bool was_paused = task.cfg->paused;
-			int64 was_every = first_sleep_usec();
-
-			reload_config();
-			now = GetCurrentTimestamp();
-			/* a new cadence starts now, never later than the old one would have */
-			if (first_sleep_usec() != was_every)
-				next_eval = Min(next_eval, now + first_sleep_usec());
-			/* resumed: catch up at once on what was written meanwhile */
-			if (was_paused && !task.cfg->paused)
-				next_eval = task.backfill_retry_at = now;
-			continue;
-		}
-		if (task.cfg->paused) {
-			/* nothing is refreshed; marks keep arriving in the slot and the record */
-			(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 60000L,
-			                PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			continue;
-		}
-		if (repair) {
-			serve_repair();
-			continue;
-		}
-		if (flush) {
-			serve_flush();
-			continue;
-		}
-		now = GetCurrentTimestamp();
-		if (upstream)
-			next_eval = follow_upstream(now, next_eval);
-		if (now >= next_eval) {
-			int64 windows = 0;
-			bool backlog = false;
-			TimestampTz started = now;
-
-			(void)run_refresh(fn_slot_dirty_set(task.slot), true, &windows, &backlog);
-			now = GetCurrentTimestamp();
-			next_eval = next_after(started, now, backlog);
-			continue;
-		}
-		if (task.cfg->backfilling && now >= task.backfill_retry_at) {
-			int64 windows = 0;
-
-			/* chunk after chunk between evaluations; after a failure, the backoff; a
-			 * progress that could not be written is tried again a second later */
-			if (!run_backfill_chunk(&windows))
-				task.backfill_retry_at = next_after(now, GetCurrentTimestamp(), false);
-			else if (task.cfg->backfilling && !backfill_left())
-				task.backfill_retry_at = GetCurrentTimestamp() + USECS_PER_SEC;
-			continue;
-		}
-		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-		                Max(1L, (long)((wake_at(next_eval) - GetCurrentTimestamp() + 999) / 1000)),
-		                PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
+	while (serve_next(&next_eval))
+		;
 	ereport(LOG,
 	        (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped", task.cfg->flow_name)));
 	proc_exit(0);
