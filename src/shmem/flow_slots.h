@@ -210,8 +210,8 @@ extern void fn_slot_read_requests(FlowSlot *slot, uint64 config_seq, FlowSlotReq
 extern uint64 fn_slot_serving(FlowSlot *slot, FlowSlotRequest kind, FnTimeRange *range);
 extern uint64 fn_slot_config_seq(FlowSlot *slot);
 extern void fn_slot_follow_config(FlowSlot *slot, uint64 seq, bool paused);
-extern void fn_slot_reload_taken(FlowSlot *slot);
-extern void fn_slot_upstream_taken(FlowSlot *slot);
+typedef enum FlowSlotWakeup { FN_WAKE_RELOAD, FN_WAKE_UPSTREAM } FlowSlotWakeup;
+extern void fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what);
 extern int64 fn_slot_take_fold_lo(FlowSlot *slot);
 extern void fn_slot_settle_fold(FlowSlot *slot, FnTimeRange window, bool folded);
 

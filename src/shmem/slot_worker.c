@@ -151,16 +151,15 @@ void fn_slot_follow_config(FlowSlot *slot, uint64 seq, bool paused) {
 	LWLockRelease(fn_slot_lock(slot));
 }
 
-/* The record is read again now: rows committed after this are read by the next one. */
-void fn_slot_reload_taken(FlowSlot *slot) {
+/* The worker takes a wake-up into account: the record is read again now (rows
+ * committed after this are read by the next one), or the upstream's write is in
+ * its schedule. */
+void fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what) {
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->reload_requested = false;
-	LWLockRelease(fn_slot_lock(slot));
-}
-
-void fn_slot_upstream_taken(FlowSlot *slot) {
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->upstream_wrote = false;
+	if (what == FN_WAKE_RELOAD)
+		slot->reload_requested = false;
+	else
+		slot->upstream_wrote = false;
 	LWLockRelease(fn_slot_lock(slot));
 }
 

@@ -866,7 +866,7 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
  * restore added rows to it later (reload_requested). Adding what the slot holds
  * already is harmless. */
 static void reload_record(bool at_start) {
-	fn_slot_reload_taken(task.slot); /* rows committed after this are read by the next one */
+	fn_slot_take_wakeup(task.slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
 	begin_catalog_transaction();
 	fn_reload_pending(task.cfg->flow_id, task.slot);
 	if (at_start)
@@ -883,7 +883,7 @@ static void reload_record(bool at_start) {
  * day later. The flag is cleared first: a write after this wakes us again.
  */
 static TimestampTz follow_upstream(TimestampTz now, TimestampTz next_eval) {
-	fn_slot_upstream_taken(task.slot);
+	fn_slot_take_wakeup(task.slot, FN_WAKE_UPSTREAM);
 	return fn_next_eval_after_upstream(
 	    task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
 	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)fn_slot_failure_streak(task.slot));
