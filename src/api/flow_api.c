@@ -526,9 +526,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 
 	/* claim the flow's shared memory now, so flownode.max_flows fails here */
 	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->reserved_by = MyProcPid; /* until this transaction ends */
-	LWLockRelease(fn_slot_lock(slot));
+	fn_slot_reserve(slot); /* until this transaction ends */
 	fn_on_commit_start_worker(flow_id, GetUserId());
 
 	/* fill the sink from what the source holds now, or let the worker do it; a query
@@ -548,11 +546,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 			                        a->flow_name, rows, usec_to_sec(end - start))));
 		/* the flows view shows the fill as the flow's first run (the slot is this
 		 * transaction's until it commits, and freed if it aborts) */
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->rows_written = rows;
-		slot->last_run_at = slot->last_success_at = end;
-		slot->last_run_usec = end - start;
-		LWLockRelease(fn_slot_lock(slot));
+		fn_slot_note_fill(slot, start, end, rows);
 	}
 	if (fq->now_preds != NIL)
 		fn_registry_clock_set(flow_id, clock_at);
@@ -638,31 +632,6 @@ static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
-/* A request to the flow's worker: flush_flow's, or refresh_flow's over a range. */
-typedef enum WorkerRequest { REQUEST_FLUSH, REQUEST_REPAIR } WorkerRequest;
-
-/* Posts the request in the slot (a repair widens the pending hull) and wakes the
- * worker; returns the request's number. */
-static uint64 post_request(FlowSlot *slot, WorkerRequest kind, FnTimeRange range) {
-	uint64 mine;
-
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (kind == REQUEST_FLUSH)
-		mine = ++slot->flush_requested;
-	else {
-		if (slot->repair_requested > slot->repair_completed) {
-			slot->repair_range.start = Min(slot->repair_range.start, range.start);
-			slot->repair_range.end = Max(slot->repair_range.end, range.end);
-		} else
-			slot->repair_range = range;
-		mine = ++slot->repair_requested;
-	}
-	if (slot->worker_latch)
-		SetLatch(slot->worker_latch);
-	LWLockRelease(fn_slot_lock(slot));
-	return mine;
-}
-
 static void paused_error(TaskConfig *cfg, const char *call) {
 	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 	                errmsg("cannot %s flow \"%s\": it is paused", call, cfg->flow_name),
@@ -675,49 +644,29 @@ static void paused_error(TaskConfig *cfg, const char *call) {
  * refreshed, or raises the refresh's error. ERROR when the flow is dropped meanwhile,
  * or has no worker that could serve it (starting one if none was started).
  */
-static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerRequest kind, uint64 mine) {
-	const char *what = kind == REQUEST_FLUSH ? "flush" : "refresh";
-	const char *doing = kind == REQUEST_FLUSH ? "flushing" : "refreshing";
-	int64 windows = 0;
-	bool failed = false;
-	char error[FN_ERROR_LEN];
+static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlotRequest kind, uint64 mine) {
+	const char *what = kind == FN_REQUEST_FLUSH ? "flush" : "refresh";
+	const char *doing = kind == FN_REQUEST_FLUSH ? "flushing" : "refreshing";
+	FlowSlotAnswer a;
 	bool started = false;
 	TimestampTz wait_start = GetCurrentTimestamp();
 
-	ConditionVariablePrepareToSleep(&slot->flush_cv);
+	fn_slot_wait_prepare(slot);
 	for (;;) {
-		bool done, attached, waiting, gone, paused;
-
-		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-		gone = !slot->in_use || slot->flow_id != cfg->flow_id || slot->dropped;
-		paused = slot->paused;
-		done = kind == REQUEST_FLUSH ? slot->flush_completed >= mine : slot->repair_completed >= mine;
-		attached = slot->worker_pid != 0;
-		waiting = slot->state == FLOW_WAITING_FOR_WORKER;
-		if (done) {
-			windows = kind == REQUEST_FLUSH ? slot->flush_windows : slot->repair_windows;
-			failed = kind == REQUEST_FLUSH ? slot->flush_failed : slot->repair_failed;
-			strlcpy(error, kind == REQUEST_FLUSH ? slot->flush_error : slot->repair_error, sizeof(error));
-		}
-		LWLockRelease(fn_slot_lock(slot));
-		if (done)
+		fn_slot_poll_request(slot, cfg->flow_id, kind, mine, &a);
+		if (a.done)
 			break;
-		if (paused) { /* paused after the call looked: the worker will not serve it */
+		if (a.paused) { /* paused after the call looked: the worker will not serve it */
 			ConditionVariableCancelSleep();
-			paused_error(cfg, kind == REQUEST_FLUSH ? "flush" : "refresh");
+			paused_error(cfg, kind == FN_REQUEST_FLUSH ? "flush" : "refresh");
 		}
-		if (gone) {
+		if (a.gone) {
 			ConditionVariableCancelSleep();
 			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			                errmsg("flow \"%s\" was dropped while %s", cfg->flow_name, doing)));
 		}
-		if (!attached) {
-			bool registered;
-
-			LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-			registered = slot->worker_registered_at != 0;
-			LWLockRelease(fn_slot_lock(slot));
-			if (waiting || (!registered && started)) {
+		if (!a.attached) {
+			if (a.waiting || (!a.registered && started)) {
 				ConditionVariableCancelSleep();
 				ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				                errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
@@ -730,20 +679,20 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, WorkerR
 				                errdetail("Its worker did not start within 15 seconds."),
 				                errhint("See the server log for why the flow's background worker exited.")));
 			}
-			if (!registered && !started) {
+			if (!a.registered && !started) {
 				started = true;
 				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner,
 				                           fn_role_can_login(cfg->owner));
 			}
 		}
-		ConditionVariableTimedSleep(&slot->flush_cv, 1000, PG_WAIT_EXTENSION);
+		fn_slot_wait(slot, 1000);
 	}
 	ConditionVariableCancelSleep();
-	if (failed)
+	if (a.failed)
 		ereport(ERROR, (errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-		                errmsg("%s of flow \"%s\" failed: %s", what, cfg->flow_name, error),
+		                errmsg("%s of flow \"%s\" failed: %s", what, cfg->flow_name, a.error),
 		                errhint("The dirty windows are kept; see flownode.flows.last_error.")));
-	return windows;
+	return a.windows;
 }
 
 /* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
@@ -807,7 +756,8 @@ static int64 flush_one(TaskConfig *cfg, Oid catalog) {
 	 * downstream of another, that flow's refresh that has just written its source) */
 	fn_inflight_wait_all();
 	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	return await_request(cfg, catalog, slot, REQUEST_FLUSH, post_request(slot, REQUEST_FLUSH, none));
+	return await_request(cfg, catalog, slot, FN_REQUEST_FLUSH,
+	                     fn_slot_post_request(slot, FN_REQUEST_FLUSH, none));
 }
 
 int64 fn_flush_flow(const char *flow_name) {
@@ -959,8 +909,8 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 		PG_RETURN_INT64(created_here_flush(cfg, "refresh"));
 	fn_inflight_wait_all();
 	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	PG_RETURN_INT64(
-	    await_request(cfg, catalog, slot, REQUEST_REPAIR, post_request(slot, REQUEST_REPAIR, want)));
+	PG_RETURN_INT64(await_request(cfg, catalog, slot, FN_REQUEST_REPAIR,
+	                              fn_slot_post_request(slot, FN_REQUEST_REPAIR, want)));
 }
 
 /* ---- steering: alter_flow, pause_flow, resume_flow ---- */

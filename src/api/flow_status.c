@@ -95,54 +95,43 @@ static TimestampTz window_start(TaskConfig *cfg, int64 start) {
 
 /* A flow as its slot shows it; false when it has no slot. */
 static bool slot_view(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls, FlowView *v) {
-	FlowSlot *slot;
-	FlowSlot copy;
+	FlowSlotView view;
 	Interval *duration = palloc0(sizeof(Interval));
 
-	LWLockAcquire(fn_registry_lock(), LW_SHARED);
-	slot = fn_find_slot(MyDatabaseId, catalog, cfg->flow_id);
-	if (slot == NULL) {
-		LWLockRelease(fn_registry_lock());
+	if (!fn_slot_view(MyDatabaseId, catalog, cfg->flow_id, &view))
 		return false;
-	}
-	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-	memcpy(&copy, slot, offsetof(FlowSlot, dirty));
-	v->ranges = palloc(sizeof(FnTimeRange) * Max(1, slot->ndirty));
-	memcpy(v->ranges, slot->dirty, sizeof(FnTimeRange) * slot->ndirty);
-	LWLockRelease(fn_slot_lock(slot));
-	LWLockRelease(fn_registry_lock());
-
-	v->nranges = copy.ndirty;
-	v->since = fn_since_min(copy.dirty_since, copy.held_since);
-	if (copy.worker_pid == 0)
+	v->ranges = view.ranges;
+	v->nranges = view.nranges;
+	v->since = view.since;
+	if (view.worker_pid == 0)
 		v->state = "waiting_for_worker";
-	else if (copy.consecutive_failures > 0)
+	else if (view.consecutive_failures > 0)
 		v->state = "failing";
 	else
 		v->state = "active";
-	values[COL_LAST_RUN_AT] = TimestampTzGetDatum(copy.last_run_at);
-	nulls[COL_LAST_RUN_AT] = copy.last_run_at == 0;
-	duration->time = copy.last_run_usec;
+	values[COL_LAST_RUN_AT] = TimestampTzGetDatum(view.last_run_at);
+	nulls[COL_LAST_RUN_AT] = view.last_run_at == 0;
+	duration->time = view.last_run_usec;
 	values[COL_LAST_RUN_DURATION] = IntervalPGetDatum(duration);
-	nulls[COL_LAST_RUN_DURATION] = copy.last_run_at == 0;
-	values[COL_LAST_SUCCESS_AT] = TimestampTzGetDatum(copy.last_success_at);
-	nulls[COL_LAST_SUCCESS_AT] = copy.last_success_at == 0;
+	nulls[COL_LAST_RUN_DURATION] = view.last_run_at == 0;
+	values[COL_LAST_SUCCESS_AT] = TimestampTzGetDatum(view.last_success_at);
+	nulls[COL_LAST_SUCCESS_AT] = view.last_success_at == 0;
 	/* the current error, only while failing; the last failure stays in its own columns */
-	values[COL_LAST_ERROR] = CStringGetTextDatum(copy.last_failure);
-	nulls[COL_LAST_ERROR] = copy.consecutive_failures == 0 || copy.last_failure[0] == '\0';
-	values[COL_LAST_ERROR_AT] = TimestampTzGetDatum(copy.last_failure_at);
+	values[COL_LAST_ERROR] = CStringGetTextDatum(view.last_failure);
+	nulls[COL_LAST_ERROR] = view.consecutive_failures == 0 || view.last_failure[0] == '\0';
+	values[COL_LAST_ERROR_AT] = TimestampTzGetDatum(view.last_failure_at);
 	nulls[COL_LAST_ERROR_AT] = nulls[COL_LAST_ERROR];
-	values[COL_RUNS] = Int64GetDatum(copy.runs);
-	values[COL_FAILURES] = Int64GetDatum(copy.failures);
-	values[COL_ROWS_WRITTEN] = Int64GetDatum(copy.rows_written);
-	values[COL_FOLDS] = Int64GetDatum(copy.folds);
-	values[COL_WORKER_PID] = Int32GetDatum(copy.worker_pid);
-	nulls[COL_WORKER_PID] = copy.worker_pid == 0;
-	values[COL_CONSECUTIVE_FAILURES] = Int32GetDatum(copy.consecutive_failures);
-	values[COL_LAST_FAILURE] = CStringGetTextDatum(copy.last_failure);
-	nulls[COL_LAST_FAILURE] = copy.last_failure[0] == '\0';
-	values[COL_LAST_FAILURE_AT] = TimestampTzGetDatum(copy.last_failure_at);
-	nulls[COL_LAST_FAILURE_AT] = copy.last_failure_at == 0;
+	values[COL_RUNS] = Int64GetDatum(view.runs);
+	values[COL_FAILURES] = Int64GetDatum(view.failures);
+	values[COL_ROWS_WRITTEN] = Int64GetDatum(view.rows_written);
+	values[COL_FOLDS] = Int64GetDatum(view.folds);
+	values[COL_WORKER_PID] = Int32GetDatum(view.worker_pid);
+	nulls[COL_WORKER_PID] = view.worker_pid == 0;
+	values[COL_CONSECUTIVE_FAILURES] = Int32GetDatum(view.consecutive_failures);
+	values[COL_LAST_FAILURE] = CStringGetTextDatum(view.last_failure);
+	nulls[COL_LAST_FAILURE] = view.last_failure[0] == '\0';
+	values[COL_LAST_FAILURE_AT] = TimestampTzGetDatum(view.last_failure_at);
+	nulls[COL_LAST_FAILURE_AT] = view.last_failure_at == 0;
 	return true;
 }
 

@@ -52,17 +52,13 @@ static void start_bound_flows(Oid dboid, Oid catalog) {
 	foreach (lc, fn_load_bound_flows()) {
 		TaskConfig *cfg = lfirst(lc);
 		FlowSlot *slot = fn_acquire_slot(dboid, catalog, cfg->flow_id, false);
-		bool start;
 
 		if (slot == NULL) {
 			ereport(WARNING, (errmsg("flownode: no shared memory slot for flow \"%s\"", cfg->flow_name),
 			                  errhint("Raise flownode.max_flows.")));
 			continue;
 		}
-		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-		start = fn_slot_needs_worker(slot, GetCurrentTimestamp());
-		LWLockRelease(fn_slot_lock(slot));
-		if (start)
+		if (fn_slot_needs_worker(slot, GetCurrentTimestamp()))
 			(void)fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner,
 			                           fn_role_can_login(cfg->owner));
 	}
@@ -77,20 +73,18 @@ static void start_bound_flows(Oid dboid, Oid catalog) {
 static void free_orphan_slots(Oid dboid, Oid catalog) {
 	for (int i = 0; i < fn_slot_count(); i++) {
 		FlowSlot *slot = fn_slot_at(i);
+		Oid slot_catalog;
+		int64 flow_id;
 		uint64 seq;
-		bool orphan;
+		bool orphan = true; /* another installation's flow (the extension was reinstalled) */
 
-		LWLockAcquire(fn_registry_lock(), LW_SHARED);
-		orphan = slot->in_use && slot->dboid == dboid && slot->worker_pid == 0 && slot->reserved_by == 0;
-		seq = slot->acquired_seq;
-		LWLockRelease(fn_registry_lock());
-		if (!orphan)
+		if (!fn_slot_orphan_candidate(slot, dboid, &slot_catalog, &flow_id, &seq))
 			continue;
-		if (slot->catalog_relid == catalog) {
+		if (slot_catalog == catalog) {
 			SetCurrentStatementStartTimestamp();
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
-			orphan = fn_load_task_config(slot->flow_id, true) == NULL;
+			orphan = fn_load_task_config(flow_id, true) == NULL;
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 		}

@@ -197,9 +197,7 @@ static void bind_checked(TaskConfig *cfg, FlowQuery *fq, bool upgraded) {
 	bind_dimensions(cfg->flow_id, fq);
 	/* as create_flow: the slot now, so flownode.max_flows fails here; the worker at commit */
 	slot = fn_acquire_slot(MyDatabaseId, fn_current_catalog_relid(), cfg->flow_id, true);
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->reserved_by = MyProcPid; /* until this transaction ends */
-	LWLockRelease(fn_slot_lock(slot));
+	fn_slot_reserve(slot); /* until this transaction ends */
 	fn_on_commit_start_worker(cfg->flow_id, cfg->owner);
 }
 
@@ -533,14 +531,7 @@ void fn_start_workers_after_update(void) {
 	flows = fn_load_bound_flows();
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
-		FlowSlot *slot;
-		bool running;
-
-		LWLockAcquire(fn_registry_lock(), LW_SHARED);
-		slot = fn_find_slot(MyDatabaseId, catalog, cfg->flow_id);
-		running = slot != NULL && slot->worker_pid != 0;
-		LWLockRelease(fn_registry_lock());
-		if (!running)
+		if (!fn_slot_has_worker(MyDatabaseId, catalog, cfg->flow_id))
 			fn_on_commit_restart_worker(cfg->flow_id, cfg->owner);
 	}
 }

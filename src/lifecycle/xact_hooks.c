@@ -89,62 +89,12 @@ static void pre_commit(void) {
 	fn_marks_pre_commit();
 }
 
-static void stop_flow_slot(FlowSlot *slot) {
-	Latch *latch = NULL;
-	bool free_now;
-
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->dropped = true;
-	latch = slot->worker_latch;
-	free_now = (slot->worker_pid == 0);
-	LWLockRelease(fn_slot_lock(slot));
-	if (latch)
-		SetLatch(latch);
-	if (free_now)
-		fn_free_slot(slot);
-}
-
-/* Asks every worker of the catalog to reload its record (flag and latch: cannot fail). */
-static void request_reloads(Oid catalog_relid) {
-	LWLockAcquire(fn_registry_lock(), LW_SHARED);
-	for (int i = 0; i < fn_slot_count(); i++) {
-		FlowSlot *slot = fn_slot_at(i);
-		Latch *latch = NULL;
-
-		if (!slot->in_use || slot->dboid != MyDatabaseId || slot->catalog_relid != catalog_relid)
-			continue;
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->reload_requested = true;
-		latch = slot->worker_latch;
-		LWLockRelease(fn_slot_lock(slot));
-		if (latch)
-			SetLatch(latch);
-	}
-	LWLockRelease(fn_registry_lock());
-}
-
-/* The flow's settings changed: its worker reads them again (latch), and a flush
- * waiting on the slot sees a pause at once. Cannot fail. */
+/* The flow's settings changed: its worker reads them again, and a flush waiting on
+ * the slot sees a pause at once. Cannot fail. */
 static void config_changed(PendingAction *a) {
-	FlowSlot *slot;
-	Latch *latch = NULL;
-
 	if (fn_slot_count() == 0)
 		return; /* not preloaded: no worker to tell */
-	LWLockAcquire(fn_registry_lock(), LW_SHARED);
-	slot = fn_find_slot(MyDatabaseId, a->catalog_relid, a->flow_id);
-	if (slot != NULL) {
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->config_seq++;
-		slot->paused = a->paused;
-		latch = slot->worker_latch;
-		LWLockRelease(fn_slot_lock(slot));
-	}
-	LWLockRelease(fn_registry_lock());
-	if (latch)
-		SetLatch(latch);
-	if (slot != NULL)
-		ConditionVariableBroadcast(&slot->flush_cv);
+	fn_slot_config_changed(MyDatabaseId, a->catalog_relid, a->flow_id, a->paused);
 }
 
 static void run_commit_actions(void) {
@@ -163,23 +113,9 @@ static void run_commit_actions(void) {
 			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
 			                           a->owner_can_login);
 		else if (a->kind == PENDING_RELOAD_ALL)
-			request_reloads(a->catalog_relid);
-		else {
-			LWLockAcquire(fn_registry_lock(), LW_SHARED);
-			for (int i = 0; i < fn_slot_count(); i++) {
-				FlowSlot *slot = fn_slot_at(i);
-				bool match = slot->in_use && slot->dboid == MyDatabaseId &&
-				             slot->catalog_relid == a->catalog_relid &&
-				             (a->kind == PENDING_DROP_ALL || slot->flow_id == a->flow_id);
-
-				if (match) {
-					LWLockRelease(fn_registry_lock());
-					stop_flow_slot(slot);
-					LWLockAcquire(fn_registry_lock(), LW_SHARED);
-				}
-			}
-			LWLockRelease(fn_registry_lock());
-		}
+			fn_slots_request_reload(MyDatabaseId, a->catalog_relid);
+		else
+			fn_slots_drop_flows(MyDatabaseId, a->catalog_relid, a->kind == PENDING_DROP_ALL, a->flow_id);
 	}
 }
 

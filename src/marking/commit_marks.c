@@ -28,8 +28,7 @@ typedef struct FlowCommit {
 	FlowSlot *slot; /* claimed at PRE_COMMIT */
 	bool recorded;  /* written to flownode.pending at PRE_COMMIT */
 	/* the slot's refresh state when the durable set was looked at (publish_marks) */
-	bool saw_refresh;
-	uint64 refresh_seq;
+	FlowSlotRefreshMark at_look;
 	bool removes;
 	int64 lo;         /* the earliest time of a row it marked (LocalMarks.lo) */
 	FnTimeRange hull; /* its windows' hull before widen_to_dirty_ranges (note_for_fold) */
@@ -268,8 +267,7 @@ void fn_marks_pre_commit(void) {
 			covered = fn_dirty_covers(fn_slot_durable_set(fc->slot), fc->ranges[i]);
 		if (!covered)
 			widen_to_dirty_ranges(fc);
-		fc->saw_refresh = fc->slot->refreshing;
-		fc->refresh_seq = fc->slot->refresh_seq;
+		fc->at_look = fn_slot_refresh_mark_locked(fc->slot);
 		LWLockRelease(fn_slot_lock(fc->slot));
 		if (!covered) {
 			if (writer == NULL)
@@ -282,81 +280,29 @@ void fn_marks_pre_commit(void) {
 		fn_pending_close(writer);
 }
 
-/*
- * A chain of flows: a flow's worker commits the sink rows its refresh wrote, and
- * the flows that read that sink got their windows marked. Their workers are woken
- * so that an adaptive level follows the level below soon (flow_worker.c), instead
- * of one of its windows' usual size later. Writers other than a flow's worker wake
- * no one: marking never sets a latch. Called at COMMIT under the slot's lock:
- * SetLatch cannot fail.
- */
-static void wake_downstream(FlowSlot *slot) {
-	if (!fn_is_flow_worker)
-		return;
-	slot->upstream_wrote = true;
-	if (slot->worker_latch)
-		SetLatch(slot->worker_latch);
-}
-
-/*
- * Whether a commit's record may be claimed in the durable set (the next writers of
- * those windows then skip theirs): only if no refresh was between its take and its
- * end at any moment from PRE_COMMIT's look at the durable set to now. Otherwise
- * that refresh may have taken these windows and, its snapshot seeing this commit,
- * trim its record, while a writer that skipped its own record on the strength of
- * the claim commits after that snapshot: its windows would be unrecorded, lost to a
- * crash and missed by read_flow (test/tap/018_durable_claim.pl). A refresh that takes
- * the windows after the claim removes it, and waits for the writers that relied on
- * it (§4, §5). Refusing the claim only costs the next writer a record. Caller holds
- * the slot's lock.
- */
-static bool may_claim_durable(const FlowCommit *fc, const FlowSlot *slot) {
-	return fc->recorded && !fc->saw_refresh && !slot->refreshing && slot->refresh_seq == fc->refresh_seq;
-}
-
-/*
- * What the flow's folded refresh of its open window must check (refresh/fold_refresh.h):
- * the earliest time of the rows this commit added there, or FN_TS_MIN when it may
- * have removed rows there or marked windows without their rows' times. A commit that
- * touched none of the folded window's range leaves it alone (late rows of older
- * windows, their UPDATEs and DELETEs); a truncated source (no window) touches all.
- * Caller holds the slot's lock; cannot fail.
- */
-static void note_for_fold(const FlowCommit *fc, FlowSlot *slot) {
-	FnTimeRange w = slot->fold_window;
-	/* no folded window: every commit counts. Its own windows, not those it was
-	 * widened to: a late row next to the dirty open window would touch it then */
-	bool touches = w.start >= w.end || fc->count == 0 || (fc->hull.start < w.end && w.start < fc->hull.end);
-
-	if (touches)
-		slot->fold_lo = Min(slot->fold_lo, fc->removes ? FN_TS_MIN : fc->lo);
-}
-
-/* Runs at COMMIT: nothing here may fail. */
+/* Runs at COMMIT: nothing here may fail. Per flow, one exclusive lock of its slot
+ * (fn_slot_publish_commit): the ranges into the dirty set, the durable claim unless
+ * a refresh was taking windows meanwhile, the fold's report, the downstream wake-up
+ * of a flow worker's commit (a chain of flows). */
 static void publish_marks(void) {
 	ListCell *lc;
 
 	foreach (lc, xact_commits) {
 		FlowCommit *fc = lfirst(lc);
-		FlowSlot *slot = fc->slot;
 
-		if (slot == NULL || (fc->count == 0 && !fc->removes))
+		if (fc->slot == NULL || (fc->count == 0 && !fc->removes))
 			continue;
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		if (slot->in_use && slot->flow_id == fc->flow_id && slot->dboid == MyDatabaseId && !slot->dropped) {
-			bool claim = may_claim_durable(fc, slot);
-
-			note_for_fold(fc, slot);
-			if (fc->count > 0) {
-				fn_dirty_add_all(fn_slot_dirty_set(slot), fc->ranges, fc->count);
-				slot->dirty_since = fn_since_min(slot->dirty_since, commit_time);
-				slot->removals |= fc->removes;
-				wake_downstream(slot);
-				if (claim)
-					fn_durable_add_all(fn_slot_durable_set(slot), fc->ranges, fc->count);
-			}
-		}
-		LWLockRelease(fn_slot_lock(slot));
+		fn_slot_publish_commit(fc->slot, &(FlowSlotCommit){.dboid = MyDatabaseId,
+		                                                   .flow_id = fc->flow_id,
+		                                                   .ranges = fc->ranges,
+		                                                   .count = fc->count,
+		                                                   .removes = fc->removes,
+		                                                   .lo = fc->lo,
+		                                                   .hull = fc->hull,
+		                                                   .recorded = fc->recorded,
+		                                                   .at_look = fc->at_look,
+		                                                   .commit_time = commit_time,
+		                                                   .wake = fn_is_flow_worker});
 	}
 }
 

@@ -261,18 +261,7 @@ void fn_reload_pending(int64 flow_id, FlowSlot *slot) {
 	TimestampTz oldest;
 	FnTimeRange *ranges = fn_record_read(flow_id, &n, &oldest);
 
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	/* the changes waiting since the record's oldest commit (a record written before
-	 * it kept its time counts from now) */
-	if (n > 0)
-		slot->dirty_since = fn_since_min(slot->dirty_since, oldest != 0 ? oldest : GetCurrentTimestamp());
-	if (n > 0) {
-		fn_dirty_add_all(fn_slot_dirty_set(slot), ranges, n);
-		fn_durable_add_all(fn_slot_durable_set(slot), ranges, n);
-		slot->removals = true; /* what wrote it is unknown now */
-		slot->fold_lo = FN_TS_MIN;
-	}
-	LWLockRelease(fn_slot_lock(slot));
+	fn_slot_load_record(slot, ranges, n, oldest);
 	pfree(ranges);
 }
 

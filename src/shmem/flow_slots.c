@@ -5,11 +5,11 @@
  * flownode.dirty_ranges_per_flow dirty ranges), keyed by (database, catalog table,
  * flow id): a flow id is only unique within one installation of the extension. The
  * registry lock guards slot allocation; each slot has its own lock for its state and
- * dirty set.
+ * dirty set (the locking rules are at the top of flow_slots.h).
  */
 #include "flownode.h"
 
-#include "shmem/flow_slots.h"
+#include "shmem/flow_slot_fields.h"
 
 #include "miscadmin.h"
 #include "storage/ipc.h"

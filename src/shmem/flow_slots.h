@@ -3,6 +3,47 @@
  * (flownode.max_flows of them), keyed by (database, catalog table, flow id), each
  * with its own LWLock: the worker's state, the status the flows view shows, the
  * flush_flow handshake, and the flow's dirty and durable sets of time ranges.
+ *
+ * The slot is opaque outside src/shmem/ (its fields are in flow_slot_fields.h):
+ * callers use the functions below, grouped by who calls them, and the functions
+ * keep these rules.
+ *
+ * LOCKING RULES
+ *
+ * Two kinds of LWLock: the registry lock (fn_registry_lock, one for all slots) and
+ * each slot's own lock (fn_slot_lock). Taking both, the registry lock comes first.
+ * Nothing under a slot's lock waits for anything else or may fail (no catalog
+ * access, no ERROR): a writer's COMMIT publishes under it.
+ *
+ * - Registry lock: who owns a slot. in_use, dboid, catalog_relid and flow_id are
+ *   written only when a slot is claimed or freed, holding the registry lock
+ *   exclusively AND the slot's lock, so either lock (shared) is enough to read
+ *   them: a flush waiting on its slot checks under the slot's lock alone that the
+ *   slot still holds its flow. acquired_seq is bumped at every claim under the
+ *   registry lock (exclusive) and read under it: an orphan is freed only if nobody
+ *   claimed it since it was looked at (fn_free_slot_if_unclaimed). fn_find_slot
+ *   and the scans over every slot run under the registry lock (shared is enough),
+ *   so no slot changes hands during them.
+ * - The slot's lock: everything else. The worker's attachment (worker_pid,
+ *   worker_latch, worker_registered_at, state), the starts held back (hold_until,
+ *   drop_db_until, reserved_by), dropped, paused, config_seq, the flush and
+ *   refresh_flow handshakes (flush_*, repair_*), the dirty and durable sets with
+ *   ndirty and ndurable, removals, refreshing, refresh_seq, dirty_since,
+ *   held_since, fold_lo, fold_window, reload_requested, upstream_wrote, and the
+ *   status the flows view shows (runs, failures, last_*, ...). Readers take it
+ *   shared, writers exclusive. The functions take it themselves, except those
+ *   named *_locked, whose caller holds it (exclusive if they write): the steps of
+ *   a refresh's take and give-back, which commits must see as one, and
+ *   fn_slot_dirty_set/fn_slot_durable_set, whose views point into the slot.
+ *
+ * Read without a lock, and why that is safe:
+ * - lock_index and flush_cv: set at startup, never written again.
+ * - consecutive_failures, by the flow's own worker (fn_slot_failure_streak): once
+ *   a worker is attached only that worker writes it (fn_slot_note_success,
+ *   fn_slot_note_failure, under the lock, for the flows view), so the writer's
+ *   own read is exact. The claim's reset happens before any worker attached.
+ * - The identity fields under the slot's lock alone: see above.
+ * Every other read takes a lock; the flows view copies the slot under both.
  */
 #ifndef FLOWNODE_FLOW_SLOTS_H
 #define FLOWNODE_FLOW_SLOTS_H
@@ -10,8 +51,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
-#include "storage/condition_variable.h"
-#include "storage/latch.h"
+#include "nodes/pg_list.h"
 #include "storage/lwlock.h"
 
 #include "bridge/core_bridge.h"
@@ -25,103 +65,12 @@ typedef enum FlowRunState {
 
 #define FN_ERROR_LEN 512
 
-typedef struct FlowSlot {
-	bool in_use;
-	bool dropped; /* flow dropped: worker exits and frees the slot */
-	Oid dboid;
-	Oid catalog_relid; /* flownode.flow of that database: a new extension is a new key */
-	int64 flow_id;
-	int lock_index; /* into the flownode LWLock tranche */
+/* a requested start that has not attached yet is waited for this long before another */
+#define FN_WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
 
-	pid_t worker_pid; /* 0: no worker attached */
-	Latch *worker_latch;
-	TimestampTz worker_registered_at; /* a start was requested at; 0 when none pending */
-	TimestampTz hold_until;           /* no restart before (DROP DATABASE in progress) */
-	TimestampTz drop_db_until;        /* DROP DATABASE in progress: no worker attaches before */
-	pid_t reserved_by;                /* an uncommitted create_flow holds it: neither start nor free it */
-	uint64 acquired_seq;              /* bumped whenever someone claims the slot: garbage collection
-	                                   * frees a slot only if nobody claimed it meanwhile */
-	FlowRunState state;
-	/* some dirty window may have lost rows (an UPDATE or DELETE marked it, or it
-	 * came back from the durable record): the next refresh that takes the rest of
-	 * the set must also delete the sink groups that vanished */
-	bool removals;
-	/* rows were added to the flow's durable record by SQL (a restore): the worker
-	 * reads it again (a worker reads it only when it starts otherwise) */
-	bool reload_requested;
-	/* an upstream flow's refresh (a flow worker's commit) marked windows of this
-	 * flow, whose source is that flow's sink: an adaptive flow evaluates soon
-	 * (next_eval_after_upstream) instead of a window's usual size later; cleared
-	 * by the worker when it has taken it into its schedule */
-	bool upstream_wrote;
-	/* A refresh holds windows it took, from its take until it commits or gives them
-	 * back: a commit that recorded windows meanwhile (or since it looked at the
-	 * durable set) must not claim them in the durable set, since that refresh may
-	 * trim its record without seeing the writers that would then skip theirs
-	 * (commit_marks.c, publish_marks). refresh_seq counts the refreshes that ended. */
-	bool refreshing;
-	uint64 refresh_seq;
+typedef struct FlowSlot FlowSlot;
 
-	/* alter_flow, pause_flow, resume_flow: bumped when one commits, so the worker reads
-	 * its configuration again; `paused` is set at that commit too, so a flush that
-	 * waits sees a pause at once (the catalog holds the truth across restarts) */
-	uint64 config_seq;
-	bool paused;
-
-	/* the flows view's lag: the commit time of the oldest change that may not be in
-	 * the sink yet. dirty_since goes with the dirty set (set by the first commit into
-	 * an empty set, 0 when it empties); held_since with the ranges the worker has
-	 * taken out of it (a refresh's, a flush's backlog) until they are done or put
-	 * back. A refresh of part of a set keeps the set's time: an upper bound. */
-	TimestampTz dirty_since;
-	TimestampTz held_since;
-
-	/* flush_flow handshake: callers bump requested, the worker serves and bumps completed */
-	uint64 flush_requested;
-	uint64 flush_completed;
-	int64 flush_windows;
-	bool flush_failed;
-	char flush_error[FN_ERROR_LEN]; /* why the last flush served failed: the failure it stopped at, kept
-	                                 * apart from last_failure, which a later refresh may overwrite
-	                                 * before the caller reads it */
-	ConditionVariable flush_cv;     /* both handshakes' answers */
-
-	/* refresh_flow handshake, the same way: the range is the hull of every request
-	 * not served yet */
-	uint64 repair_requested;
-	uint64 repair_completed;
-	FnTimeRange repair_range;
-	int64 repair_windows;
-	bool repair_failed;
-	char repair_error[FN_ERROR_LEN];
-
-	/* The folded refresh of the open window (refresh/fold_state.h): the earliest time
-	 * of the rows that commits into fold_window (any window while it is empty) added
-	 * since the worker last looked, FN_TS_MIN when one may have removed rows or
-	 * marked windows without their rows' times (PG_INT64_MAX: none; 0 after the slot
-	 * was claimed, which makes the first look start the fold afresh) */
-	int64 fold_lo;
-	FnTimeRange fold_window;
-	/* status for the flows view */
-	TimestampTz last_success_at; /* end of the last successful refresh (or create_flow's fill) */
-	TimestampTz last_run_at;     /* end of the last refresh, successful or not */
-	int64 last_run_usec;
-	int64 runs;
-	int64 failures;
-	int32 consecutive_failures; /* failed refreshes since the last success: > 0 means failing now */
-	int64 rows_written;
-	int64 folds; /* refreshes of the open window that folded its new rows in */
-	/* the most recent failed refresh, kept after the flow heals; it is the current
-	 * error (the view's last_error) only while consecutive_failures > 0 */
-	TimestampTz last_failure_at;
-	char last_failure[FN_ERROR_LEN];
-
-	/* DirtyTimeWindows: sorted, non-overlapping [start, end) ranges; then, in the
-	 * same array, the durable set (ranges known to be in flownode.pending) */
-	uint32 ndirty;
-	uint32 ndurable;
-	FnTimeRange dirty[FLEXIBLE_ARRAY_MEMBER]; /* dirty[0..cap), durable[cap..2cap) */
-} FlowSlot;
+/* ---- shared memory, the registry: claiming and freeing (flow_slots.c) ---- */
 
 /* shmem_request_hook / shmem_startup_hook parts */
 extern void fn_slots_shmem_request(void);
@@ -137,8 +86,147 @@ extern void fn_free_slot(FlowSlot *slot);
 extern bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq);
 extern int fn_slot_count(void);
 extern FlowSlot *fn_slot_at(int i);
+/* views of the slot's ranges: use them under the slot's lock only */
 extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot);
 extern FnDirtySet fn_slot_durable_set(FlowSlot *slot);
+
+/* ---- flows created, changed, dropped: at their transaction's end (slot_lifecycle.c) ---- */
+
+/* an uncommitted create_flow holds the slot until its transaction ends */
+extern void fn_slot_reserve(FlowSlot *slot);
+/* create_flow's fill, shown by the flows view as the flow's first run */
+extern void fn_slot_note_fill(FlowSlot *slot, TimestampTz start, TimestampTz end, int64 rows);
+/* the flow's worker was registered (or no worker slot was free): never fails */
+extern void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered);
+extern bool fn_slot_has_worker(Oid dboid, Oid catalog_relid, int64 flow_id);
+/* the drop of one flow (all: every flow of the catalog) committed: never fails */
+extern void fn_slots_drop_flows(Oid dboid, Oid catalog_relid, bool all, int64 flow_id);
+extern void fn_slots_request_reload(Oid dboid, Oid catalog_relid);
+extern void fn_slot_config_changed(Oid dboid, Oid catalog_relid, int64 flow_id, bool paused);
+
+/* ---- the launcher, the database starters, DROP DATABASE (slot_lifecycle.c) ---- */
+
+extern bool fn_slot_needs_worker(FlowSlot *slot, TimestampTz now);
+extern List *fn_slots_databases_needing_workers(TimestampTz now);
+extern void fn_slots_free_unserved(Oid dboid);
+extern void fn_slots_database_dropped(Oid dboid);
+extern void fn_slots_stop_database(Oid dboid, TimestampTz until);
+extern void fn_slots_hold_database(Oid dboid, TimestampTz until);
+extern bool fn_slot_orphan_candidate(FlowSlot *slot, Oid dboid, Oid *catalog_relid, int64 *flow_id,
+                                     uint64 *seen_seq);
+
+/* ---- flush_flow and refresh_flow, the flows view, writers' commits (slot_clients.c) ---- */
+
+typedef enum FlowSlotRequest { FN_REQUEST_FLUSH, FN_REQUEST_REPAIR } FlowSlotRequest;
+
+/* what a caller waiting for its request sees */
+typedef struct FlowSlotAnswer {
+	bool gone;       /* the slot no longer holds the flow, or it was dropped */
+	bool paused;     /* the worker will not serve it */
+	bool done;       /* served: windows, failed and error are set */
+	bool attached;   /* a worker serves the flow */
+	bool waiting;    /* no worker slot was free for it */
+	bool registered; /* a start was requested and has not attached yet */
+	int64 windows;
+	bool failed;
+	char error[FN_ERROR_LEN];
+} FlowSlotAnswer;
+
+extern uint64 fn_slot_post_request(FlowSlot *slot, FlowSlotRequest kind, FnTimeRange range);
+extern void fn_slot_poll_request(FlowSlot *slot, int64 flow_id, FlowSlotRequest kind, uint64 mine,
+                                 FlowSlotAnswer *out);
+extern void fn_slot_wait_prepare(FlowSlot *slot);
+extern void fn_slot_wait(FlowSlot *slot, long timeout_ms);
+extern void fn_slot_wake_waiters(FlowSlot *slot);
+
+/* the flows view's copy of a slot */
+typedef struct FlowSlotView {
+	uint32 nranges;
+	FnTimeRange *ranges; /* palloc'd, nranges of them */
+	TimestampTz since;   /* the oldest change that may not be in the sink yet; 0: none */
+	pid_t worker_pid;
+	int32 consecutive_failures;
+	TimestampTz last_run_at;
+	int64 last_run_usec;
+	TimestampTz last_success_at;
+	TimestampTz last_failure_at;
+	char last_failure[FN_ERROR_LEN];
+	int64 runs;
+	int64 failures;
+	int64 rows_written;
+	int64 folds;
+} FlowSlotView;
+
+extern bool fn_slot_view(Oid dboid, Oid catalog_relid, int64 flow_id, FlowSlotView *out);
+
+/* A writer's commit: at PRE_COMMIT (under the slot's lock) it notes whether a
+ * refresh was taking windows; at COMMIT it publishes. */
+typedef struct FlowSlotRefreshMark {
+	bool refreshing;
+	uint64 refresh_seq;
+} FlowSlotRefreshMark;
+
+typedef struct FlowSlotCommit {
+	Oid dboid;
+	int64 flow_id;
+	const FnTimeRange *ranges; /* sorted, to add to the dirty set */
+	uint32 count;
+	bool removes;                /* it may have removed rows */
+	int64 lo;                    /* the earliest time of a row it marked */
+	FnTimeRange hull;            /* its own windows' hull, before widening */
+	bool recorded;               /* written to flownode.pending */
+	FlowSlotRefreshMark at_look; /* at PRE_COMMIT's look at the durable set */
+	TimestampTz commit_time;
+	bool wake; /* a flow worker's commit: downstream flows' workers are woken */
+} FlowSlotCommit;
+
+extern FlowSlotRefreshMark fn_slot_refresh_mark_locked(FlowSlot *slot);
+extern void fn_slot_publish_commit(FlowSlot *slot, const FlowSlotCommit *c);
+/* the flow's durable record added to its sets (a worker's start, a restore) */
+extern void fn_slot_load_record(FlowSlot *slot, const FnTimeRange *ranges, uint32 n, TimestampTz oldest);
+
+/* ---- the flow's own worker (slot_worker.c) ---- */
+
+extern bool fn_slot_attach_worker(FlowSlot *slot);
+extern void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld,
+                                  const FnTimeRange *backlog, uint32 nbacklog);
+extern void fn_slot_mark_dropped(FlowSlot *slot);
+extern bool fn_slot_is_dropped(FlowSlot *slot);
+extern void fn_slot_note_success(FlowSlot *slot, TimestampTz start, int64 rows, bool holds_nothing);
+extern void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const char *message);
+extern int32 fn_slot_failure_streak(FlowSlot *slot);
+
+/* what the worker's loop is asked to do */
+typedef struct FlowSlotRequests {
+	bool dropped;
+	bool flush;
+	bool repair;
+	bool reload;
+	bool changed; /* config_seq moved past the one the worker read */
+	bool upstream;
+} FlowSlotRequests;
+
+extern void fn_slot_read_requests(FlowSlot *slot, uint64 config_seq, FlowSlotRequests *out);
+extern uint64 fn_slot_serving(FlowSlot *slot, FlowSlotRequest kind, FnTimeRange *range);
+extern uint64 fn_slot_config_seq(FlowSlot *slot);
+extern void fn_slot_follow_config(FlowSlot *slot, uint64 seq, bool paused);
+typedef enum FlowSlotWakeup { FN_WAKE_RELOAD, FN_WAKE_UPSTREAM } FlowSlotWakeup;
+extern void fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what);
+extern int64 fn_slot_take_fold_lo(FlowSlot *slot);
+extern void fn_slot_settle_fold(FlowSlot *slot, FnTimeRange window, bool folded);
+
+/* the steps of a take and a give-back of ranges, under the slot's exclusive lock */
+extern void fn_slot_stopped_locked(FlowSlot *slot, bool *dropped, bool *paused);
+extern void fn_slot_begin_take_locked(FlowSlot *slot);
+extern void fn_slot_end_take_locked(FlowSlot *slot);
+extern void fn_slot_take_since_locked(FlowSlot *slot);
+extern void fn_slot_put_back_since_locked(FlowSlot *slot, bool all);
+extern void fn_slot_clean_since_locked(FlowSlot *slot);
+extern void fn_slot_note_marks_locked(FlowSlot *slot, TimestampTz at, bool removals);
+extern bool fn_slot_take_removals_locked(FlowSlot *slot, bool clear);
+extern bool fn_slot_take_all_locked(FlowSlot *slot, FnDirtySet into);
+extern void fn_slot_answer_locked(FlowSlot *slot, FlowSlotRequest kind, uint64 serving, int64 windows,
+                                  bool ok);
 
 /* The older of two `since` times, 0 meaning none. */
 static inline TimestampTz fn_since_min(TimestampTz a, TimestampTz b) {

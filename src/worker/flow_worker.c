@@ -65,7 +65,7 @@ typedef struct TaskRun {
 	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
-	bool backlog_removals;         /* slot->removals, for the backlog a flush took */
+	bool backlog_removals;         /* the slot's removals, for the backlog a flush took */
 	uint64 budget;                 /* source rows the next refresh may take (next_row_budget) */
 	bool flow_gone;                /* a refresh found the flow dropped, holding the flow's lock */
 	bool halted;                   /* a refresh found the flow paused, holding the flow's lock */
@@ -90,97 +90,35 @@ static FnDirtySet backlog_set(void) {
 	return s;
 }
 
-/* Ranges the worker held went back into the dirty set: so does their time; `all`:
- * it holds nothing any more (the slot's lock held). */
-static void put_back_since(FlowSlot *slot, bool all) {
-	slot->dirty_since = fn_since_min(slot->dirty_since, slot->held_since);
-	if (all)
-		slot->held_since = 0;
-}
-
-/* Ranges were taken out of the shared dirty set: they are held from now on, with the
- * set's time, and the set's time goes when it empties (the slot's lock held). */
-static void take_since(FlowSlot *slot) {
-	slot->held_since = fn_since_min(slot->held_since, slot->dirty_since);
-	if (slot->ndirty == 0)
-		slot->dirty_since = 0;
-}
-
 /* A refresh's take ends (committed, failed or given back at exit): commits may claim
- * their records in the durable set again (publish_marks). Caller holds the slot's lock. */
-static void end_take_locked(FlowSlot *slot) {
-	if (slot->refreshing) {
-		slot->refreshing = false;
-		slot->refresh_seq++;
-	}
-}
-
+ * their records in the durable set again (publish_marks). */
 static void end_take(void) {
 	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-	end_take_locked(task.slot);
+	fn_slot_end_take_locked(task.slot);
 	LWLockRelease(fn_slot_lock(task.slot));
 }
 
 /* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
 static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_unused()) {
-	FlowSlot *slot = task.slot;
-	bool dropped;
-
-	if (slot == NULL)
-		return;
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (slot->worker_pid == MyProcPid) {
-		end_take_locked(slot);
-		fn_dirty_add_all(fn_slot_dirty_set(slot), task.chunk, task.nchunk);
-		fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
-		if (task.nchunk + task.nbacklog > 0)
-			slot->removals = true; /* not known which of them saw removals */
-		put_back_since(slot, true);
-		slot->worker_pid = 0;
-		slot->worker_latch = NULL;
-		slot->worker_registered_at = 0;
-	}
-	dropped = slot->dropped;
-	LWLockRelease(fn_slot_lock(slot));
-	ConditionVariableBroadcast(&slot->flush_cv);
-	if (dropped)
-		fn_free_slot(slot);
+	if (task.slot != NULL)
+		fn_slot_detach_worker(task.slot, task.chunk, task.nchunk, task.backlog, task.nbacklog);
 }
 
 static void record_success(TimestampTz start, int64 rows) {
-	FlowSlot *slot = task.slot;
-
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->runs++;
-	slot->rows_written += rows;
-	slot->last_run_at = slot->last_success_at = GetCurrentTimestamp();
-	slot->last_run_usec = slot->last_run_at - start;
-	if (task.nbacklog == 0)
-		slot->held_since = 0;       /* what it held is in the sink now */
-	slot->consecutive_failures = 0; /* healed: last_failure is history now, not the current error */
-	slot->state = FLOW_ACTIVE;
-	LWLockRelease(fn_slot_lock(slot));
+	/* with no backlog left, what it held is in the sink now */
+	fn_slot_note_success(task.slot, start, rows, task.nbacklog == 0);
 }
 
 /* The flow is failing from now until a refresh succeeds (record_success resets
  * consecutive_failures); the failure itself stays in the slot after that. */
 static void record_failure(TimestampTz start, ErrorData *edata) {
-	FlowSlot *slot = task.slot;
-
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->failures++;
-	slot->consecutive_failures++;
-	slot->state = FLOW_FAILING;
-	slot->last_run_at = slot->last_failure_at = GetCurrentTimestamp();
-	slot->last_run_usec = slot->last_run_at - start;
-	strlcpy(slot->last_failure, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
-	LWLockRelease(fn_slot_lock(slot));
+	fn_slot_note_failure(task.slot, start, edata->message ? edata->message : "unknown error");
 }
 
 /* The slot says the flow was dropped (set when the drop commits). Caller holds the
  * slot's lock or does not need a stable answer. */
 static bool flow_dropped(void) {
-	return task.slot->dropped;
+	return fn_slot_is_dropped(task.slot);
 }
 
 /*
@@ -256,10 +194,8 @@ static void mark_clock_changes(FnDirtySet from, bool from_shared, TimestampTz cl
 		fn_pending_close(w);
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		fn_dirty_add_all(from, changes, (uint32)n);
-		if (from_shared)
-			slot->dirty_since = fn_since_min(slot->dirty_since, changed_at);
 		if (from_shared) /* rows left windows: their groups may vanish */
-			slot->removals = true;
+			fn_slot_note_marks_locked(slot, changed_at, true);
 		else
 			task.backlog_removals = true;
 		LWLockRelease(fn_slot_lock(slot));
@@ -277,15 +213,8 @@ static void mark_clock_changes(FnDirtySet from, bool from_shared, TimestampTz cl
  * sees has reported by then.
  */
 static int64 take_fold_reports(void *arg pg_attribute_unused()) {
-	FlowSlot *slot = task.slot;
-	int64 lo;
-
 	fn_inflight_wait_all();
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	lo = slot->fold_lo;
-	slot->fold_lo = PG_INT64_MAX;
-	LWLockRelease(fn_slot_lock(slot));
-	return lo;
+	return fn_slot_take_fold_lo(task.slot);
 }
 
 /* The refresh's transaction ended: the fold's window goes to the slot, for the
@@ -293,11 +222,7 @@ static int64 take_fold_reports(void *arg pg_attribute_unused()) {
 static void settle_fold(bool committed) {
 	FnFoldSettled settled = fn_fold_settle(committed);
 
-	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-	task.slot->fold_window = settled.window;
-	if (settled.folded)
-		task.slot->folds++;
-	LWLockRelease(fn_slot_lock(task.slot));
+	fn_slot_settle_fold(task.slot, settled.window, settled.folded);
 }
 
 /*
@@ -344,20 +269,20 @@ static Run run_on_shared(const RunKind *kind, void *arg) {
 /*
  * A failed run gives back the ranges it took (not into the durable set: the record,
  * whose trim was rolled back, still holds them, and they may hold coalesced gaps).
- * Commits may claim their records again (end_take_locked).
+ * Commits may claim their records again (fn_slot_end_take_locked).
  */
 static void put_back(FnDirtySet from, bool from_shared, bool removals) {
 	FlowSlot *slot = task.slot;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	end_take_locked(slot);
+	fn_slot_end_take_locked(slot);
 	fn_dirty_add_all(from, task.chunk, task.nchunk);
 	if (task.nchunk > 0 && removals && from_shared)
-		slot->removals = true;
+		fn_slot_note_marks_locked(slot, 0, true);
 	else if (task.nchunk > 0 && removals)
 		task.backlog_removals = true;
 	if (task.nchunk > 0 && from_shared)
-		put_back_since(slot, task.nbacklog == 0);
+		fn_slot_put_back_since_locked(slot, task.nbacklog == 0);
 	LWLockRelease(fn_slot_lock(slot));
 	task.nchunk = 0;
 }
@@ -425,8 +350,7 @@ static bool run_in_transaction(Run *run) {
  * it refreshes nothing, and its flush or refresh_flow is not answered as done
  * (task.flow_gone, task.halted). The slot's lock held. */
 static bool flow_stopped_locked(void) {
-	task.flow_gone = flow_dropped();
-	task.halted = task.slot->paused;
+	fn_slot_stopped_locked(task.slot, &task.flow_gone, &task.halted);
 	return task.flow_gone || task.halted;
 }
 
@@ -452,8 +376,8 @@ static uint32 copy_dirty(const Run *run, int64 *expired_before) {
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	if (!flow_stopped_locked() && *expired_before != 0 && fn_dirty_cut_below(run->from, *expired_before)) {
 		(void)fn_dirty_cut_below(fn_slot_durable_set(slot), *expired_before);
-		if (run->from_shared && slot->ndirty == 0)
-			slot->dirty_since = 0;
+		if (run->from_shared)
+			fn_slot_clean_since_locked(slot);
 	} else
 		*expired_before = 0;
 	n = (task.flow_gone || task.halted) ? 0 : *run->from.count;
@@ -479,18 +403,19 @@ static void take_chunk(Run *run, uint32 n, uint64 *windows, uint64 *rows) {
 	    fn_refresh_take(task.cfg, task.window, task.buf, n, Min(task.budget, (uint64)fn_max_rows_per_refresh),
 	                    task.chunk, windows, rows, r->backlog_remains);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	slot->refreshing = true; /* until end_take: no durable claims meanwhile */
+	fn_slot_begin_take_locked(slot); /* until end_take: no durable claims meanwhile */
 	for (uint32 i = 0; i < task.nchunk; i++) {
 		fn_dirty_subtract(from, task.chunk[i]);
 		fn_durable_remove(fn_slot_durable_set(slot), task.chunk[i]);
 	}
-	if (run->from_shared)
-		take_since(slot);
-	run->removals = run->from_shared ? slot->removals : task.backlog_removals;
-	if (*from.count == 0 && run->from_shared)
-		slot->removals = false;
-	else if (*from.count == 0)
-		task.backlog_removals = false;
+	if (run->from_shared) {
+		fn_slot_take_since_locked(slot);
+		run->removals = fn_slot_take_removals_locked(slot, *from.count == 0);
+	} else {
+		run->removals = task.backlog_removals;
+		if (*from.count == 0)
+			task.backlog_removals = false;
+	}
 	LWLockRelease(fn_slot_lock(slot));
 }
 
@@ -584,9 +509,7 @@ static void serve_flush(void) {
 	bool ok = true;
 	bool more;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-	serving = slot->flush_requested;
-	LWLockRelease(fn_slot_lock(slot));
+	serving = fn_slot_serving(slot, FN_REQUEST_FLUSH, NULL);
 
 	task.flow_gone = task.halted = false;
 	while (ok && backfill_left() && !task.flow_gone && !task.halted) {
@@ -597,11 +520,7 @@ static void serve_flush(void) {
 		task.backfill_retry_at = 0;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	fn_dirty_add_all(backlog_set(), slot->dirty, slot->ndirty);
-	slot->ndirty = 0;
-	take_since(slot);
-	task.backlog_removals = slot->removals;
-	slot->removals = false;
+	task.backlog_removals = fn_slot_take_all_locked(slot, backlog_set());
 	LWLockRelease(fn_slot_lock(slot));
 
 	while (ok && task.nbacklog > 0 && !task.flow_gone && !task.halted) {
@@ -611,22 +530,18 @@ static void serve_flush(void) {
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_dirty_add_all(fn_slot_dirty_set(slot), task.backlog, task.nbacklog);
 	if (task.nbacklog > 0 && task.backlog_removals)
-		slot->removals = true;
+		fn_slot_note_marks_locked(slot, 0, true);
 	task.nbacklog = 0;
-	put_back_since(slot, true);
+	fn_slot_put_back_since_locked(slot, true);
 	task.backlog_removals = false;
 	/* a flow dropped before its refresh could run is not flushed: its callers are
 	 * told it was dropped (they see the slot go); a paused one neither: they are
-	 * told it is paused (slot->paused) */
-	if (!task.flow_gone && !task.halted) {
-		slot->flush_completed = serving;
-		slot->flush_windows = windows;
-		slot->flush_failed = !ok;
-		/* the flush stopped at the failure run_refresh has just recorded */
-		strlcpy(slot->flush_error, ok ? "" : slot->last_failure, FN_ERROR_LEN);
-	}
+	 * told it is paused (the slot's paused flag). A failed flush stopped at the
+	 * failure run_refresh has just recorded. */
+	if (!task.flow_gone && !task.halted)
+		fn_slot_answer_locked(slot, FN_REQUEST_FLUSH, serving, windows, ok);
 	LWLockRelease(fn_slot_lock(slot));
-	ConditionVariableBroadcast(&slot->flush_cv);
+	fn_slot_wake_waiters(slot);
 }
 
 /* Windows in r (estimated from the unit's usual width past a million calendar ones). */
@@ -657,13 +572,13 @@ static void take_inside(FnDirtySet dirty, FnTimeRange want) {
 		if (r.start < r.end)
 			task.chunk[task.nchunk++] = r;
 	}
-	slot->refreshing = true; /* until end_take: no durable claims meanwhile */
+	fn_slot_begin_take_locked(slot); /* until end_take: no durable claims meanwhile */
 	fn_dirty_subtract(dirty, want);
 	/* the refresh trims the record over all of `want`: the durable set must no longer
 	 * claim any of it, or a writer would skip its record there */
 	fn_durable_remove(fn_slot_durable_set(slot), want);
 	if (task.nchunk > 0)
-		take_since(slot);
+		fn_slot_take_since_locked(slot);
 }
 
 /*
@@ -801,20 +716,13 @@ static void serve_repair(void) {
 	int64 windows = 0;
 	bool ok;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-	serving = slot->repair_requested;
-	want = slot->repair_range;
-	LWLockRelease(fn_slot_lock(slot));
+	serving = fn_slot_serving(slot, FN_REQUEST_REPAIR, &want);
 	ok = run_repair(want, &windows);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (!task.flow_gone && !task.halted) { /* as for a flush */
-		slot->repair_completed = serving;
-		slot->repair_windows = windows;
-		slot->repair_failed = !ok;
-		strlcpy(slot->repair_error, ok ? "" : slot->last_failure, FN_ERROR_LEN);
-	}
+	if (!task.flow_gone && !task.halted) /* as for a flush */
+		fn_slot_answer_locked(slot, FN_REQUEST_REPAIR, serving, windows, ok);
 	LWLockRelease(fn_slot_lock(slot));
-	ConditionVariableBroadcast(&slot->flush_cv);
+	fn_slot_wake_waiters(slot);
 }
 
 static void load_task(int64 flow_id, Oid catalog_relid) {
@@ -861,9 +769,7 @@ static void reload_config(void) {
 	TaskConfig *cfg;
 	uint64 seq;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-	seq = slot->config_seq;
-	LWLockRelease(fn_slot_lock(slot));
+	seq = fn_slot_config_seq(slot);
 	begin_catalog_transaction();
 	old = MemoryContextSwitchTo(cxt);
 	cfg = fn_load_task_config(task.cfg->flow_id, true);
@@ -880,10 +786,7 @@ static void reload_config(void) {
 	MemoryContextDelete(task.cfg_cxt);
 	task.cfg_cxt = cxt;
 	task.cfg = cfg;
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (slot->config_seq == seq)
-		slot->paused = cfg->paused;
-	LWLockRelease(fn_slot_lock(slot));
+	fn_slot_follow_config(slot, seq, cfg->paused);
 	show_name();
 }
 
@@ -930,23 +833,12 @@ static void load_statement_timeout(void) {
  * failed on this session. */
 static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 	FlowSlot *slot = fn_acquire_slot(dboid, catalog_relid, flow_id, true);
-	bool ok;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	ok = !slot->dropped && slot->worker_pid == 0 && GetCurrentTimestamp() >= slot->drop_db_until;
-	if (ok) {
-		slot->worker_pid = MyProcPid;
-		slot->worker_latch = MyLatch;
-		slot->worker_registered_at = 0;
-		slot->state = slot->consecutive_failures > 0 ? FLOW_FAILING : FLOW_ACTIVE;
-	}
-	LWLockRelease(fn_slot_lock(slot));
-	if (ok) {
-		task.slot = slot;
-		before_shmem_exit(worker_exit, (Datum)0);
-		ConditionVariableBroadcast(&slot->flush_cv);
-	}
-	return ok;
+	if (!fn_slot_attach_worker(slot))
+		return false;
+	task.slot = slot;
+	before_shmem_exit(worker_exit, (Datum)0);
+	return true;
 }
 
 /*
@@ -974,9 +866,7 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
  * restore added rows to it later (reload_requested). Adding what the slot holds
  * already is harmless. */
 static void reload_record(bool at_start) {
-	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-	task.slot->reload_requested = false; /* rows committed after this are read by the next one */
-	LWLockRelease(fn_slot_lock(task.slot));
+	fn_slot_take_wakeup(task.slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
 	begin_catalog_transaction();
 	fn_reload_pending(task.cfg->flow_id, task.slot);
 	if (at_start)
@@ -993,12 +883,10 @@ static void reload_record(bool at_start) {
  * day later. The flag is cleared first: a write after this wakes us again.
  */
 static TimestampTz follow_upstream(TimestampTz now, TimestampTz next_eval) {
-	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-	task.slot->upstream_wrote = false;
-	LWLockRelease(fn_slot_lock(task.slot));
+	fn_slot_take_wakeup(task.slot, FN_WAKE_UPSTREAM);
 	return fn_next_eval_after_upstream(
 	    task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)task.slot->consecutive_failures);
+	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)fn_slot_failure_streak(task.slot));
 }
 
 /* The next evaluation after one that started and finished then (backoff included). */
@@ -1006,7 +894,7 @@ static TimestampTz next_after(TimestampTz started, TimestampTz finished, bool ba
 	return fn_next_eval_at(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
 	                       task.window ? fn_window_nominal_usec(task.window) : 0,
 	                       (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000, started,
-	                       finished, backlog, (uint32)task.slot->consecutive_failures);
+	                       finished, backlog, (uint32)fn_slot_failure_streak(task.slot));
 }
 
 /* When the worker has something to do next: the evaluation, or a backfill's chunk. */
@@ -1041,9 +929,7 @@ static void attach_flow(int64 flow_id) {
 	if (!flow_still_exists(flow_id, catalog_relid)) {
 		/* dropped between load_task and attach_slot: the drop freed the slot it
 		 * found without a worker, and attach_slot made a new one; free that too */
-		LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-		task.slot->dropped = true;
-		LWLockRelease(fn_slot_lock(task.slot));
+		fn_slot_mark_dropped(task.slot);
 		proc_exit(0);
 	}
 }
@@ -1066,28 +952,14 @@ static void prepare_session(void) {
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
 }
 
-/* What the slot asks of the worker, read at once under its lock. */
-typedef struct Requests {
-	bool dropped;  /* the drop committed */
-	bool flush;    /* flush_flow calls wait */
-	bool repair;   /* refresh_flow calls wait */
-	bool reload;   /* a restore added rows to the durable record */
-	bool changed;  /* alter_flow, pause_flow or resume_flow committed */
-	bool upstream; /* an upstream flow wrote into the source */
-} Requests;
+/* What the slot asks of the worker, read at once under its lock: a drop committed;
+ * flush_flow or refresh_flow calls wait; a restore added rows to the durable record;
+ * alter_flow, pause_flow or resume_flow committed; an upstream flow wrote into the
+ * source. */
+static FlowSlotRequests read_requests(void) {
+	FlowSlotRequests r;
 
-static Requests read_requests(void) {
-	FlowSlot *slot = task.slot;
-	Requests r;
-
-	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
-	r.dropped = slot->dropped;
-	r.flush = slot->flush_requested > slot->flush_completed;
-	r.repair = slot->repair_requested > slot->repair_completed;
-	r.reload = slot->reload_requested;
-	r.changed = slot->config_seq != task.config_seq;
-	r.upstream = slot->upstream_wrote;
-	LWLockRelease(fn_slot_lock(slot));
+	fn_slot_read_requests(task.slot, task.config_seq, &r);
 	return r;
 }
 
@@ -1148,7 +1020,7 @@ static void run_scheduled(bool upstream, TimestampTz *next_eval) {
  * dropped.
  */
 static bool serve_next(TimestampTz *next_eval) {
-	Requests r;
+	FlowSlotRequests r;
 
 	CHECK_FOR_INTERRUPTS();
 	if (ConfigReloadPending) {

@@ -39,8 +39,6 @@
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 
-#define WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
-
 static void fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type) {
 	memset(w, 0, sizeof(*w));
 	w->bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -59,7 +57,6 @@ static void fill_worker(BackgroundWorker *w, const char *function, const char *n
 bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login) {
 	BackgroundWorker w;
 	char name[BGW_MAXLEN];
-	FlowSlot *slot;
 	bool ok;
 
 	snprintf(name, sizeof(name), "flownode flow " INT64_FORMAT, flow_id);
@@ -70,19 +67,7 @@ bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner
 	memcpy(w.bgw_extra + 2 * sizeof(Oid), &catalog_relid, sizeof(Oid));
 	memcpy(w.bgw_extra + 3 * sizeof(Oid), &owner_can_login, sizeof(bool));
 	ok = RegisterDynamicBackgroundWorker(&w, NULL);
-
-	LWLockAcquire(fn_registry_lock(), LW_SHARED);
-	slot = fn_find_slot(dboid, catalog_relid, flow_id);
-	if (slot) {
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->reserved_by = 0; /* the creating transaction committed */
-		if (ok)
-			slot->worker_registered_at = GetCurrentTimestamp();
-		else if (slot->worker_pid == 0)
-			slot->state = FLOW_WAITING_FOR_WORKER;
-		LWLockRelease(fn_slot_lock(slot));
-	}
-	LWLockRelease(fn_registry_lock());
+	fn_slot_worker_requested(dboid, catalog_relid, flow_id, ok);
 	if (!ok)
 		ereport(WARNING, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 		                  errmsg("flownode: no free background worker slot for flow " INT64_FORMAT, flow_id),
@@ -90,12 +75,6 @@ bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner
 		                  errhint("Raise max_worker_processes (now %d); it needs one per flow plus one.",
 		                          max_worker_processes)));
 	return ok;
-}
-
-bool fn_slot_needs_worker(FlowSlot *slot, TimestampTz now) {
-	return slot->in_use && !slot->dropped && slot->worker_pid == 0 && slot->reserved_by == 0 &&
-	       now >= slot->hold_until &&
-	       (slot->worker_registered_at == 0 || now - slot->worker_registered_at > WORKER_START_GRACE_USEC);
 }
 
 /*
@@ -125,20 +104,7 @@ bool fn_role_can_login(Oid roleid) {
 void fn_after_drop_database(Oid dboid) {
 	if (!OidIsValid(dboid) || fn_slot_count() == 0)
 		return;
-	for (int i = 0; i < fn_slot_count(); i++) {
-		FlowSlot *slot = fn_slot_at(i);
-		bool free_now;
-
-		LWLockAcquire(fn_registry_lock(), LW_SHARED);
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		free_now = slot->in_use && slot->dboid == dboid && slot->worker_pid == 0;
-		if (slot->in_use && slot->dboid == dboid)
-			slot->dropped = true;
-		LWLockRelease(fn_slot_lock(slot));
-		LWLockRelease(fn_registry_lock());
-		if (free_now)
-			fn_free_slot(slot);
-	}
+	fn_slots_database_dropped(dboid);
 }
 
 /*
@@ -152,20 +118,7 @@ void fn_before_drop_database(const char *dbname) {
 
 	if (!OidIsValid(dboid) || fn_slot_count() == 0)
 		return;
-	LWLockAcquire(fn_registry_lock(), LW_SHARED);
-	for (int i = 0; i < fn_slot_count(); i++) {
-		FlowSlot *slot = fn_slot_at(i);
-
-		if (!slot->in_use || slot->dboid != dboid)
-			continue;
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->hold_until = hold;
-		slot->drop_db_until = hold; /* a start requested before the drop does not attach */
-		if (slot->worker_pid != 0)
-			(void)kill(slot->worker_pid, SIGTERM);
-		LWLockRelease(fn_slot_lock(slot));
-	}
-	LWLockRelease(fn_registry_lock());
+	fn_slots_stop_database(dboid, hold);
 }
 
 /* ---- the launcher and the per-database starter ---- */
@@ -232,7 +185,7 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	for (;;) {
-		List *wanted = NIL;
+		List *wanted;
 		List *dbs;
 		ListCell *lc;
 		TimestampTz now = GetCurrentTimestamp();
@@ -242,14 +195,7 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		LWLockAcquire(fn_registry_lock(), LW_SHARED);
-		for (int i = 0; i < fn_slot_count(); i++) {
-			FlowSlot *slot = fn_slot_at(i);
-
-			if (fn_slot_needs_worker(slot, now))
-				wanted = list_append_unique_oid(wanted, slot->dboid);
-		}
-		LWLockRelease(fn_registry_lock());
+		wanted = fn_slots_databases_needing_workers(now);
 
 		if (first || wanted != NIL) {
 			dbs = database_list();
@@ -261,14 +207,8 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 			foreach (lc, wanted) {
 				Oid db = lfirst_oid(lc);
 
-				if (list_member_oid(dbs, db))
-					continue;
-				for (int i = 0; i < fn_slot_count(); i++) {
-					FlowSlot *slot = fn_slot_at(i);
-
-					if (slot->in_use && slot->dboid == db && slot->worker_pid == 0)
-						fn_free_slot(slot);
-				}
+				if (!list_member_oid(dbs, db))
+					fn_slots_free_unserved(db);
 			}
 			foreach (lc, wanted) {
 				Oid db = lfirst_oid(lc);
@@ -301,15 +241,5 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 void fn_hold_database(Oid dboid, int64 usec) {
 	TimestampTz until = GetCurrentTimestamp() + usec;
 
-	LWLockAcquire(fn_registry_lock(), LW_SHARED);
-	for (int i = 0; i < fn_slot_count(); i++) {
-		FlowSlot *slot = fn_slot_at(i);
-
-		if (!slot->in_use || slot->dboid != dboid)
-			continue;
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		slot->hold_until = Max(slot->hold_until, until);
-		LWLockRelease(fn_slot_lock(slot));
-	}
-	LWLockRelease(fn_registry_lock());
+	fn_slots_hold_database(dboid, until);
 }

@@ -23,8 +23,6 @@ extern void fn_before_drop_database(const char *dbname);
 /* After DROP DATABASE succeeded: the slots of its flows freed. */
 extern void fn_after_drop_database(Oid dboid);
 
-/* True when the slot has no worker and no start in progress. */
-extern bool fn_slot_needs_worker(FlowSlot *slot, TimestampTz now);
 /* The launcher asks for this database's starter again only after `usec`. */
 extern void fn_hold_database(Oid dboid, int64 usec);
 

@@ -1,0 +1,186 @@
+/*
+ * slot_worker.c: what the flow's own worker does with its slot: attach and detach,
+ * note the outcome of its refreshes, read what it is asked to do, answer flush_flow
+ * and refresh_flow, and the steps of taking ranges out of the dirty set and giving
+ * them back (the *_locked functions, under the slot's exclusive lock, which the
+ * worker holds across a step so commits see it as one). The locking rules are at
+ * the top of flow_slots.h.
+ */
+#include "flownode.h"
+
+#include "shmem/flow_slot_fields.h"
+
+#include "miscadmin.h"
+#include "utils/timestamp.h"
+
+/* Claims the slot for this process; false when the flow was dropped, another worker
+ * serves it, or its database is being dropped: a start requested at a commit just
+ * before DROP DATABASE could attach after the drop stopped the others, and the drop
+ * then failed on this session. */
+bool fn_slot_attach_worker(FlowSlot *slot) {
+	bool ok;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	ok = !slot->dropped && slot->worker_pid == 0 && GetCurrentTimestamp() >= slot->drop_db_until;
+	if (ok) {
+		slot->worker_pid = MyProcPid;
+		slot->worker_latch = MyLatch;
+		slot->worker_registered_at = 0;
+		slot->state = slot->consecutive_failures > 0 ? FLOW_FAILING : FLOW_ACTIVE;
+	}
+	LWLockRelease(fn_slot_lock(slot));
+	if (ok) /* a flush waiting for a worker goes on */
+		ConditionVariableBroadcast(&slot->flush_cv);
+	return ok;
+}
+
+/* The worker exits: the ranges of an unfinished refresh (held) and of a flush's
+ * backlog go back into the dirty set (over-marking is safe), and the slot is freed
+ * if the flow was dropped. */
+void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld, const FnTimeRange *backlog,
+                           uint32 nbacklog) {
+	bool dropped;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->worker_pid == MyProcPid) {
+		fn_slot_end_take_locked(slot);
+		fn_dirty_add_all(fn_slot_dirty_set(slot), held, nheld);
+		fn_dirty_add_all(fn_slot_dirty_set(slot), backlog, nbacklog);
+		if (nheld + nbacklog > 0)
+			slot->removals = true; /* not known which of them saw removals */
+		fn_slot_put_back_since_locked(slot, true);
+		slot->worker_pid = 0;
+		slot->worker_latch = NULL;
+		slot->worker_registered_at = 0;
+	}
+	dropped = slot->dropped;
+	LWLockRelease(fn_slot_lock(slot));
+	ConditionVariableBroadcast(&slot->flush_cv);
+	if (dropped)
+		fn_free_slot(slot);
+}
+
+void fn_slot_mark_dropped(FlowSlot *slot) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->dropped = true;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+bool fn_slot_is_dropped(FlowSlot *slot) {
+	bool dropped;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	dropped = slot->dropped;
+	LWLockRelease(fn_slot_lock(slot));
+	return dropped;
+}
+
+/* A refresh succeeded: the counters, and the flow is healed (last_failure is
+ * history now, not the current error). holds_nothing: what it held is in the sink. */
+void fn_slot_note_success(FlowSlot *slot, TimestampTz start, int64 rows, bool holds_nothing) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->runs++;
+	slot->rows_written += rows;
+	slot->last_run_at = slot->last_success_at = GetCurrentTimestamp();
+	slot->last_run_usec = slot->last_run_at - start;
+	if (holds_nothing)
+		slot->held_since = 0;
+	slot->consecutive_failures = 0;
+	slot->state = FLOW_ACTIVE;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* A refresh failed: the flow is failing until one succeeds; the failure itself
+ * stays in the slot after that. */
+void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const char *message) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->failures++;
+	slot->consecutive_failures++;
+	slot->state = FLOW_FAILING;
+	slot->last_run_at = slot->last_failure_at = GetCurrentTimestamp();
+	slot->last_run_usec = slot->last_run_at - start;
+	strlcpy(slot->last_failure, message, FN_ERROR_LEN);
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* Failed refreshes since the last success. Without the lock: only the attached
+ * worker, the caller, writes it (the locking rules). */
+int32 fn_slot_failure_streak(FlowSlot *slot) {
+	return slot->consecutive_failures;
+}
+
+void fn_slot_read_requests(FlowSlot *slot, uint64 config_seq, FlowSlotRequests *out) {
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	out->dropped = slot->dropped;
+	out->flush = slot->flush_requested > slot->flush_completed;
+	out->repair = slot->repair_requested > slot->repair_completed;
+	out->reload = slot->reload_requested;
+	out->changed = slot->config_seq != config_seq;
+	out->upstream = slot->upstream_wrote;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* The last request of the kind posted: the one an answer will serve (for a repair,
+ * *range: the hull of every request pending). */
+uint64 fn_slot_serving(FlowSlot *slot, FlowSlotRequest kind, FnTimeRange *range) {
+	uint64 serving;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	serving = kind == FN_REQUEST_FLUSH ? slot->flush_requested : slot->repair_requested;
+	if (range != NULL)
+		*range = slot->repair_range;
+	LWLockRelease(fn_slot_lock(slot));
+	return serving;
+}
+
+uint64 fn_slot_config_seq(FlowSlot *slot) {
+	uint64 seq;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	seq = slot->config_seq;
+	LWLockRelease(fn_slot_lock(slot));
+	return seq;
+}
+
+/* The catalog's paused flag read after config_seq was `seq`: the slot follows it
+ * unless another change committed meanwhile (then the worker reads again). */
+void fn_slot_follow_config(FlowSlot *slot, uint64 seq, bool paused) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->config_seq == seq)
+		slot->paused = paused;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* The worker takes a wake-up into account: the record is read again now (rows
+ * committed after this are read by the next one), or the upstream's write is in
+ * its schedule. */
+void fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (what == FN_WAKE_RELOAD)
+		slot->reload_requested = false;
+	else
+		slot->upstream_wrote = false;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* The fold's reports since the last look (refresh/fold_refresh.h); PG_INT64_MAX
+ * from now on, until a commit reports. */
+int64 fn_slot_take_fold_lo(FlowSlot *slot) {
+	int64 lo;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	lo = slot->fold_lo;
+	slot->fold_lo = PG_INT64_MAX;
+	LWLockRelease(fn_slot_lock(slot));
+	return lo;
+}
+
+/* The refresh's transaction ended: the fold's window goes to the slot, for the
+ * commits to report against. */
+void fn_slot_settle_fold(FlowSlot *slot, FnTimeRange window, bool folded) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->fold_window = window;
+	if (folded)
+		slot->folds++;
+	LWLockRelease(fn_slot_lock(slot));
+}
