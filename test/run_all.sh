@@ -41,7 +41,7 @@ while (($#)); do
       esac
       shift 2 ;;
     --pg=*) set -- --pg "${1#--pg=}" "${@:2}" ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) fn_die "unknown argument '$1' (usage: run_all.sh [--pg 15|17|18|all]...)" ;;
   esac
 done
