@@ -100,14 +100,25 @@ fn_upgrade_copy_tree() {
 }
 
 # fn_upgrade_origin V: the root of the system whose PostgreSQL V is copied: the
-# machine for its own version, else the version's chroot (made if missing).
+# machine for its own version, else the version's chroot (made if missing, under its
+# lock, as run_in_chroot does; a complete one is used without waiting for the lock).
 fn_upgrade_origin() {
-  local v="$1"
+  local v="$1" codename dir lk
   if [[ -x "/usr/lib/postgresql/$v/bin/postgres" && ! -e /.flownode-chroot ]]; then
     echo /
-  else
-    fn_chroot_ensure "$v"
+    return 0
   fi
+  codename="$(fn_chroot_codename "$v")" || { echo "no chroot recipe for PostgreSQL $v" >&2; return 1; }
+  dir="$FN_CHROOT_CACHE/$codename"
+  if [[ "$(head -n 1 "$dir/.flownode-chroot" 2>/dev/null)" == \
+        "recipe $FN_CHROOT_RECIPE; $(fn_chroot_required "$v"); optional: $(fn_chroot_optional "$v")" ]]; then
+    echo "$dir"
+    return 0
+  fi
+  mkdir -p "$FN_CHROOT_CACHE"
+  exec {lk}>"$FN_CHROOT_CACHE/.$codename.lock"
+  flock "$lk"
+  fn_chroot_ensure "$v"
 }
 
 # fn_upgrade_key V ROOT: the cache key of V's staged installation.
@@ -123,10 +134,10 @@ fn_upgrade_key() {
 # the cache has none with the current key. Fails (a message on stderr) if anything
 # goes wrong; the build's output is shown only then.
 fn_upgrade_stage() {
-  local v="$1" root key dir tmp lock rootlock="" mounted=() m build log rc=0 pgc
+  local v="$1" root key dir tmp lock rootlock="" mounted=() m build="" log rc=0 pgc why=""
   local FN_UPGRADE_STAGE_DIR="$FN_CHROOT_CACHE/upgrade-stage"
-  root="$(fn_upgrade_origin "$v")" || { echo "no system with PostgreSQL $v" >&2; return 1; }
-  key="$(fn_upgrade_key "$v" "$root")" || return 1
+  root="$(fn_upgrade_origin "$v")" || { echo "PostgreSQL $v: no system to copy it from" >&2; return 1; }
+  key="$(fn_upgrade_key "$v" "$root")" || { echo "PostgreSQL $v: no package version in $root" >&2; return 1; }
   dir="$FN_UPGRADE_STAGE_DIR/$v-$key"
   mkdir -p "$FN_UPGRADE_STAGE_DIR"
   exec {lock}>"$FN_UPGRADE_STAGE_DIR/.lock"
@@ -149,43 +160,47 @@ fn_upgrade_stage() {
     flock "$rootlock"
     mapfile -t mounted < <(fn_chroot_mount_mine "$root")
   fi
-  build="$(mktemp -d "${root%/}/tmp/flownode-upgrade.XXXXXX")"
-  fn_upgrade_copy_tree "$build/src"
-  fn_upgrade_run "$root" bash -c "cd '${build#"${root%/}"}/src' && make -j2 WERROR=1 PG_CONFIG='$pgc' \
-      && make install WERROR=1 PG_CONFIG='$pgc' DESTDIR='${build#"${root%/}"}/overlay'" >"$log" 2>&1 || rc=$?
-  if ((rc == 0)); then
-    cp -a "$build/overlay/." "$tmp/overlay/" \
-      && cp -a "${root%/}/usr/lib/postgresql/$v" "$tmp/root/usr/lib/postgresql/" \
-      && cp -a "${root%/}/usr/share/postgresql/$v" "$tmp/root/usr/share/postgresql/" || rc=$?
-    # every library the installation and flownode.so load, as found on their system
-    ((rc == 0)) && { fn_upgrade_run "$root" bash -c "$FN_UPGRADE_LDD_SCRIPT" _ \
-        "/usr/lib/postgresql/$v" "${build#"${root%/}"}/overlay" >"$tmp/ldd.txt" 2>&1 || rc=$?; }
-  else
+  if ! build="$(mktemp -d "${root%/}/tmp/flownode-upgrade.XXXXXX")" || [[ -z "$build" ]]; then
+    why="no temporary directory in ${root%/}/tmp"
+  elif ! fn_upgrade_copy_tree "$build/src"; then
+    why="copying the tree to $build failed"
+  elif ! fn_upgrade_run "$root" bash -c "cd '${build#"${root%/}"}/src' && make -j2 WERROR=1 PG_CONFIG='$pgc' \
+      && make install WERROR=1 PG_CONFIG='$pgc' DESTDIR='${build#"${root%/}"}/overlay'" >"$log" 2>&1; then
     echo "---- build of flownode for PostgreSQL $v failed (last 60 lines of $log) ----" >&2
     tail -n 60 "$log" >&2
+    why="make WERROR=1 failed (see above)"
+  elif ! { cp -a "$build/overlay/." "$tmp/overlay/" \
+             && cp -a "${root%/}/usr/lib/postgresql/$v" "$tmp/root/usr/lib/postgresql/" \
+             && cp -a "${root%/}/usr/share/postgresql/$v" "$tmp/root/usr/share/postgresql/"; }; then
+    why="copying PostgreSQL $v's installation from $root failed"
+  # every library the installation and flownode.so load, as found on their system
+  elif ! fn_upgrade_run "$root" bash -c "$FN_UPGRADE_LDD_SCRIPT" _ \
+      "/usr/lib/postgresql/$v" "${build#"${root%/}"}/overlay" >"$tmp/ldd.txt" 2>&1; then
+    why="ldd over PostgreSQL $v's files failed"
   fi
-  rm -rf --one-file-system "$build"
+  [[ -n "$build" && -d "$build" ]] && rm -rf --one-file-system "$build"
   if [[ -n "$rootlock" ]]; then
     fn_chroot_umount_these "${mounted[@]}"
     flock -u "$rootlock"
     exec {rootlock}>&-
   fi
-  if ((rc == 0)); then
+  if [[ -z "$why" ]]; then
     local so path lib="$tmp/root/usr/lib/postgresql/$v" share="$tmp/root/usr/share/postgresql/$v"
     # flownode's files of the copy (a run may have installed another build) give way
     # to this tree's
     rm -rf "$lib/lib/flownode.so" "$lib/lib/bitcode/flownode" "$lib/lib/bitcode/flownode.index.bc" \
       "$share/extension"/flownode.control "$share/extension"/flownode--*.sql
-    cp -a "$tmp/overlay/." "$tmp/root/" || rc=$?
-    [[ -f "$lib/lib/flownode.so" ]] || { echo "make install put no flownode.so in $lib/lib" >&2; rc=1; }
+    cp -a "$tmp/overlay/." "$tmp/root/" || why="laying flownode over PostgreSQL $v failed"
+    [[ -f "$lib/lib/flownode.so" ]] || why="make install put no flownode.so in $lib/lib"
     while read -r so path; do
       [[ -e "$tmp/deps/$so" ]] || cp -L "${root%/}$path" "$tmp/deps/$so" || rc=$?
     done < <(awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' "$tmp/ldd.txt" | sort -u)
+    ((rc == 0)) || why="copying the libraries of PostgreSQL $v failed"
   fi
-  if ((rc != 0)); then
+  if [[ -n "$why" ]]; then
     flock -u "$lock"
     exec {lock}>&-
-    echo "staging PostgreSQL $v failed (kept for inspection: $tmp)" >&2
+    echo "PostgreSQL $v: $why (kept for inspection: $tmp)" >&2
     return 1
   fi
   echo "$key" >"$tmp/.complete"
@@ -264,14 +279,15 @@ fn_upgrade_check_binaries() {
   local sid="$1" v="$2" libpath="$3" b out bad=()
   out="$(fn_upgrade_run "$sid" env LD_LIBRARY_PATH="$libpath" \
            bash -c "$FN_UPGRADE_LDD_SCRIPT" _ "/usr/lib/postgresql/$v" 2>&1 \
-         | awk '/^## / {f = $2} /not found/ {print f ": " $0}' | head -n 5)"
+         | awk '/^## / {f = $2} /not found/ {gsub(/[ \t]+/, " "); print f ":" $0}' | head -n 5 \
+         | paste -sd';')"
   [[ -z "$out" ]] || bad+=("with LD_LIBRARY_PATH=$libpath: $out")
   for b in $FN_UPGRADE_BINARIES; do
     out="$(fn_upgrade_run "$sid" env LD_LIBRARY_PATH="$libpath" "/usr/lib/postgresql/$v/bin/$b" -V 2>&1)" || true
     [[ "$out" == *"(PostgreSQL) $v."* ]] || bad+=("$b: ${out:-no output}")
   done
   if ((${#bad[@]})); then
-    printf 'PostgreSQL %s in the chroot: %s\n' "$v" "${bad[@]}" >&2
+    for b in "${bad[@]}"; do echo "PostgreSQL $v in the chroot: $b" >&2; done
     return 1
   fi
 }
@@ -281,7 +297,10 @@ fn_upgrade_check_binaries() {
 fn_upgrade_check_cluster() {
   local sid="$1" v="$2" libpath="$3" d port rc=0 bin
   bin="/usr/lib/postgresql/$v/bin"
-  d="$(mktemp -d "$sid/tmp/flownode-upgrade-check.XXXXXX")"
+  if ! d="$(mktemp -d "$sid/tmp/flownode-upgrade-check.XXXXXX")" || [[ -z "$d" ]]; then
+    echo "PostgreSQL $v in the chroot: no temporary directory in $sid/tmp" >&2
+    return 1
+  fi
   chmod 755 "$d"
   fn_upgrade_run "$sid" chown postgres: "${d#"$sid"}" || return 1
   port="$(fn_free_port)"
