@@ -119,6 +119,25 @@ fn_chroot_mount() {
   mountpoint -q "$dir/dev/shm" || mount -t tmpfs -o mode=1777,size=2g tmpfs "$dir/dev/shm"
 }
 
+# fn_chroot_mount_mine DIR: fn_chroot_mount, printing the mount points it mounted
+# (none that were mounted already: another user of the chroot, such as a quick run
+# of its own, may be using them); fn_chroot_umount_these unmounts those only.
+fn_chroot_mount_mine() {
+  local dir="$1" m
+  for m in proc dev/shm; do
+    mountpoint -q "$dir/$m" || echo "$dir/$m"
+  done
+  fn_chroot_mount "$dir"
+}
+
+fn_chroot_umount_these() {
+  local m
+  for m in "$@"; do
+    mountpoint -q "$m" && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+  done
+  return 0
+}
+
 fn_chroot_umount() {
   local dir="$1"
   [[ -n "$dir" ]] || return 0

@@ -12,7 +12,9 @@
 #   bash test/run_all.sh --pg all     15, 17 and 18 (--pg may also be repeated)
 # The chroots are made with debootstrap on first use and kept (test/pg_chroot.sh);
 # inside one the same script runs the version's suites (build, unit, regress,
-# isolation, tap, oracle). The checks and the sanitizer build of the unit tests do not
+# isolation, tap, oracle). For 18 the sid chroot also gets PostgreSQL 15 and 17 with
+# this tree's flownode (test/pg_upgrade_env.sh, suite upgrade-env), from which the
+# TAP test of pg_upgrade upgrades 15 -> 17 -> 18. The checks and the sanitizer build of the unit tests do not
 # depend on PostgreSQL's version: they run once, on the machine itself.
 # The last line of output is always
 #   flownode: N passed, M failed
@@ -23,6 +25,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . test/common.sh
 . test/pg_chroot.sh
+. test/pg_upgrade_env.sh
 
 # The versions to run, in order, from --pg (default: the machine's own, 15).
 FN_ALL_VERSIONS=(15 17 18)
@@ -38,7 +41,7 @@ while (($#)); do
       esac
       shift 2 ;;
     --pg=*) set -- --pg "${1#--pg=}" "${@:2}" ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) fn_die "unknown argument '$1' (usage: run_all.sh [--pg 15|17|18|all]...)" ;;
   esac
 done
@@ -226,7 +229,17 @@ run_tap() {
     return 0
   fi
   fn_log "suite tap: prove ${tests[*]}"
-  local bin pgxs log="$WORK/tap.log" rc=0 pass fail v01="$WORK/v0.1" note=""
+  local bin pgxs log="$WORK/tap.log" rc=0 pass fail v01="$WORK/v0.1" note="" upgrade=()
+  # The test of pg_upgrade (023) upgrades from the older installations that
+  # run_in_chroot put in the chroot (test/pg_upgrade_env.sh), oldest first, each to
+  # the next and the last to this version; their binaries need the libraries of
+  # their compat-lib directories. Without them (the machine, 17) it upgrades a
+  # cluster of this version to this version.
+  if [[ "${FN_IN_CHROOT:-}" == 1 && -n "${FLOWNODE_UPGRADE_FROM:-}" ]]; then
+    upgrade=(FLOWNODE_UPGRADE_FROM="$FLOWNODE_UPGRADE_FROM"
+             LD_LIBRARY_PATH="${FLOWNODE_UPGRADE_LIBS:-}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    fn_log "tap: pg_upgrade from $FLOWNODE_UPGRADE_FROM (LD_LIBRARY_PATH=${FLOWNODE_UPGRADE_LIBS:-})"
+  fi
   # the 0.1 release's source, which test/tap/012_upgrade.pl builds and upgrades from.
   # 0.1 was released for PostgreSQL 15 only and does not build against a later
   # version's headers: no cluster of 17 or 18 can hold a 0.1 catalog to update.
@@ -242,7 +255,7 @@ run_tap() {
   fi
   bin="$(fn_pg_bindir)"
   pgxs="$(pgxs_src "$bin")"
-  (cd "$src" && fn_as_postgres env \
+  (cd "$src" && fn_as_postgres env -u FLOWNODE_UPGRADE_FROM -u FLOWNODE_UPGRADE_LIBS "${upgrade[@]}" \
       PATH="$bin:$PATH" \
       PG_REGRESS="$pgxs/test/regress/pg_regress" \
       TESTDIR="$src/test/tap" TESTDATADIR="$src/test/tap/tmp_check" \
@@ -318,15 +331,43 @@ run_version_suites() {
 # run_in_chroot MAJOR: this script with --pg MAJOR inside the version's chroot, on a
 # copy of the repository; its summary lines and counts join this run's. Concurrent
 # runs of one version wait for each other (the chroot is made once, and its
-# PostgreSQL installation holds one flownode).
+# PostgreSQL installation holds one flownode). It mounts what the chroot lacks and
+# unmounts only that. For a version with older ones to upgrade from
+# (fn_upgrade_chain: 15 and 17 for 18), their installations with this tree's
+# flownode are staged first (before the lock), then installed into the chroot and
+# checked (suite upgrade-env); the run inside gets FLOWNODE_UPGRADE_FROM only if
+# that passed.
 run_in_chroot() {
-  local v="$1" dir run log rc=0 line counts
+  local v="$1" dir run log rc=0 line counts chain staged="" err t0 mounted=() upgrade=()
+  chain="$(fn_upgrade_chain "$v")"
+  if [[ -n "$chain" ]]; then
+    t0=$SECONDS
+    err="$(mktemp)"
+    fn_log "upgrade-env: staging PostgreSQL $chain with this tree's flownode"
+    if staged="$(fn_upgrade_stage_all "$v" 2>"$err")"; then
+      cat "$err"
+      fn_log "upgrade-env: staged in $((SECONDS - t0))s"
+    else
+      cat "$err"
+      record upgrade-env 0 1 "staging failed: $(grep -v '^==>' "$err" | grep . | tail -n 1)"
+      staged=""
+    fi
+    rm -f "$err"
+  fi
   mkdir -p "$FN_CHROOT_CACHE"
   exec {lock}>"$FN_CHROOT_CACHE/.$(fn_chroot_codename "$v").lock"
   flock "$lock"
   dir="$(fn_chroot_ensure "$v")"
-  fn_chroot_mount "$dir"
-  CLEANUP+=("fn_chroot_umount '$dir'")
+  mapfile -t mounted < <(fn_chroot_mount_mine "$dir")
+  ((${#mounted[@]} == 0)) || CLEANUP+=("fn_chroot_umount_these ${mounted[*]}")
+  if [[ -n "$staged" ]]; then
+    t0=$SECONDS
+    if fn_upgrade_install_all "$dir" "$v" "$staged"; then
+      upgrade=(FLOWNODE_UPGRADE_FROM="$(fn_upgrade_from_paths "$v")" FLOWNODE_UPGRADE_LIBS="$(fn_upgrade_libpath "$v")")
+    fi
+    record upgrade-env "$FN_UPGRADE_PASS" "$FN_UPGRADE_FAIL" "$FN_UPGRADE_NOTE"
+    fn_log "upgrade-env: installed and checked in $((SECONDS - t0))s: $FN_UPGRADE_PASS passed, $FN_UPGRADE_FAIL failed"
+  fi
   run="$(mktemp -d "$dir/tmp/flownode-run.XXXXXX")"
   [[ "${FLOWNODE_KEEP_WORKDIR:-}" == 1 ]] || CLEANUP+=("rm -rf --one-file-system '$run'")
   copy_repo_plain "$run/src"
@@ -335,8 +376,8 @@ run_in_chroot() {
   chroot "$dir" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb FN_IN_CHROOT=1 \
       FLOWNODE_KEEP_WORKDIR="${FLOWNODE_KEEP_WORKDIR:-}" FLOWNODE_ORACLE_MINUTES="${FLOWNODE_ORACLE_MINUTES:-}" \
-      bash "/tmp/$(basename "$run")/src/test/run_all.sh" --pg "$v" 2>&1 | tee "$log" || rc=$?
-  fn_chroot_umount "$dir"
+      "${upgrade[@]}" bash "/tmp/$(basename "$run")/src/test/run_all.sh" --pg "$v" 2>&1 | tee "$log" || rc=$?
+  fn_chroot_umount_these "${mounted[@]}"
   flock -u "$lock"
   # its summary: the lines between the banner and its last line
   while IFS= read -r line; do
