@@ -414,15 +414,6 @@ static bool one_row(TaskConfig *cfg) {
 	return fq != NULL && fq->shape == FLOW_SHAPE_SINGLE;
 }
 
-static bool listed(List *flows, int64 flow_id) {
-	ListCell *lc;
-
-	foreach (lc, flows)
-		if (((TaskConfig *)lfirst(lc))->flow_id == flow_id)
-			return true;
-	return false;
-}
-
 List *fn_restored_flows_awaiting_key(Oid relid) {
 	List *waiting = NIL;
 	List *tables;
@@ -439,7 +430,7 @@ List *fn_restored_flows_awaiting_key(Oid relid) {
 		foreach (fc, flows) {
 			TaskConfig *cfg = lfirst(fc);
 
-			if (!listed(waiting, cfg->flow_id) && !fits_now(cfg))
+			if (!fn_flows_contain(waiting, cfg->flow_id) && !fits_now(cfg))
 				waiting = lappend(waiting, cfg);
 		}
 	}

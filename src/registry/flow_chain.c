@@ -42,15 +42,6 @@ List *fn_upstream_flows(const TaskConfig *cfg) {
 	return upstream_in(fn_load_all_flows(), cfg->source_relid);
 }
 
-static bool has_flow(List *flows, int64 flow_id) {
-	ListCell *lc;
-
-	foreach (lc, flows)
-		if (((TaskConfig *)lfirst(lc))->flow_id == flow_id)
-			return true;
-	return false;
-}
-
 /* Depth first: the flows cfg reads from, then cfg. `seen` keeps a cycle (refused at
  * creation, but the catalog may hold one from before) from looping. */
 static void add_bottom_up(List *all, TaskConfig *cfg, List **seen, List **order) {
@@ -60,7 +51,7 @@ static void add_bottom_up(List *all, TaskConfig *cfg, List **seen, List **order)
 	foreach (lc, upstream_in(all, cfg->source_relid)) {
 		TaskConfig *up = lfirst(lc);
 
-		if (!has_flow(*seen, up->flow_id))
+		if (!fn_flows_contain(*seen, up->flow_id))
 			add_bottom_up(all, up, seen, order);
 	}
 	*order = lappend(*order, cfg);

@@ -461,6 +461,15 @@ List *fn_load_flows_of_relation(Oid relid) {
 	return query_configs(BY_RELATION, OIDOID, ObjectIdGetDatum(relid));
 }
 
+bool fn_flows_contain(List *flows, int64 flow_id) {
+	ListCell *lc;
+
+	foreach (lc, flows)
+		if (((TaskConfig *)lfirst(lc))->flow_id == flow_id)
+			return true;
+	return false;
+}
+
 List *fn_load_all_flows(void) {
 	return query_configs(ALL_FLOWS, InvalidOid, (Datum)0);
 }

@@ -134,9 +134,11 @@ extern List *fn_load_flows_of_sources(List *relids);
  * ancestors (a partition's rows are rows of every table above it). */
 extern List *fn_load_flows_over(Oid relid);
 extern List *fn_load_flows_of_relation(Oid relid); /* flows reading (also as a dimension) or writing it */
-extern List *fn_load_all_flows(void);              /* List of TaskConfig *, waiting ones aside */
-extern List *fn_load_waiting_flows(void);          /* List of TaskConfig *, the waiting ones */
-extern List *fn_load_bound_flows(void);            /* the flows that run */
+/* Whether the list of TaskConfig * holds the flow. */
+extern bool fn_flows_contain(List *flows, int64 flow_id);
+extern List *fn_load_all_flows(void);     /* List of TaskConfig *, waiting ones aside */
+extern List *fn_load_waiting_flows(void); /* List of TaskConfig *, the waiting ones */
+extern List *fn_load_bound_flows(void);   /* the flows that run */
 /* flows writing into relid or reading it as their source that a restore brought back
  * and no one bound yet */
 extern List *fn_load_unbound_flows_of_table(Oid relid);
