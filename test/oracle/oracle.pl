@@ -121,6 +121,10 @@ sub run_case
 	diag("case $n (seed $case_seed) failed at step $failure->{step} ($failure->{what}): $title\n"
 		  . $failure->{detail});
 	my $path = shrink_and_write($n, $case, $failure);
+	# again, last: CI shows the lines just before a failing test, and the shrinking
+	# printed many since
+	diag("case $n (seed $case_seed): $title at step $failure->{step} ($failure->{what}):\n"
+		  . $failure->{detail});
 	ok(0, "seed $case_seed - $title" . ($path ? " - $path" : ''));
 }
 
