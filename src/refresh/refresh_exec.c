@@ -516,6 +516,34 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
  * The source is locked before the snapshot is taken, so a TRUNCATE of the source
  * is either wholly before the refresh's snapshot or waits for it to commit.
  */
+/*
+ * A flow whose source is this flow's sink (a chain) that a restore brought back and
+ * has not bound yet will be bound, when the restore builds its own sink's key,
+ * trusting that sink: nothing would mark a write to its source before then (TAP
+ * 025). So the sink is not written meanwhile: the refresh fails, and runs again
+ * once the restore is over (or refresh_flow bound the flow, recomputing it). The
+ * sink's lock comes first: a binding waits for it, and so sees this refresh's rows
+ * only with its triggers in place.
+ */
+static void check_readers_bound(TaskConfig *cfg) {
+	TaskConfig *reader;
+
+	LockRelationOid(cfg->sink_relid, RowExclusiveLock);
+	reader = fn_unbound_reader_of(cfg->sink_relid, cfg->flow_id);
+	if (reader != NULL)
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     errmsg("flow \"%s\" cannot write its sink %s while flow \"%s\", which reads it, is not bound",
+		            cfg->flow_name, fn_qualified_relname(cfg->sink_relid), reader->flow_name),
+		     errdetail("A restore brought flow \"%s\" back; it is bound when the restore builds its sink's "
+		               "key, and nothing marks a write to its source before then.",
+		               reader->flow_name),
+		     errhint("Let the restore finish, or run SELECT flownode.refresh_flow(%s), which binds it and "
+		             "recomputes its sink.",
+		             quote_literal_cstr(reader->flow_name))));
+}
+
 static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnRefreshRequest *req) {
 	const FnTimeRange *ranges = req->ranges;
 	int nranges = req->nranges;
@@ -530,6 +558,7 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	LockRelationOid(cfg->source_relid, AccessShareLock);
 	foreach (lc, dimension_relids(cfg, fill != NULL))
 		LockRelationOid(lfirst_oid(lc), AccessShareLock);
+	check_readers_bound(cfg);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	/* A refresh reads the rows of its windows through the ranges it is given; the
