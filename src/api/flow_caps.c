@@ -53,20 +53,25 @@ void fn_check_create_privilege(void) {
 
 pg_noreturn static void database_cap_error(int cap, int64 flows);
 static void database_cap_error(int cap, int64 flows) {
-	ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-	                errmsg("flownode.max_flows_per_database (%d) reached: database \"%s\" has " INT64_FORMAT
-	                       " flows",
-	                       cap, get_database_name(MyDatabaseId), flows),
-	                errhint("Drop a flow that is no longer needed, or ask a superuser to raise the cap: "
-	                        "ALTER DATABASE ... SET flownode.max_flows_per_database.")));
+	ereport(ERROR,
+	        (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+	         errmsg_plural(
+	             "flownode.max_flows_per_database (%d) reached: database \"%s\" has " INT64_FORMAT " flow",
+	             "flownode.max_flows_per_database (%d) reached: database \"%s\" has " INT64_FORMAT " flows",
+	             (unsigned long)flows, cap, get_database_name(MyDatabaseId), flows),
+	         errhint("Drop a flow that is no longer needed, or ask a superuser to raise the cap: "
+	                 "ALTER DATABASE ... SET flownode.max_flows_per_database.")));
 }
 
 pg_noreturn static void role_cap_error(int cap, Oid owner, int64 flows);
 static void role_cap_error(int cap, Oid owner, int64 flows) {
 	ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-	                errmsg("flownode.max_flows_per_role (%d) reached: role \"%s\" owns " INT64_FORMAT
-	                       " flows in database \"%s\"",
-	                       cap, GetUserNameFromId(owner, false), flows, get_database_name(MyDatabaseId)),
+	                errmsg_plural("flownode.max_flows_per_role (%d) reached: role \"%s\" owns " INT64_FORMAT
+	                              " flow in database \"%s\"",
+	                              "flownode.max_flows_per_role (%d) reached: role \"%s\" owns " INT64_FORMAT
+	                              " flows in database \"%s\"",
+	                              (unsigned long)flows, cap, GetUserNameFromId(owner, false), flows,
+	                              get_database_name(MyDatabaseId)),
 	                errhint("Drop one of the role's flows, or ask a superuser to raise the cap: ALTER ROLE "
 	                        "... IN DATABASE ... SET flownode.max_flows_per_role.")));
 }
