@@ -19,6 +19,8 @@ int fn_backfill_chunk_rows = 100000;
 bool fn_launcher_enabled = true;
 bool fn_fold_open_window = true;
 bool fn_verify_folds = false;
+int fn_max_flows_per_database = -1;
+int fn_max_flows_per_role = -1;
 bool fn_is_flow_worker = false;
 
 /*
@@ -37,6 +39,25 @@ static void define_server_start_settings(void) {
 	                        NULL);
 	DefineCustomBoolVariable("flownode.launcher", "Starts the workers of every flow when the server starts.",
 	                         NULL, &fn_launcher_enabled, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+}
+
+/*
+ * The caps on how many flows may be created (api/flow_caps.c). Superuser-only, so
+ * that a DBA sets them per database or per role (ALTER DATABASE / ALTER ROLE ... SET)
+ * and the roles they cap cannot lift them.
+ */
+static void define_cap_settings(void) {
+	DefineCustomIntVariable("flownode.max_flows_per_database",
+	                        "Most flows a database may hold; creating one more is refused (-1: no cap).",
+	                        "Checked when a flow is created, against the flows of the current database; "
+	                        "restores and flows that start after waiting for their source are not refused.",
+	                        &fn_max_flows_per_database, -1, -1, INT_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flownode.max_flows_per_role",
+	                        "Most flows a role may own in a database; creating one more is refused (-1: no "
+	                        "cap).",
+	                        "Counts the flows of the current database owned by the role creating the flow "
+	                        "(current_user).",
+	                        &fn_max_flows_per_role, -1, -1, INT_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
 }
 
 void fn_define_settings(bool preloaded) {
@@ -84,5 +105,6 @@ void fn_define_settings(bool preloaded) {
 	    "A background backfill commits each chunk in its own transaction; create_flow's "
 	    "fill reports its progress between chunks.",
 	    &fn_backfill_chunk_rows, 100000, 1, INT_MAX, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	define_cap_settings();
 	MarkGUCPrefixReserved("flownode");
 }
