@@ -521,9 +521,12 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
  * has not bound yet will be bound, when the restore builds its own sink's key,
  * trusting that sink: nothing would mark a write to its source before then (TAP
  * 025). So the sink is not written meanwhile: the refresh fails, and runs again
- * once the restore is over (or refresh_flow bound the flow, recomputing it). The
- * sink's lock comes first: a binding waits for it, and so sees this refresh's rows
- * only with its triggers in place.
+ * once the restore is over (or refresh_flow bound the flow, recomputing it). After
+ * the refresh's snapshot (which a test orders against writers, TAP 018) and its
+ * sink's lock: a binding that holds the source waits for this refresh to end, and
+ * one that committed before the look is seen bound (its triggers then fire on this
+ * refresh's writes); whichever snapshot the look takes, a binding it misses is only
+ * a needless failure, retried.
  */
 static void check_readers_bound(TaskConfig *cfg) {
 	TaskConfig *reader;
@@ -558,7 +561,6 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	LockRelationOid(cfg->source_relid, AccessShareLock);
 	foreach (lc, dimension_relids(cfg, fill != NULL))
 		LockRelationOid(lfirst_oid(lc), AccessShareLock);
-	check_readers_bound(cfg);
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	nest = fn_pin_deparse_settings(cfg->timezone);
 	/* A refresh reads the rows of its windows through the ranges it is given; the
@@ -573,6 +575,7 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	/* taken after the lock, and after the caller took its dirty ranges */
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	PushActiveSnapshot(snap);
+	check_readers_bound(cfg);
 	PG_TRY();
 	{
 		SetUserIdAndSecContext(cfg->owner,
