@@ -10,24 +10,8 @@
 
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
-#include "utils/dsa.h"
 
-/* The ranges a set holds in the slot itself; past them it moves to the shared pool. */
-#define FN_SLOT_INLINE_RANGES 16
-
-/*
- * One of a slot's two sets of DirtyTimeWindows (sorted, non-overlapping [start, end)
- * ranges): in the slot while it fits in FN_SLOT_INLINE_RANGES, else in the pool of
- * slot_ranges.c, grown by doubling up to flownode.dirty_ranges_per_flow. Only the
- * functions of slot_ranges.c touch `pooled` and `capacity`; views of the ranges
- * (fn_slot_dirty_set) are valid until the slot's lock is released.
- */
-typedef struct FnSlotRanges {
-	uint32 count;
-	uint32 capacity;    /* of where the ranges are now */
-	dsa_pointer pooled; /* InvalidDsaPointer: in inline_ranges */
-	FnTimeRange inline_ranges[FN_SLOT_INLINE_RANGES];
-} FnSlotRanges;
+#include "shmem/slot_ranges.h"
 
 struct FlowSlot {
 	bool in_use;
@@ -125,12 +109,9 @@ struct FlowSlot {
 	FnSlotRanges durable;
 };
 
-/* the sets' storage (slot_ranges.c), the slot's exclusive lock held: emptied (the
- * pool's part freed), or moved back into the slot when they fit there again */
+/* the sets' storage, the slot's exclusive lock held: emptied (the pool's part
+ * freed), or moved back into the slot when they fit there again (flow_slots.c) */
 extern void fn_slot_ranges_clear_locked(FlowSlot *slot);
-/* the pool the sets grow into: its size, and its start with shared memory's */
-extern Size fn_ranges_pool_size(void);
-extern void fn_ranges_pool_shmem_startup(int tranche_id);
 extern void fn_slot_ranges_settle_locked(FlowSlot *slot);
 
 #endif

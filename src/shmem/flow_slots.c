@@ -92,6 +92,28 @@ FlowSlot *fn_slot_at(int i) {
 	return (FlowSlot *)(fn_slots + (Size)i * slot_size());
 }
 
+/* The slot's sets (slot_ranges.c): views, with room for `adding` more ranges only
+ * under the exclusive lock, as the set may move; emptied; settled. */
+FnDirtySet fn_slot_dirty_set(FlowSlot *slot, uint32 adding) {
+	Assert(adding == 0 || LWLockHeldByMeInMode(fn_slot_lock(slot), LW_EXCLUSIVE));
+	return fn_ranges_view(&slot->dirty, adding);
+}
+
+FnDirtySet fn_slot_durable_set(FlowSlot *slot, uint32 adding) {
+	Assert(adding == 0 || LWLockHeldByMeInMode(fn_slot_lock(slot), LW_EXCLUSIVE));
+	return fn_ranges_view(&slot->durable, adding);
+}
+
+void fn_slot_ranges_clear_locked(FlowSlot *slot) {
+	fn_ranges_clear(&slot->dirty);
+	fn_ranges_clear(&slot->durable);
+}
+
+void fn_slot_ranges_settle_locked(FlowSlot *slot) {
+	fn_ranges_settle(&slot->dirty);
+	fn_ranges_settle(&slot->durable);
+}
+
 FlowSlot *fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 	for (int i = 0; i < fn_header->nslots; i++) {
 		FlowSlot *slot = fn_slot_at(i);

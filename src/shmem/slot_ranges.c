@@ -16,7 +16,7 @@
  */
 #include "flownode.h"
 
-#include "shmem/flow_slot_fields.h"
+#include "shmem/slot_ranges.h"
 
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -60,6 +60,8 @@ void fn_ranges_pool_shmem_startup(int tranche_id) {
 	void *place;
 	bool found;
 
+	if (pool != NULL) /* the postmaster's, of the shared memory a crash replaced */
+		dsa_detach(pool);
 	pool = NULL;
 	if (size == 0)
 		return;
@@ -123,33 +125,24 @@ static void reserve(FnSlotRanges *s, uint32 adding) {
 		(void)move_set(s, (uint32)need);
 }
 
-static FnDirtySet view(FnSlotRanges *s) {
-	FnDirtySet v = {ranges_of(s), &s->count, s->capacity};
+/*
+ * The view callers use (core_bridge.h), valid until the slot's lock is released:
+ * a set moves when it grows or settles, so take the view again under each hold.
+ * `adding`: ranges about to go in (a subtraction that may split a range counts
+ * one).
+ */
+FnDirtySet fn_ranges_view(FnSlotRanges *s, uint32 adding) {
+	FnDirtySet v;
 
+	if (adding > 0)
+		reserve(s, adding);
+	v.ranges = ranges_of(s);
+	v.count = &s->count;
+	v.capacity = s->capacity;
 	return v;
 }
 
-/*
- * The views callers use (core_bridge.h), valid until the slot's lock is released:
- * a set moves when it grows or settles, so take the view again under each hold.
- * `adding`: ranges about to go in (a subtraction that may split a range counts
- * one), which needs the exclusive lock; 0 only looks, under either.
- */
-FnDirtySet fn_slot_dirty_set(FlowSlot *slot, uint32 adding) {
-	Assert(adding == 0 || LWLockHeldByMeInMode(fn_slot_lock(slot), LW_EXCLUSIVE));
-	if (adding > 0)
-		reserve(&slot->dirty, adding);
-	return view(&slot->dirty);
-}
-
-FnDirtySet fn_slot_durable_set(FlowSlot *slot, uint32 adding) {
-	Assert(adding == 0 || LWLockHeldByMeInMode(fn_slot_lock(slot), LW_EXCLUSIVE));
-	if (adding > 0)
-		reserve(&slot->durable, adding);
-	return view(&slot->durable);
-}
-
-static void clear_set(FnSlotRanges *s) {
+void fn_ranges_clear(FnSlotRanges *s) {
 	if (pool != NULL && DsaPointerIsValid(s->pooled))
 		dsa_free(pool, s->pooled);
 	s->pooled = InvalidDsaPointer;
@@ -157,18 +150,8 @@ static void clear_set(FnSlotRanges *s) {
 	s->capacity = inline_capacity();
 }
 
-/* Both sets emptied and back in the slot: when it is claimed or freed. */
-void fn_slot_ranges_clear_locked(FlowSlot *slot) {
-	clear_set(&slot->dirty);
-	clear_set(&slot->durable);
-}
-
-/* A set that fits in the slot again goes back there, and the pool gets its memory
- * back: at the end of every take, when the worker has just emptied the set or most
- * of it. */
-void fn_slot_ranges_settle_locked(FlowSlot *slot) {
-	if (DsaPointerIsValid(slot->dirty.pooled) && slot->dirty.count <= inline_capacity())
-		(void)move_set(&slot->dirty, inline_capacity());
-	if (DsaPointerIsValid(slot->durable.pooled) && slot->durable.count <= inline_capacity())
-		(void)move_set(&slot->durable, inline_capacity());
+/* At the end of every take, when the worker has just emptied the set or most of it. */
+void fn_ranges_settle(FnSlotRanges *s) {
+	if (DsaPointerIsValid(s->pooled) && s->count <= inline_capacity())
+		(void)move_set(s, inline_capacity());
 }

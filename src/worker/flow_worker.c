@@ -437,8 +437,8 @@ static void take_chunk(Run *run, uint32 n, uint64 *windows, uint64 *rows) {
 	    fn_refresh_take(task.cfg, task.window, task.buf, n, Min(task.budget, (uint64)fn_max_rows_per_refresh),
 	                    task.chunk, windows, rows, r->backlog_remains);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	fn_slot_begin_take_locked(slot);                   /* until end_take: no durable claims meanwhile */
-	from = from_locked(run->from_shared, task.nchunk); /* a subtraction may split a range */
+	fn_slot_begin_take_locked(slot);         /* until end_take: no durable claims meanwhile */
+	from = from_locked(run->from_shared, 1); /* a subtraction may split a range */
 	for (uint32 i = 0; i < task.nchunk; i++) {
 		fn_dirty_subtract(from, task.chunk[i]);
 		fn_durable_remove(fn_slot_durable_set(slot, 1), task.chunk[i]);
