@@ -46,8 +46,7 @@ my $settings = Oracle::Gen::server_settings($settings_seed);
 diag "oracle: seed $seed, --minutes $o{minutes}"
   . ($o{cases} ? ", --cases $o{cases}" : '')
   . (%skip ? ", --skip " . join(',', sort keys %skip) : '')
-  . ($settings ? ", server settings (of seed $settings_seed): " . join('; ', split /\n/, $settings) : '')
-  . "\n";
+  . ($settings ? ', ' . settings_note() : '') . "\n";
 
 my $node = start_node();
 my %opt = (skip => \%skip, ext => available_extensions($node));
@@ -64,6 +63,12 @@ while (time() < $deadline && (!$o{cases} || $n < $o{cases}))
 }
 $node->stop;
 done_testing();
+
+# The run's server settings (Oracle::Gen::server_settings), in one line.
+sub settings_note
+{
+	return "server settings (of seed $settings_seed): " . join('; ', split /\n/, $settings);
+}
 
 sub start_node
 {
@@ -130,7 +135,7 @@ sub run_case
 	# again, last: CI shows the lines just before a failing test, and the shrinking
 	# printed many since
 	diag("case $n (seed $case_seed): $title at step $failure->{step} ($failure->{what}):\n"
-		  . $failure->{detail});
+		  . ($settings ? settings_note() . "\n" : '') . $failure->{detail});
 	ok(0, "seed $case_seed - $title" . ($path ? " - $path" : ''));
 }
 
@@ -184,7 +189,7 @@ sub script_header
 	  . "-- shrunk to $nsteps steps ($tries runs). Reproduce the case:\n"
 	  . "--   test/oracle/oracle.pl --seed $case->{seed} --cases 1"
 	  . ($settings_seed != $case->{seed} ? " --settings-seed $settings_seed" : '') . "\n"
-	  . ($settings ? "-- with the server settings: " . join('; ', split /\n/, $settings) . "\n" : '')
+	  . ($settings ? '-- with the ' . settings_note() . "\n" : '')
 	  . "-- or run this script as a superuser with psql -X -f on a server with\n"
 	  . "-- shared_preload_libraries = 'flownode' (\\! lines need pg_ctl, pg_dump,\n"
 	  . "-- pg_basebackup, PGDATA; a standby goes to the next port, PGDATA.standby).\n"
