@@ -3,8 +3,9 @@
 # of flownode.dirty_ranges_memory (at most 64 MB by default), doubling up to
 # flownode.dirty_ranges_per_flow. So max_flows = 10,000 takes tens of megabytes,
 # where a slot used to reserve both sets at the cap (10,000 x 4,096 x 32 bytes,
-# 1.3 GB). And a set that grows past its start, past its cap, or past what the
-# pool has left, keeps every mark: the sink ends exact.
+# 1.3 GB). And a set that grows past its start (also when a crash or a killed
+# worker makes shared memory anew), past its cap, or past what the pool has
+# left, keeps every mark: the sink ends exact; an emptied set frees its memory.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -90,6 +91,15 @@ ok(fn_wait_worker($node, 'postgres', 'grows', $pid), 'the worker is back after a
 ok(fn_poll($node, 'postgres',
 		"SELECT dirty_ranges FROM flownode.flow_info WHERE flow_name = 'grows'", '3000'),
 	'the record brought back all 3,000 ranges');
+# a killed worker: the postmaster makes shared memory anew, and the pool in it
+$pid = fn_worker_pid($node, 'postgres', 'grows');
+my $offset = -s $node->logfile;
+ok(kill('KILL', $pid), 'SIGKILL sent to the flow worker');
+ok(fn_wait_reinit($node, $offset), 'shared memory made anew');
+ok(fn_wait_worker($node, 'postgres', 'grows', $pid), 'the worker is back');
+ok(fn_poll($node, 'postgres',
+		"SELECT dirty_ranges FROM flownode.flow_info WHERE flow_name = 'grows'", '3000'),
+	'the record filled the new pool with all 3,000 ranges');
 flushed_exact($node, 'grows', $q, 'grown set');
 $node->stop;
 
@@ -111,8 +121,14 @@ my $qb = dirty_many($small, 'b', 3000);
 my $held = $small->safe_psql('postgres',
 	"SELECT sum(dirty_ranges) FROM flownode.flow_info WHERE flow_name IN ('a', 'b')");
 cmp_ok($held, '<', 6000, "the pool could not hold both sets ($held ranges): they coalesced");
+my $first = dirty_ranges($small, 'a'); # what a set reaches in the empty pool
 flushed_exact($small, 'a', $qa, 'first flow, pool used up');
 flushed_exact($small, 'b', $qb, 'second flow, pool used up');
+# emptied by their flushes, both sets gave the pool its memory back
+my $qc = dirty_many($small, 'c', 3000);
+cmp_ok(dirty_ranges($small, 'c'), '>=', $first,
+	"a third flow grows as far as the first did ($first ranges): the others gave their memory back");
+flushed_exact($small, 'c', $qc, 'third flow');
 $small->stop;
 
 done_testing();
