@@ -10,6 +10,7 @@
 
 int fn_max_flows = 64;
 int fn_dirty_ranges_per_flow = 4096;
+int fn_dirty_ranges_memory_kb = -1;
 int fn_local_ranges_per_flow = 4096;
 int fn_max_rows_per_refresh = 1000000;
 int fn_min_refresh_interval_ms = 5000;
@@ -35,8 +36,15 @@ static void define_server_start_settings(void) {
 	DefineCustomIntVariable("flownode.dirty_ranges_per_flow",
 	                        "Dirty time ranges each flow keeps in shared memory; beyond it, nearest ranges "
 	                        "are coalesced (never dropped).",
-	                        NULL, &fn_dirty_ranges_per_flow, 4096, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL,
-	                        NULL);
+	                        "A flow's set holds 16 ranges in its slot and grows into the pool of "
+	                        "flownode.dirty_ranges_memory, doubling, up to this many.",
+	                        &fn_dirty_ranges_per_flow, 4096, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+	    "flownode.dirty_ranges_memory",
+	    "Shared memory the flows' dirty sets grow into past the 16 ranges each slot "
+	    "holds; when it is used up, sets coalesce their nearest ranges (never dropped).",
+	    "-1: enough for every flow's sets at flownode.dirty_ranges_per_flow, at most 64MB.",
+	    &fn_dirty_ranges_memory_kb, -1, -1, MAX_KILOBYTES, PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flownode.launcher", "Starts the workers of every flow when the server starts.",
 	                         NULL, &fn_launcher_enabled, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 }

@@ -29,6 +29,7 @@
 /* ---- GUCs (flownode.c) ---- */
 extern int fn_max_flows;
 extern int fn_dirty_ranges_per_flow;
+extern int fn_dirty_ranges_memory_kb;
 extern int fn_local_ranges_per_flow;
 extern int fn_max_rows_per_refresh;
 extern int fn_min_refresh_interval_ms;
