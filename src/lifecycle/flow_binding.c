@@ -52,6 +52,7 @@
 #include "query/time_column.h"
 #include "registry/flow_dimensions.h"
 #include "registry/sink_table.h"
+#include "registry/stored_query.h"
 #include "shmem/flow_slots.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
@@ -64,20 +65,6 @@
 #include "utils/snapmgr.h"
 
 PG_FUNCTION_INFO_V1(flownode_pending_restored);
-
-/* The flow's stored query, analysed as a refresh would (pinned settings). */
-static FlowQuery *analyse_stored(TaskConfig *cfg) {
-	int nest = fn_pin_deparse_settings(cfg->timezone);
-	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
-
-	fn_unpin_settings(nest);
-	if (fq->source_relid != cfg->source_relid)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-		         errmsg("the query of flow \"%s\" reads %s, but its source is %s", cfg->flow_name,
-		                fn_qualified_relname(fq->source_relid), fn_qualified_relname(cfg->source_relid))));
-	return fq;
-}
 
 /* One value of a one-row query (SPI connected). */
 static bool query_bool(const char *sql) {
@@ -268,7 +255,7 @@ void fn_bind_flow(TaskConfig *cfg) {
 	cfg = lock_unbound(cfg, 0, &busy);
 	if (cfg == NULL)
 		return;
-	fq = analyse_stored(cfg);
+	fq = fn_analyse_stored(cfg);
 	fn_check_sink(cfg->sink_relid, fq);
 	bind_checked(cfg, fq, false);
 	ereport(NOTICE,
@@ -324,7 +311,7 @@ static void bind_locked(TaskConfig *cfg, int flags, volatile bool *sink_step) {
 	GetUserIdAndSecContext(&user, &sec);
 	if (upgraded)
 		SetUserIdAndSecContext(cfg->owner, sec | SECURITY_LOCAL_USERID_CHANGE);
-	fq = analyse_stored(cfg);
+	fq = fn_analyse_stored(cfg);
 	*sink_step = true; /* the step a sink restored without its key yet fails */
 	fn_check_sink(cfg->sink_relid, fq);
 	*sink_step = false;
@@ -428,38 +415,9 @@ FnBindResult fn_try_bind_flow(TaskConfig *cfg, int flags) {
 	return result;
 }
 
-/* The flow's query analysed now, and with check_sink its sink checked against it;
- * NULL on any error (swallowed in a subtransaction). */
-static FlowQuery *analysed_or_null(TaskConfig *cfg, bool check_sink) {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	FlowQuery *volatile fq = NULL;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		fq = analyse_stored(cfg);
-		if (check_sink)
-			fn_check_sink(cfg->sink_relid, fq);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(cxt);
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		fq = NULL;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return fq;
-}
-
 /* Whether the flow's query analyses and its sink fits it now. */
 static bool fits_now(TaskConfig *cfg) {
-	return analysed_or_null(cfg, true) != NULL;
+	return fn_analysed_or_null(cfg, true) != NULL;
 }
 
 /* Whether the flow is of one row (aggregates without GROUP BY: never windowed); no
@@ -469,7 +427,7 @@ static bool one_row(TaskConfig *cfg) {
 
 	if (cfg->window.kind != FN_WINDOW_NONE)
 		return false;
-	fq = analysed_or_null(cfg, false);
+	fq = fn_analysed_or_null(cfg, false);
 	return fq != NULL && fq->shape == FLOW_SHAPE_SINGLE;
 }
 

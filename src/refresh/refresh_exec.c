@@ -21,6 +21,7 @@
 #include "refresh/refresh_sql.h"
 #include "registry/flow_dimensions.h"
 #include "registry/sink_table.h"
+#include "registry/stored_query.h"
 #include "storage/lmgr.h"
 #include "pgutil/pg_util.h"
 #include "utils/array.h"
@@ -518,21 +519,22 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
  */
 /*
  * A flow whose source is this flow's sink (a chain) that a restore brought back and
- * has not bound yet will be bound, when the restore builds its own sink's key,
- * trusting that sink: nothing would mark a write to its source before then (TAP
- * 025). So the sink is not written meanwhile: the refresh fails, and runs again
- * once the restore is over (or refresh_flow bound the flow, recomputing it). After
- * the refresh's snapshot (which a test orders against writers, TAP 018) and its
- * sink's lock: a binding that holds the source waits for this refresh to end, and
- * one that committed before the look is seen bound (its triggers then fire on this
- * refresh's writes); whichever snapshot the look takes, a binding it misses is only
- * a needless failure, retried.
+ * has not bound yet, and whose own sink has not its key yet, will be bound when the
+ * restore builds that key, trusting its sink: nothing would mark a write to its
+ * source before then (TAP 025). So the sink is not written meanwhile: the refresh
+ * fails, and runs again once the restore is over. (A restored flow whose sink fits
+ * already is bound only by refresh_flow, which recomputes it: no need to wait.)
+ * After the refresh's snapshot (which a test orders against writers, TAP 018) and
+ * its sink's lock: a binding that holds the source waits for this refresh to end,
+ * and one that committed before the look is seen bound (its triggers then fire on
+ * this refresh's writes); whichever snapshot the look takes, a binding it misses is
+ * only a needless failure, retried.
  */
 static void check_readers_bound(TaskConfig *cfg) {
 	TaskConfig *reader;
 
 	LockRelationOid(cfg->sink_relid, RowExclusiveLock);
-	reader = fn_unbound_reader_of(cfg->sink_relid, cfg->flow_id);
+	reader = fn_unbound_reader_awaiting_key(cfg->sink_relid, cfg->flow_id);
 	if (reader != NULL)
 		ereport(
 		    ERROR,

@@ -23,7 +23,6 @@
 #include "utils/datum.h"
 #include "utils/inval.h"
 #include "catalog/partition.h"
-#include "catalog/pg_inherits.h"
 #include "catalog/pg_class.h"
 #include "access/genam.h"
 #include "access/xlog.h"
@@ -484,21 +483,6 @@ List *fn_load_unbound_flows_of_table(Oid relid) {
 	if (!fn_catalog_is_current())
 		return NIL; /* the old layout knows no restored flows */
 	return query_configs(UNBOUND_OF_TABLE, OIDOID, ObjectIdGetDatum(relid));
-}
-
-TaskConfig *fn_unbound_reader_of(Oid relid, int64 except) {
-	List *family = list_concat(get_partition_ancestors(relid), find_all_inheritors(relid, NoLock, NULL));
-	ListCell *lc, *fc;
-
-	foreach (lc, family)
-		foreach (fc, fn_load_unbound_flows_of_table(lfirst_oid(lc))) {
-			TaskConfig *cfg = lfirst(fc);
-
-			/* pg_upgrade's flows are bound by the write itself (upgrade_binding.c) */
-			if (cfg->flow_id != except && !cfg->upgraded && list_member_oid(family, cfg->source_relid))
-				return cfg;
-		}
-	return NULL;
 }
 
 List *fn_load_upgraded_flows(void) {

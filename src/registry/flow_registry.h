@@ -142,10 +142,6 @@ extern List *fn_load_bound_flows(void);   /* the flows that run */
 /* flows writing into relid or reading it as their source that a restore brought back
  * and no one bound yet */
 extern List *fn_load_unbound_flows_of_table(Oid relid);
-/* A flow other than `except` that reads relid (its source, or a table above or under
- * it) and is not bound, nor pg_upgrade's (a write binds those): nothing marks a write
- * to relid for it (NULL: none). */
-extern TaskConfig *fn_unbound_reader_of(Oid relid, int64 except);
 /* The flows bound in the cluster pg_upgrade copied this one from, not bound here yet. */
 extern List *fn_load_upgraded_flows(void);
 

@@ -10,7 +10,8 @@
 # bindings is as long as the test wants: while the upper flow waits for its key,
 # the lower flow's worker (eval_interval 1 s) and a flush_flow of the lower flow
 # must not write its sink; once the key is built both flows go on, and after a
-# flush every sink equals its query, read_flow included.
+# flush every sink equals its query, read_flow included. A restored upper flow
+# whose sink has its key already holds nothing back (refresh_flow recomputes it).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -85,6 +86,28 @@ is( $node->safe_psql('b',
 $node->safe_psql('b', "INSERT INTO src VALUES ('2024-02-10 10:00', 1, 5)");
 $node->safe_psql('b', "SELECT flownode.flush_flow('day'); SELECT flownode.flush_flow('month');");
 is(fn_sink_diff($node, 'b', 'month_sink', $q_month), '0', 'later writes reach the upper sink');
+
+# The sections in another order (the keys before the rows, as a data-only restore
+# into a restored schema): both flows stay restored with their sinks' keys in
+# place, so only refresh_flow binds them, recomputing each: in flow order, the
+# lower flow first, it may write its sink before the upper one is bound.
+$node->safe_psql('postgres', 'CREATE DATABASE c');
+for my $section ('pre-data', 'post-data', 'data')
+{
+	$node->command_ok(
+		[ 'pg_restore', '--exit-on-error', "--section=$section", '-d', $node->connstr('c'), $dump ],
+		"pg_restore --section=$section");
+}
+is($node->safe_psql('c', "SELECT string_agg(state, ',' ORDER BY flow_id) FROM flownode.flows"),
+	'restored,restored', 'keys before rows: both flows restored');
+$node->safe_psql('c',
+	"SELECT flownode.refresh_flow(flow_name) FROM flownode.flows WHERE state = 'restored' ORDER BY flow_id");
+ok(fn_poll($node, 'c', "SELECT bool_and(marking_enabled) FROM flownode.flows"),
+	'refresh_flow of every restored flow, lower first, binds both');
+$node->safe_psql('c', "INSERT INTO src VALUES ('2024-03-10 10:00', 2, 9)");
+$node->safe_psql('c', "SELECT flownode.flush_flow('day'); SELECT flownode.flush_flow('month');");
+is(fn_sink_diff($node, 'c', 'day_sink', $q_day), '0', 'c: the lower sink equals its query');
+is(fn_sink_diff($node, 'c', 'month_sink', $q_month), '0', 'c: the upper sink equals its query');
 
 $node->stop;
 done_testing();
