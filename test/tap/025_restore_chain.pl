@@ -87,6 +87,26 @@ $node->safe_psql('b', "INSERT INTO src VALUES ('2024-02-10 10:00', 1, 5)");
 $node->safe_psql('b', "SELECT flownode.flush_flow('day'); SELECT flownode.flush_flow('month');");
 is(fn_sink_diff($node, 'b', 'month_sink', $q_month), '0', 'later writes reach the upper sink');
 
+# pg_restore -j truncates a new table before its COPY: a TRUNCATE of the lower
+# flow's source after its binding would empty its sink (the upper flow's source)
+# with the upper flow not bound yet. The emptying waits as its refresh does: the
+# sink's windows are marked instead.
+$node->safe_psql('postgres', 'CREATE DATABASE d');
+$node->command_ok([ 'pg_restore', '--exit-on-error', '-L', $rest_list, '-d', $node->connstr('d'), $dump ],
+	'd: pg_restore of everything but the upper sink key');
+$node->safe_psql('d', q{BEGIN;
+TRUNCATE src;
+INSERT INTO src SELECT timestamptz '2024-01-05' + i * interval '90 minutes', i % 4, i FROM generate_series(0, 99) i;
+COMMIT;});
+cmp_ok($node->safe_psql('d', 'SELECT count(*) FROM day_sink'), '>', 0,
+	'd: the truncated source did not empty the sink the restored upper flow reads');
+$node->command_ok([ 'pg_restore', '--exit-on-error', '-L', $upper_list, '-d', $node->connstr('d'), $dump ],
+	"d: pg_restore of the upper sink's key");
+ok(fn_poll($node, 'd', "SELECT bool_and(marking_enabled) FROM flownode.flows"), 'd: both flows are bound');
+$node->safe_psql('d', "SELECT flownode.flush_flow('day'); SELECT flownode.flush_flow('month');");
+is(fn_sink_diff($node, 'd', 'day_sink', $q_day), '0', 'd: the lower sink equals its query');
+is(fn_sink_diff($node, 'd', 'month_sink', $q_month), '0', 'd: the upper sink equals its query');
+
 # The sections in another order (the keys before the rows, as a data-only restore
 # into a restored schema): both flows stay restored with their sinks' keys in
 # place, so only refresh_flow binds them, recomputing each: in flow order, the
