@@ -36,6 +36,7 @@
 #include "query/query_rewrite.h"
 #include "query/time_column.h"
 #include "registry/flow_registry.h"
+#include "registry/stored_query.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -514,9 +515,9 @@ static bool truncated_too(Oid relid) {
 }
 
 /* TRUNCATE of a flow's source: its flows' sinks are emptied (the windows that are not
- * frozen), as each flow's owner, or their windows marked where the owner may not
- * (mark_sink_windows). Only the table's own flows: a partition's rows are marked for
- * the flows above it by its BEFORE trigger. */
+ * frozen), as each flow's owner, or their windows marked where the owner may not, or
+ * where a restored flow that reads the sink awaits its key (mark_sink_windows). Only the table's own flows: a
+ * partition's rows are marked for the flows above it by its BEFORE trigger. */
 static void empty_sinks_of(Oid relid) {
 	TimestampTz now = GetCurrentTimestamp();
 	SourceEntry *e = fn_source_entry(relid);
@@ -550,7 +551,11 @@ static void empty_sinks_of(Oid relid) {
 		todo[n].coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
 		todo[n].frozen_before =
 		    fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
-		if (owner_may_empty(&todo[n]))
+		/* a restored flow that reads the sink and awaits its key would be bound
+		 * trusting its own sink, with the emptying unmarked for it: the windows are
+		 * marked instead, and the worker's refresh waits for that binding
+		 * (refresh_exec.c; pg_restore -j truncates a new source before COPY) */
+		if (owner_may_empty(&todo[n]) && fn_unbound_reader_awaiting_key(m->sink_relid, m->flow_id) == NULL)
 			n++;
 		else
 			mark_sink_windows(m);
