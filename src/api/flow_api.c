@@ -681,8 +681,7 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlo
 			}
 			if (!a.registered && !started) {
 				started = true;
-				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner,
-				                           fn_role_can_login(cfg->owner));
+				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id);
 			}
 		}
 		fn_slot_wait(slot, 1000);

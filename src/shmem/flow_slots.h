@@ -112,6 +112,13 @@ extern void fn_slots_free_unserved(Oid dboid);
 extern void fn_slots_database_dropped(Oid dboid);
 extern void fn_slots_stop_database(Oid dboid, TimestampTz until);
 extern void fn_slots_hold_database(Oid dboid, TimestampTz until);
+/* a database's flows, as the pool's workers balance them (slot_lifecycle.c) */
+typedef struct FnDbFlows {
+	Oid dboid;
+	int flows;    /* not dropped */
+	int unserved; /* without a worker, and a worker may adopt them now (fn_slot_adoptable) */
+} FnDbFlows;
+extern int fn_slots_census(FnDbFlows *out, int max, TimestampTz now);
 extern bool fn_slot_orphan_candidate(FlowSlot *slot, Oid dboid, Oid *catalog_relid, int64 *flow_id,
                                      uint64 *seen_seq);
 
@@ -185,9 +192,11 @@ extern void fn_slot_publish_commit(FlowSlot *slot, const FlowSlotCommit *c);
 /* the flow's durable record added to its sets (a worker's start, a restore) */
 extern void fn_slot_load_record(FlowSlot *slot, const FnTimeRange *ranges, uint32 n, TimestampTz oldest);
 
-/* ---- the flow's own worker (slot_worker.c) ---- */
+/* ---- the flow's worker, of the pool (slot_worker.c) ---- */
 
 extern bool fn_slot_attach_worker(FlowSlot *slot);
+/* a flow of the database without a worker, which one may adopt now; its key */
+extern bool fn_slot_adoptable(FlowSlot *slot, Oid dboid, TimestampTz now, Oid *catalog_relid, int64 *flow_id);
 extern void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld,
                                   const FnTimeRange *backlog, uint32 nbacklog);
 extern void fn_slot_mark_dropped(FlowSlot *slot);

@@ -163,6 +163,44 @@ List *fn_slots_databases_needing_workers(TimestampTz now) {
 	return wanted;
 }
 
+/* Adds the slot to its database's counts (fn_slots_census); false when `out` is
+ * full. Registry lock held. */
+static bool count_slot(FlowSlot *slot, FnDbFlows *out, int *n, int max, TimestampTz now) {
+	bool live, unserved;
+	int k;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	live = slot->in_use && !slot->dropped;
+	unserved = live && slot->worker_pid == 0 && slot->reserved_by == 0 && now >= slot->hold_until &&
+	           now >= slot->drop_db_until;
+	LWLockRelease(fn_slot_lock(slot));
+	if (!live)
+		return true;
+	for (k = 0; k < *n && out[k].dboid != slot->dboid; k++)
+		;
+	if (k == *n) {
+		if (*n == max)
+			return false;
+		out[(*n)++] = (FnDbFlows){slot->dboid, 0, 0};
+	}
+	out[k].flows++;
+	out[k].unserved += unserved;
+	return true;
+}
+
+/* Per database holding flows (at most `max` of them): its flows, and those without
+ * a worker that one may adopt now. */
+int fn_slots_census(FnDbFlows *out, int max, TimestampTz now) {
+	int n = 0;
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++)
+		if (!count_slot(fn_slot_at(i), out, &n, max, now))
+			break;
+	LWLockRelease(fn_registry_lock());
+	return n;
+}
+
 /* Whether the slot belongs to the database and no worker is attached to it. */
 static bool unserved_in(FlowSlot *slot, Oid dboid) {
 	bool unserved;
