@@ -119,6 +119,8 @@ typedef struct FnDbFlows {
 	int unserved; /* without a worker, and a worker may adopt them now (fn_slot_adoptable) */
 } FnDbFlows;
 extern int fn_slots_census(FnDbFlows *out, int max, TimestampTz now);
+/* whether a flow of another database has no worker (a free pool entry is its) */
+extern bool fn_slots_other_db_unserved(Oid dboid, TimestampTz now);
 extern bool fn_slot_orphan_candidate(FlowSlot *slot, Oid dboid, Oid *catalog_relid, int64 *flow_id,
                                      uint64 *seen_seq);
 
@@ -197,6 +199,7 @@ extern void fn_slot_load_record(FlowSlot *slot, const FnTimeRange *ranges, uint3
 extern bool fn_slot_attach_worker(FlowSlot *slot);
 /* a flow of the database without a worker, which one may adopt now; its key */
 extern bool fn_slot_adoptable(FlowSlot *slot, Oid dboid, TimestampTz now, Oid *catalog_relid, int64 *flow_id);
+extern void fn_slot_hold_adoption(FlowSlot *slot, TimestampTz until);
 extern void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld,
                                   const FnTimeRange *backlog, uint32 nbacklog);
 extern void fn_slot_mark_dropped(FlowSlot *slot);

@@ -104,7 +104,15 @@ static int claim_locked(Oid dboid, TimestampTz now) {
 	return -1;
 }
 
-FnPoolAnswer fn_pool_claim(Oid dboid, int *index) {
+/* Whether a worker of the database holds no flow. Lock held. */
+static bool has_idle_locked(Oid dboid) {
+	for (int i = 0; i < pool->n; i++)
+		if (pool->w[i].dboid == dboid && pool->w[i].nflows == 0)
+			return true;
+	return false;
+}
+
+FnPoolAnswer fn_pool_claim(Oid dboid, bool own, int *index) {
 	TimestampTz now = GetCurrentTimestamp();
 	Latch *latches[8];
 	int nlatches = 0;
@@ -114,7 +122,13 @@ FnPoolAnswer fn_pool_claim(Oid dboid, int *index) {
 	*index = -1;
 	LWLockAcquire(pool_lock, LW_EXCLUSIVE);
 	used = in_use_locked(now);
-	for (int i = 0; i < pool->n; i++) {
+	/* while the pool has room the flow gets a worker of its own, started at once as
+	 * it always was (the database's workers may be busy refreshing), unless another
+	 * database waits for the room or one of the database's holds no flow (it is
+	 * starting, or its flows were dropped: it adopts this one) */
+	if (own && used < pool_cap() && !has_idle_locked(dboid))
+		*index = claim_locked(dboid, now);
+	for (int i = 0; i < pool->n && *index < 0; i++) {
 		PoolWorker *w = &pool->w[i];
 
 		if (w->dboid != dboid)
@@ -124,13 +138,13 @@ FnPoolAnswer fn_pool_claim(Oid dboid, int *index) {
 		if (w->latch != NULL && nlatches < (int)lengthof(latches))
 			latches[nlatches++] = w->latch;
 	}
-	if (!served && used < pool_cap())
+	if (!served && *index < 0 && used < pool_cap())
 		*index = claim_locked(dboid, now);
 	LWLockRelease(pool_lock);
 	/* workers beyond the first eight look at their next round (a second at most) */
 	for (int i = 0; i < nlatches; i++)
 		SetLatch(latches[i]);
-	return served ? FN_POOL_SERVED : (*index >= 0 ? FN_POOL_CLAIMED : FN_POOL_FULL);
+	return *index >= 0 ? FN_POOL_CLAIMED : (served ? FN_POOL_SERVED : FN_POOL_FULL);
 }
 
 int fn_pool_claim_another(Oid dboid, int wanted) {

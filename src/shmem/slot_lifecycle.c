@@ -28,7 +28,8 @@ void fn_slot_note_fill(FlowSlot *slot, TimestampTz start, TimestampTz end, int64
 }
 
 /* The creating transaction committed (reserved_by goes); a worker was registered,
- * or none could be and, while none is attached, the flow waits for one. */
+ * or none could be and, while none is attached, the flow waits for one. A hold of
+ * its adoption goes (the flow was bound, or its extension updated, just now). */
 void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered) {
 	FlowSlot *slot;
 
@@ -37,6 +38,7 @@ void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool 
 	if (slot) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->reserved_by = 0;
+		slot->hold_until = 0;
 		if (registered)
 			slot->worker_registered_at = GetCurrentTimestamp();
 		else if (slot->worker_pid == 0)
@@ -199,6 +201,22 @@ int fn_slots_census(FnDbFlows *out, int max, TimestampTz now) {
 			break;
 	LWLockRelease(fn_registry_lock());
 	return n;
+}
+
+bool fn_slots_other_db_unserved(Oid dboid, TimestampTz now) {
+	bool found = false;
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count() && !found; i++) {
+		FlowSlot *slot = fn_slot_at(i);
+
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		found = slot->in_use && slot->dboid != dboid && !slot->dropped && slot->worker_pid == 0 &&
+		        slot->reserved_by == 0 && now >= slot->hold_until;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
+	return found;
 }
 
 /* Whether the slot belongs to the database and no worker is attached to it. */

@@ -51,6 +51,16 @@ bool fn_slot_adoptable(FlowSlot *slot, Oid dboid, TimestampTz now, Oid *catalog_
 	return ok;
 }
 
+/* A worker found the flow not to be adopted now (not bound yet, its catalog not
+ * this database's): no worker tries again before `until`, unless a start is asked
+ * for (fn_slot_worker_requested), and the pool does not count it as waiting. */
+void fn_slot_hold_adoption(FlowSlot *slot, TimestampTz until) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->worker_pid == 0)
+		slot->hold_until = Max(slot->hold_until, until);
+	LWLockRelease(fn_slot_lock(slot));
+}
+
 /* The worker lets the flow go (it exits, or hands the flow back): the ranges of an unfinished refresh (held)
  * and of a flush's backlog go back into the dirty set (over-marking is safe), and the slot is freed if the
  * flow was dropped. */

@@ -88,8 +88,9 @@ typedef struct TaskRun {
 static TaskRun **tasks = NULL;
 static int ntasks = 0;
 static TaskRun *task = NULL;
-static TaskRun *shown = NULL; /* the flow whose name and time zone the session shows */
-static int pool_index = -1;   /* the worker's entry in the pool (shmem/pool.h) */
+static TaskRun *shown = NULL;    /* the flow whose name and time zone the session shows */
+static int pool_index = -1;      /* the worker's entry in the pool (shmem/pool.h) */
+static bool adopted_any = false; /* it has served a flow: once it holds none, it leaves */
 static char *server_timezone = NULL;
 
 static bool run_backfill_chunk(int64 *windows);
@@ -124,6 +125,8 @@ static void release_task(int i) {
 		fn_slot_detach_worker(t->slot, t->chunk, t->nchunk, t->backlog, t->nbacklog);
 	if (task == t)
 		task = NULL;
+	if (shown == t && !proc_exit_inprogress) /* it no longer shows a flow it lets go */
+		pgstat_report_appname("");
 	if (shown == t)
 		shown = NULL;
 	MemoryContextDelete(t->cxt);
@@ -777,6 +780,7 @@ static void add_task(void) {
 		tasks = tasks == NULL ? MemoryContextAlloc(TopMemoryContext, sizeof(TaskRun *) * 64)
 		                      : repalloc(tasks, sizeof(TaskRun *) * (ntasks + 64));
 	tasks[ntasks++] = task;
+	adopted_any = true;
 	fn_pool_note_load(pool_index, ntasks);
 }
 
@@ -986,6 +990,34 @@ static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
 	return true;
 }
 
+/*
+ * adopt_flow, with its errors caught: a flow that cannot be adopted (its catalog
+ * unreadable, no slot) is logged and left for a later round, and the worker goes on
+ * serving the others. Returns whether the flow was adopted.
+ */
+static bool try_adopt(Oid catalog_relid, int64 flow_id) {
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool adopted = false;
+
+	PG_TRY();
+	{ adopted = adopt_flow(catalog_relid, flow_id); }
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		/* attached already: let it go again; else only its memory */
+		if (ntasks > 0 && tasks[ntasks - 1] == task)
+			release_task(ntasks - 1);
+		else if (task != NULL)
+			MemoryContextDelete(task->cxt);
+		task = NULL;
+	}
+	PG_END_TRY();
+	return adopted;
+}
+
 /* The flow served from now on: the session shows its name, and its time zone is
  * the one its query was deparsed with (the other pinned settings are every flow's). */
 static void serve(TaskRun *t) {
@@ -1185,7 +1217,9 @@ static bool balance(TimestampTz *next_look) {
 
 		if (!fn_slot_adoptable(fn_slot_at(i), MyDatabaseId, now, &catalog_relid, &flow_id))
 			continue;
-		if (adopt_flow(catalog_relid, flow_id) && ++adopted == FN_ADOPT_PER_TURN) {
+		if (!try_adopt(catalog_relid, flow_id)) /* none of the workers tries soon */
+			fn_slot_hold_adoption(fn_slot_at(i), now + FN_ADOPT_RETRY_USEC);
+		else if (++adopted == FN_ADOPT_PER_TURN) {
 			*next_look = now; /* more next turn */
 			break;
 		}
@@ -1209,12 +1243,15 @@ void flownode_flow_main(Datum arg) {
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 			reload_settings();
-		if (!balance(&next_look))
+		/* a worker whose flows are all gone leaves at once, as a flow's own worker
+		 * exited with its flow: it holds a connection to the database */
+		if (!balance(&next_look) || (adopted_any && ntasks == 0))
 			break;
 		if (serve_one_request() || run_soonest(&wake))
 			continue;
 		sleep_until(Min(wake, next_look));
 	}
-	ereport(LOG, (errmsg("flownode: pool worker %d hands its %d flows back", pool_index, ntasks)));
+	if (ntasks > 0)
+		ereport(LOG, (errmsg("flownode: pool worker %d hands its %d flows back", pool_index, ntasks)));
 	proc_exit(0);
 }

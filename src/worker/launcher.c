@@ -70,7 +70,8 @@ static bool register_pool_worker(Oid dboid, int index) {
  * or a new one is registered while the pool has room. Never fails. */
 static FnPoolAnswer pool_request(Oid dboid) {
 	int index;
-	FnPoolAnswer answer = fn_pool_claim(dboid, &index);
+	FnPoolAnswer answer =
+	    fn_pool_claim(dboid, !fn_slots_other_db_unserved(dboid, GetCurrentTimestamp()), &index);
 
 	if (answer == FN_POOL_CLAIMED && !register_pool_worker(dboid, index)) {
 		fn_pool_unclaim(index);

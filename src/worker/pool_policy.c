@@ -10,8 +10,8 @@
  *   than workers each flow has a worker of its own.
  * - A worker whose database has flows without a worker, or which holds more than
  *   its part (their number over the workers the database wants, rounded up),
- *   registers another worker of it while the database has fewer than it wants and
- *   the pool has room, and hands what it holds beyond its part to it; each takes
+ *   registers more workers of it while the database has fewer than it wants and
+ *   the pool has room, and hands what it holds beyond its part to them; each takes
  *   its part of the flows, and when no more workers can come, the ones there take
  *   them all.
  * - When the pool is full and another database has flows without a worker and
@@ -19,7 +19,8 @@
  *   more than its share leaves (its flows go to its database's other workers); with
  *   more databases than workers, a worker that has served a while leaves, so that
  *   the databases take turns.
- * - A worker holding no flow for a while, or beyond a lowered max_workers, leaves.
+ * - A worker holding no flow, with none of its database's to adopt, for two seconds,
+ *   or one beyond a lowered max_workers, leaves.
  */
 #include "flownode.h"
 
@@ -33,8 +34,9 @@
 #include "utils/timestamp.h"
 #include "worker/launcher.h"
 
-/* a worker without flows leaves after this */
-#define FN_IDLE_LEAVE_USEC (10 * USECS_PER_SEC)
+/* a worker without flows, and none of its database's to adopt, leaves after this
+ * (long enough for the commit that asked for it to have published its flow) */
+#define FN_IDLE_LEAVE_USEC (2 * USECS_PER_SEC)
 /* with more databases than workers, a worker serves its database this long at least */
 #define FN_TENURE_USEC (60 * USECS_PER_SEC)
 
@@ -60,14 +62,15 @@ static bool other_waits(const FnDbFlows *dbs, int ndb) {
 }
 
 /* Whether the worker leaves the pool (see the top of the file). */
-static bool should_leave(const FnPoolCensus *pc, const FnDbFlows *dbs, int ndb, int held, TimestampTz now) {
+static bool should_leave(const FnPoolCensus *pc, const FnDbFlows *dbs, int ndb, const FnDbFlows *mine,
+                         int held, TimestampTz now) {
 	static TimestampTz idle_since = 0;
 
-	if (held > 0)
+	if (held > 0 || mine->unserved > 0)
 		idle_since = 0;
 	else if (idle_since == 0)
 		idle_since = now;
-	if (held == 0 && now - idle_since > FN_IDLE_LEAVE_USEC)
+	if (idle_since != 0 && now - idle_since > FN_IDLE_LEAVE_USEC)
 		return true;
 	if (pc->total > fn_max_workers && pc->last)
 		return true;
@@ -90,18 +93,21 @@ FnPoolPlan fn_pool_plan(int index, int held) {
 		if (dbs[i].dboid == MyDatabaseId)
 			mine = dbs[i];
 	fn_pool_census(index, &pc);
-	plan.leave = should_leave(&pc, dbs, ndb, held, now);
+	plan.leave = should_leave(&pc, dbs, ndb, &mine, held, now);
 	if (!plan.leave && mine.flows > 0) {
 		int wanted = Min(mine.flows, fair_share(dbs, ndb, MyDatabaseId));
 		int part = (mine.flows + wanted - 1) / wanted;
 		int workers = pc.of_db;
-		bool grew =
-		    workers < wanted && (mine.unserved > 0 || held > part) && fn_pool_grow(MyDatabaseId, wanted);
+		int grew = 0;
 
-		workers += grew;
-		plan.limit = workers >= wanted ? (mine.flows + workers - 1) / workers : INT_MAX;
-		/* the new worker takes what this one holds beyond its part */
-		plan.shed = grew ? Max(0, held - plan.limit) : 0;
+		while (workers < wanted && (mine.unserved > 0 || held > part) && fn_pool_grow(MyDatabaseId, wanted)) {
+			workers++;
+			grew++;
+		}
+		/* the database has the workers it wants (some starting): each takes its part;
+		 * when no more can come, the ones there take every flow */
+		plan.limit = workers >= wanted ? part : INT_MAX;
+		plan.shed = grew > 0 ? Max(0, held - part) : 0;
 	}
 	pfree(dbs);
 	return plan;

@@ -8,8 +8,12 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
+
 /* flows a worker adopts in one turn, before it serves the others again */
 #define FN_ADOPT_PER_TURN 32
+/* after a flow could not be adopted (not bound yet, an ERROR), the next try */
+#define FN_ADOPT_RETRY_USEC (10 * USECS_PER_SEC)
 
 typedef struct FnPoolPlan {
 	bool leave; /* hand every flow back and exit */
