@@ -104,14 +104,6 @@ static int claim_locked(Oid dboid, TimestampTz now) {
 	return -1;
 }
 
-/* Whether a worker of the database holds no flow. Lock held. */
-static bool has_idle_locked(Oid dboid) {
-	for (int i = 0; i < pool->n; i++)
-		if (pool->w[i].dboid == dboid && pool->w[i].nflows == 0)
-			return true;
-	return false;
-}
-
 FnPoolAnswer fn_pool_claim(Oid dboid, bool own, int *index) {
 	TimestampTz now = GetCurrentTimestamp();
 	Latch *latches[8];
@@ -124,9 +116,8 @@ FnPoolAnswer fn_pool_claim(Oid dboid, bool own, int *index) {
 	used = in_use_locked(now);
 	/* while the pool has room the flow gets a worker of its own, started at once as
 	 * it always was (the database's workers may be busy refreshing), unless another
-	 * database waits for the room or one of the database's holds no flow (it is
-	 * starting, or its flows were dropped: it adopts this one) */
-	if (own && used < pool_cap() && !has_idle_locked(dboid))
+	 * database waits for the room */
+	if (own && used < pool_cap())
 		*index = claim_locked(dboid, now);
 	for (int i = 0; i < pool->n && *index < 0; i++) {
 		PoolWorker *w = &pool->w[i];

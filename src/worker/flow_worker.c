@@ -980,6 +980,7 @@ static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
 	reload_record(true);
 	/* the settings as of now: a change may have committed since load_task */
 	reload_config();
+	shown = NULL; /* it showed this flow's name: the next flow served shows its own */
 	task->budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
 	load_statement_timeout();
 	/* the first evaluation follows the cadence like every other: create_flow has
