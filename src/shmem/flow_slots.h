@@ -96,7 +96,9 @@ extern FnDirtySet fn_slot_durable_set(FlowSlot *slot);
 extern void fn_slot_reserve(FlowSlot *slot);
 /* create_flow's fill, shown by the flows view as the flow's first run */
 extern void fn_slot_note_fill(FlowSlot *slot, TimestampTz start, TimestampTz end, int64 rows);
-/* the flow's worker was registered (or no worker slot was free): never fails */
+/* a worker is asked for the flow (before the pool is), then it was registered or
+ * woken (or none could be): never fail */
+extern void fn_slot_start_asked(Oid dboid, Oid catalog_relid, int64 flow_id);
 extern void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered);
 extern bool fn_slot_has_worker(Oid dboid, Oid catalog_relid, int64 flow_id);
 /* the drop of one flow (all: every flow of the catalog) committed: never fails */

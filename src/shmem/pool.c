@@ -115,9 +115,9 @@ FnPoolAnswer fn_pool_claim(Oid dboid, bool own, int *index) {
 	LWLockAcquire(pool_lock, LW_EXCLUSIVE);
 	used = in_use_locked(now);
 	/* while the pool has room the flow gets a worker of its own, started at once as
-	 * it always was (the database's workers may be busy refreshing), unless another
-	 * database waits for the room */
-	if (own && used < pool_cap())
+	 * it always was (the database's workers may be busy refreshing); when another
+	 * database waits for a worker, the last free entry is kept for it */
+	if (used < pool_cap() - (own ? 0 : 1))
 		*index = claim_locked(dboid, now);
 	for (int i = 0; i < pool->n && *index < 0; i++) {
 		PoolWorker *w = &pool->w[i];

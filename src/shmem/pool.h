@@ -28,9 +28,9 @@ typedef enum FnPoolAnswer {
 } FnPoolAnswer;
 
 /* A flow of the database needs a worker: an entry is claimed (*index) for a new one
- * while the pool has room (with `own`: no other database waits for it; without,
- * only when the database has no worker), else the database's workers are told to
- * adopt it. Never fails (COMMIT calls it). */
+ * while the pool has room (without `own`, another database waits: its last free
+ * entry only when the database has no worker), else the database's workers are
+ * told to adopt it. Never fails (COMMIT calls it). */
 extern FnPoolAnswer fn_pool_claim(Oid dboid, bool own, int *index);
 /* An entry for one more worker of the database, while it has fewer than `wanted`
  * and the pool has room (a worker asks, when its database's flows are more than it

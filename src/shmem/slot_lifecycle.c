@@ -27,10 +27,12 @@ void fn_slot_note_fill(FlowSlot *slot, TimestampTz start, TimestampTz end, int64
 	LWLockRelease(fn_slot_lock(slot));
 }
 
-/* The creating transaction committed (reserved_by goes); a worker was registered,
- * or none could be and, while none is attached, the flow waits for one. A hold of
- * its adoption goes (the flow was bound, or its extension updated, just now). */
-void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered) {
+/* A worker is asked for (asked), or the asking came to `registered`: the creating
+ * transaction committed (reserved_by goes), and a hold of the flow's adoption goes
+ * (it was bound, or its extension updated, just now), before a pool worker woken
+ * by the asking looks; then a worker was registered or woken, or none could be
+ * and, while none is attached, the flow waits for one. */
+static void note_start(Oid dboid, Oid catalog_relid, int64 flow_id, bool asked, bool registered) {
 	FlowSlot *slot;
 
 	LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -39,13 +41,22 @@ void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool 
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->reserved_by = 0;
 		slot->hold_until = 0;
-		if (registered)
+		/* asked: the outcome follows */
+		if (!asked && registered)
 			slot->worker_registered_at = GetCurrentTimestamp();
-		else if (slot->worker_pid == 0)
+		else if (!asked && slot->worker_pid == 0)
 			slot->state = FLOW_WAITING_FOR_WORKER;
 		LWLockRelease(fn_slot_lock(slot));
 	}
 	LWLockRelease(fn_registry_lock());
+}
+
+void fn_slot_start_asked(Oid dboid, Oid catalog_relid, int64 flow_id) {
+	note_start(dboid, catalog_relid, flow_id, true, false);
+}
+
+void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered) {
+	note_start(dboid, catalog_relid, flow_id, false, registered);
 }
 
 bool fn_slot_has_worker(Oid dboid, Oid catalog_relid, int64 flow_id) {

@@ -98,8 +98,12 @@ bool fn_pool_grow(Oid dboid, int wanted) {
  * retries (a worker of a database holding more than its share hands one back).
  */
 bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id) {
-	FnPoolAnswer answer = pool_request(dboid);
-	bool ok = answer == FN_POOL_SERVED || answer == FN_POOL_CLAIMED;
+	FnPoolAnswer answer;
+	bool ok;
+
+	fn_slot_start_asked(dboid, catalog_relid, flow_id);
+	answer = pool_request(dboid);
+	ok = answer == FN_POOL_SERVED || answer == FN_POOL_CLAIMED;
 
 	fn_slot_worker_requested(dboid, catalog_relid, flow_id, ok);
 	if (answer == FN_POOL_NO_SLOT)
