@@ -12,6 +12,7 @@
  *
  * Two kinds of LWLock: the registry lock (fn_registry_lock, one for all slots) and
  * each slot's own lock (fn_slot_lock). Taking both, the registry lock comes first.
+ * The pool's lock (shmem/pool.h) is never held with either.
  * Nothing under a slot's lock waits for anything else or may fail (no catalog
  * access, no ERROR): a writer's COMMIT publishes under it.
  *
@@ -38,8 +39,8 @@
  *
  * Read without a lock, and why that is safe:
  * - lock_index and flush_cv: set at startup, never written again.
- * - consecutive_failures, by the flow's own worker (fn_slot_failure_streak): once
- *   a worker is attached only that worker writes it (fn_slot_note_success,
+ * - consecutive_failures, by the worker serving the flow (fn_slot_failure_streak):
+ *   once a worker is attached only that worker writes it (fn_slot_note_success,
  *   fn_slot_note_failure, under the lock, for the flows view), so the writer's
  *   own read is exact. The claim's reset happens before any worker attached.
  * - The identity fields under the slot's lock alone: see above.
