@@ -966,6 +966,13 @@ if base and f20:
         fr(rbz), "—", None)
     add("5", f"  {int(meta.get('BUSY_FLOWS', 20))} busy flows: workers' CPU during the ingest; then time until every sink is exact",
         f"{wcpu:.2f} s CPU; {fms(catch, 0)}", "—", None)
+shm = sel("shmem", "10000").get("0")
+if shm:
+    slots, pool, total, before = shm
+    mb = 1024 * 1024
+    add("29.3", "flownode.max_flows = 10,000: flownode's shared memory at start (slots + pool)",
+        f"{(slots + pool) / mb:.0f} MB ({slots / mb:.0f} + {pool / mb:.0f}); the server's {total / mb:.0f} MB",
+        f"no gigabytes (were {before / mb:,.0f} MB)", slots + pool < 1024 * mb)
 if idle or (base and f20):
     s = ["## 5. Many flows", ""]
     if idle:
@@ -1093,7 +1100,7 @@ def md_table():
 
 
 secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "sparse", "backfill", "refresh",
-            "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy",
+            "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy", "shmem",
             "dimension", "read", "chain", "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
 if "scale_generate_s" in meta:

@@ -24,7 +24,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy dimension read chain callgrind"
+SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem dimension read chain callgrind"
 ONLY=
 while (($#)); do
   a=$1
@@ -1059,6 +1059,27 @@ bench_idle() {
     for ((k = 1; k <= IDLE_FLOWS; k++)); do echo "DROP TABLE idle_$k; DROP TABLE idle_s$k;"; done
   } | sql >/dev/null
   section_end idle
+}
+
+# issue 29.3: the shared memory a server with flownode.max_flows = 10,000 takes at
+# start, in a second throwaway cluster (no flow: it is all fixed at start). The
+# slots, the pool the dirty sets grow into, and the server's whole shared memory,
+# against what the slots took when each held both sets at dirty_ranges_per_flow.
+bench_shmem() {
+  local d port q slots pool total ranges
+  section_start "29.3 shared memory at flownode.max_flows = 10,000"
+  d="$(fn_workdir)"
+  port="$(fn_free_port)"
+  fn_start_cluster "$d" "$port" "flownode.max_flows = 10000"
+  q="SELECT (SELECT size FROM pg_shmem_allocations WHERE name = 'flownode slots'),
+    (SELECT coalesce(sum(size), 0) FROM pg_shmem_allocations WHERE name = 'flownode dirty sets'),
+    (SELECT setting::bigint * 1048576 FROM pg_settings WHERE name = 'shared_memory_size'),
+    current_setting('flownode.dirty_ranges_per_flow')"
+  IFS='|' read -r slots pool total ranges < <(fn_psql "$d" "$port" -qtA -c "$q")
+  fn_stop_cluster_quiet "$d"
+  rm -rf "$d"
+  rec shmem 10000 - - 0 "$slots" "$pool" "$total" "$((10000 * ranges * 32))"
+  section_end shmem
 }
 
 # 20 flows (date_bin of 1..20 minutes, eval_interval 1 s) on one table against the

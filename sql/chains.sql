@@ -171,6 +171,7 @@ SELECT * FROM over_parted ORDER BY 1;
 
 -- Another role's flows: a cascade needs the right to flush every flow it reaches
 CREATE ROLE chain_other;
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO chain_other;
 GRANT CREATE ON SCHEMA public TO chain_other;
 GRANT SELECT, TRIGGER ON s_1d TO chain_other;
 SET ROLE chain_other;
@@ -186,6 +187,7 @@ SELECT flownode.drop_flow('s_1mon');
 DROP TABLE s_1mon;
 REVOKE ALL ON SCHEMA public FROM chain_other;
 REVOKE ALL ON s_1d FROM chain_other;
+REVOKE EXECUTE ON FUNCTION flownode.create_flow FROM chain_other;
 DROP ROLE chain_other;
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;

@@ -434,6 +434,7 @@ SELECT count(*) AS flows FROM flownode.flows WHERE flow_name = 'w';
 -- a table the owner cannot read yet starts it once granted
 CREATE SCHEMA later_schema;
 CREATE ROLE gt_owner;
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO gt_owner;
 GRANT CREATE, USAGE ON SCHEMA later_schema TO gt_owner;
 GRANT CREATE ON SCHEMA public TO gt_owner;
 SET ROLE gt_owner;
@@ -456,6 +457,7 @@ SELECT * FROM flownode.execute('DROP FLOW waits_for_later');
 DROP TABLE later_table, later_schema.later_table, later_schema.later_sink;
 DROP SCHEMA later_schema;
 REVOKE CREATE ON SCHEMA public FROM gt_owner;
+REVOKE EXECUTE ON FUNCTION flownode.create_flow FROM gt_owner;
 DROP ROLE gt_owner;
 
 -- 6. SHOW CREATE FLOW round-trips: drop the flow, run its output, and the flow is the

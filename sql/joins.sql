@@ -277,6 +277,7 @@ CREATE TABLE j_dcs (dc int PRIMARY KEY, country text);
 -- privileges: SELECT and TRIGGER on every table the flow reads; the refresh runs as
 -- the owner, whose lost privilege on a dimension fails it visibly until granted again
 CREATE ROLE j_user;
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO j_user;
 GRANT CREATE ON SCHEMA public TO j_user;
 GRANT SELECT, TRIGGER ON j_cpu TO j_user;
 SET ROLE j_user;
@@ -313,6 +314,7 @@ SELECT flownode.drop_flow('j_priv');
 DROP TABLE j_priv;
 REVOKE ALL ON j_cpu, j_hosts FROM j_user;
 REVOKE CREATE ON SCHEMA public FROM j_user;
+REVOKE EXECUTE ON FUNCTION flownode.create_flow FROM j_user;
 DROP ROLE j_user;
 
 -- refused, each with a message naming the problem

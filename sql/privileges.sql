@@ -2,6 +2,8 @@
 SET timezone = 'UTC';
 CREATE ROLE fn_alice NOLOGIN;
 CREATE ROLE fn_bob LOGIN;
+-- both may create flows (flow_rights.sql tests who may)
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO fn_alice, fn_bob;
 CREATE SCHEMA alice_space AUTHORIZATION fn_alice;
 CREATE SCHEMA locked;
 -- a table owned by an admin, readable by alice only through a grant
@@ -217,4 +219,5 @@ SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
 DROP TABLE shared_src, readonly_sink, trunc_src, trunc_sink, trunc_kept, trunc_frozen, "Weird ""Src""; DROP TABLE shared_src; --", "Sink; DROP TABLE shared_src";
 DROP SCHEMA alice_space CASCADE;
 DROP SCHEMA locked;
+REVOKE EXECUTE ON FUNCTION flownode.create_flow FROM fn_alice, fn_bob;
 DROP ROLE fn_alice, fn_bob;

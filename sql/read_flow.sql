@@ -256,6 +256,7 @@ SELECT deptype, refclassid::regclass FROM pg_depend
 -- query reads; the dirty windows are computed as the flow's owner computes them
 CREATE ROLE rf_owner;
 CREATE ROLE rf_reader;
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO rf_owner;
 CREATE TABLE guarded (ts timestamptz NOT NULL, tenant text NOT NULL, v int, secret text);
 CREATE INDEX ON guarded (ts);
 GRANT SELECT, TRIGGER ON guarded TO rf_owner;
@@ -364,5 +365,6 @@ DROP TABLE rf_region, rf_cpu, rf_hosts, rf_ep, rf_ep_1m, rf_days, rf_weeks;
 DROP TABLE bf, bf_1h, metrics, hot, totals, hosts_seen, m, m_1m, m_busy, m_hosts, noidx, noidx_day, recent, recent_1d, nowsrc, now_1h, extra_sink, guarded, guarded_1h;
 DROP SCHEMA "Live Views";
 REVOKE CREATE ON SCHEMA public FROM rf_owner;
+REVOKE EXECUTE ON FUNCTION flownode.create_flow FROM rf_owner;
 DROP ROLE rf_owner, rf_reader;
 DROP FUNCTION read_diff(text), sink_diff(text);

@@ -72,7 +72,7 @@ DROP TABLE r_total;
 DROP TABLE r, r_hourly;
 
 -- The objects of 0.1 under this library: everything but marking and DDL refuses, with
--- the update as the hint; ALTER EXTENSION flownode UPDATE brings them to 0.2.
+-- the update as the hint; ALTER EXTENSION flownode UPDATE brings them to 0.3.
 DROP EXTENSION flownode;
 CREATE EXTENSION flownode VERSION '0.1';
 SELECT * FROM flownode.flow_status();

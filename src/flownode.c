@@ -11,6 +11,7 @@
 int fn_max_flows = 64;
 int fn_max_workers = 2;
 int fn_dirty_ranges_per_flow = 4096;
+int fn_dirty_ranges_memory_kb = -1;
 int fn_local_ranges_per_flow = 4096;
 int fn_max_rows_per_refresh = 1000000;
 int fn_min_refresh_interval_ms = 5000;
@@ -20,6 +21,8 @@ int fn_backfill_chunk_rows = 100000;
 bool fn_launcher_enabled = true;
 bool fn_fold_open_window = true;
 bool fn_verify_folds = false;
+int fn_max_flows_per_database = -1;
+int fn_max_flows_per_role = -1;
 bool fn_is_flow_worker = false;
 
 /*
@@ -34,10 +37,36 @@ static void define_server_start_settings(void) {
 	DefineCustomIntVariable("flownode.dirty_ranges_per_flow",
 	                        "Dirty time ranges each flow keeps in shared memory; beyond it, nearest ranges "
 	                        "are coalesced (never dropped).",
-	                        NULL, &fn_dirty_ranges_per_flow, 4096, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL,
-	                        NULL);
+	                        "A flow's set holds 16 ranges in its slot and grows into the pool of "
+	                        "flownode.dirty_ranges_memory, doubling, up to this many.",
+	                        &fn_dirty_ranges_per_flow, 4096, 4, 1000000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+	    "flownode.dirty_ranges_memory",
+	    "Shared memory the flows' dirty sets grow into past the 16 ranges each slot "
+	    "holds; when it is used up, sets coalesce their nearest ranges (never dropped).",
+	    "-1: enough for every flow's sets at flownode.dirty_ranges_per_flow, at most 64MB.",
+	    &fn_dirty_ranges_memory_kb, -1, -1, MAX_KILOBYTES, PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flownode.launcher", "Starts the workers of every flow when the server starts.",
 	                         NULL, &fn_launcher_enabled, true, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+}
+
+/*
+ * The caps on how many flows may be created (api/flow_caps.c). Superuser-only, so
+ * that a DBA sets them per database or per role (ALTER DATABASE / ALTER ROLE ... SET)
+ * and the roles they cap cannot lift them.
+ */
+static void define_cap_settings(void) {
+	DefineCustomIntVariable("flownode.max_flows_per_database",
+	                        "Most flows a database may hold; creating one more is refused (-1: no cap).",
+	                        "Checked when a flow is created, against the flows of the current database; "
+	                        "restores and flows that start after waiting for their source are not refused.",
+	                        &fn_max_flows_per_database, -1, -1, INT_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flownode.max_flows_per_role",
+	                        "Most flows a role may own in a database; creating one more is refused (-1: no "
+	                        "cap).",
+	                        "Counts the flows of the current database owned by the role creating the flow "
+	                        "(current_user).",
+	                        &fn_max_flows_per_role, -1, -1, INT_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
 }
 
 void fn_define_settings(bool preloaded) {
@@ -91,5 +120,6 @@ void fn_define_settings(bool preloaded) {
 	    "A background backfill commits each chunk in its own transaction; create_flow's "
 	    "fill reports its progress between chunks.",
 	    &fn_backfill_chunk_rows, 100000, 1, INT_MAX, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	define_cap_settings();
 	MarkGUCPrefixReserved("flownode");
 }

@@ -18,7 +18,11 @@
 /* The version of the extension's SQL objects this library is built for (the control
  * file's default_version): the library checks it against the database's
  * (registry/flow_registry.c, fn_catalog_relid). */
-#define FLOWNODE_VERSION "0.2"
+#define FLOWNODE_VERSION "0.3"
+/* The version before it, whose objects differ only in privileges (0.3 revoked the
+ * right to create flows from PUBLIC): the library uses them as its own until ALTER
+ * EXTENSION flownode UPDATE. */
+#define FLOWNODE_PREVIOUS_VERSION "0.2"
 /* The one older version whose catalog the library still reads (docs/user-guide.md §11) */
 #define FLOWNODE_OLD_VERSION "0.1"
 
@@ -26,6 +30,7 @@
 extern int fn_max_flows;
 extern int fn_max_workers;
 extern int fn_dirty_ranges_per_flow;
+extern int fn_dirty_ranges_memory_kb;
 extern int fn_local_ranges_per_flow;
 extern int fn_max_rows_per_refresh;
 extern int fn_min_refresh_interval_ms;
@@ -35,6 +40,10 @@ extern int fn_backfill_chunk_rows;
 extern bool fn_launcher_enabled;
 extern bool fn_fold_open_window;
 extern bool fn_verify_folds;
+/* flows a database, and a role in a database, may hold (-1: no cap); checked by
+ * every call that creates a flow (api/flow_caps.c) */
+extern int fn_max_flows_per_database;
+extern int fn_max_flows_per_role;
 
 /* This process is a flow worker (set by flownode_flow_main): the sink rows its
  * refreshes write are an upstream flow's output, so the commit that marks them

@@ -210,9 +210,18 @@ run_regress_and_isolation() {
 # d. TAP tests (test/tap/*.pl) with prove and PostgreSQL's Perl test modules, as
 # postgres, from the root of the repository copy. Every node they create gets
 # test/flownode.conf through TEMP_CONFIG (so flownode is preloaded), and the upgrade
-# test the source of the 0.1 release in FLOWNODE_V01_SRC, from the git history: the
-# last commit of 0.1 (flownode--0.1.sql as released; the next one made 0.2).
+# tests the sources of earlier releases, from the git history: in FLOWNODE_V01_SRC
+# the last commit of 0.1 (flownode--0.1.sql as released; the next one made 0.2), in
+# FLOWNODE_V02_SRC the last commit of 0.2 (test/tap/026_update_rights.pl).
 FN_V01_COMMIT=afe1a13ef19604bb23b4c16683edab6690ee7db2
+FN_V02_COMMIT=07054432e38c9ea2b58ae52588edfb3116f74682
+
+# fn_release_src COMMIT DIR: that commit's tree in DIR, owned by postgres; false (and
+# nothing in DIR) without the git history.
+fn_release_src() {
+  git -C "$FN_ROOT" archive "$1" >"$2.tar" 2>/dev/null || return 1
+  mkdir -p "$2" && tar -C "$2" -xf "$2.tar" && chown -R postgres: "$2"
+}
 
 # The src directory of PGXS (.../lib/pgxs/src), where PostgreSQL's Perl test
 # modules (test/perl) and pg_regress are, for the server binaries in $1.
@@ -229,7 +238,7 @@ run_tap() {
     return 0
   fi
   fn_log "suite tap: prove ${tests[*]}"
-  local bin pgxs log="$WORK/tap.log" rc=0 pass fail v01="$WORK/v0.1" note="" upgrade=()
+  local bin pgxs log="$WORK/tap.log" rc=0 pass fail v01="$WORK/v0.1" v02="$WORK/v0.2" note="" upgrade=()
   # The test of pg_upgrade (023) upgrades from the older installations that
   # run_in_chroot put in the chroot (test/pg_upgrade_env.sh), oldest first, each to
   # the next and the last to this version; their binaries need the libraries of
@@ -247,11 +256,15 @@ run_tap() {
     note="012_upgrade skipped: the 0.1 release builds against PostgreSQL 15 only"
     fn_log "$note"
     v01=""
-  elif git -C "$FN_ROOT" archive "$FN_V01_COMMIT" >"$WORK/v0.1.tar" 2>/dev/null; then
-    mkdir -p "$v01" && tar -C "$v01" -xf "$WORK/v0.1.tar" && chown -R postgres: "$v01"
-  else
+  elif ! fn_release_src "$FN_V01_COMMIT" "$v01"; then
     fn_log "no git history here: the upgrade test is skipped"
     v01=""
+  fi
+  # 0.2 builds against every version: 026_update_rights runs its library, else
+  # creates 0.2's objects with this one
+  if ! fn_release_src "$FN_V02_COMMIT" "$v02"; then
+    fn_log "no git history here: 026_update_rights creates 0.2's objects with this library"
+    v02=""
   fi
   bin="$(fn_pg_bindir)"
   pgxs="$(pgxs_src "$bin")"
@@ -259,7 +272,7 @@ run_tap() {
       PATH="$bin:$PATH" \
       PG_REGRESS="$pgxs/test/regress/pg_regress" \
       TESTDIR="$src/test/tap" TESTDATADIR="$src/test/tap/tmp_check" \
-      TEMP_CONFIG="$src/test/flownode.conf" FLOWNODE_V01_SRC="$v01" \
+      TEMP_CONFIG="$src/test/flownode.conf" FLOWNODE_V01_SRC="$v01" FLOWNODE_V02_SRC="$v02" \
       prove -v -I "$pgxs/test/perl" -I test/tap "${tests[@]}") 2>&1 | tee "$log" || rc=$?
   # Top-level TAP results of each test file ("ok 3 - ..." / "not ok 4 - ...").
   pass=$(grep -cE '^ok [0-9]+' "$log" || true)

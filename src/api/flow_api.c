@@ -13,6 +13,7 @@
 #include "flownode.h"
 
 #include "api/flow_api.h"
+#include "api/flow_caps.h"
 #include "api/read_flow.h"
 #include "lifecycle/flow_binding.h"
 #include "lifecycle/flow_removal.h"
@@ -439,6 +440,10 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	} else if (a->start_waiting_flow_id > 0)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
 		                errmsg("flow \"%s\" no longer waits for its source", a->flow_name)));
+	/* a waiting flow that starts was counted when it was created; one replaced is
+	 * gone from the count already */
+	if (a->start_waiting_flow_id == 0)
+		fn_check_flow_caps(GetUserId());
 
 	if (a->defer_on_missing_source) {
 		RangeVar *source = fn_flow_query_source(a->query, &a->origin);

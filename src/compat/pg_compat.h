@@ -62,6 +62,16 @@
 #define fn_lock_held_by_me(tag, mode) LockHeldByMe((tag), (mode))
 #endif
 
+/* ---- utils/acl.h ---- */
+
+/* A role's privilege on a function: 16 folded pg_proc_aclcheck into object_aclcheck
+ * (the caller includes utils/acl.h and catalog/pg_proc.h). */
+#if PG_VERSION_NUM >= 160000
+#define fn_proc_aclcheck(proc, role, mode) object_aclcheck(ProcedureRelationId, (proc), (role), (mode))
+#else
+#define fn_proc_aclcheck(proc, role, mode) pg_proc_aclcheck((proc), (role), (mode))
+#endif
+
 /* ---- functions that gained a soft-error context (16) ---- */
 
 /* utils/regproc.h: a qualified name's list of String nodes; errors are thrown */

@@ -12,6 +12,7 @@
 #include "greptime/gt_execute.h"
 
 #include "api/flow_api.h"
+#include "api/flow_caps.h"
 #include "greptime/gt_parser.h"
 #include "greptime/gt_waiting.h"
 #include "pgutil/pg_util.h"
@@ -216,6 +217,10 @@ static void execute_create(GtStatement *st) {
 	CreateFlowArgs a;
 	bool waiting;
 
+	/* the right create_flow asks for, whatever the statement says (OR REPLACE, IF NOT
+	 * EXISTS): flownode.execute itself stays executable by all, for DROP FLOW, ADMIN
+	 * FLUSH_FLOW and SHOW of one's own flows */
+	fn_check_create_privilege();
 	memset(&a, 0, sizeof(a));
 	a.flow_name = st->flow_name;
 	a.sink_name = st->sink_name;

@@ -201,17 +201,34 @@ static void bind_checked(TaskConfig *cfg, FlowQuery *fq, bool upgraded) {
 	fn_on_commit_start_worker(cfg->flow_id, cfg->owner);
 }
 
-/* For a binding that may not wait: the locks it takes on the flow's tables (its
- * source and every partition SHARE ROW EXCLUSIVE, for the triggers; its sink ACCESS
- * SHARE, for the check), each only if it is free now. What was taken is kept to the
- * end of the (sub)transaction. */
-static bool lock_tables_now(TaskConfig *cfg) {
+/* The lock; with nowait only if it is free now: false if it was not. */
+static bool lock_table(Oid relid, LOCKMODE mode, bool nowait) {
+	if (nowait)
+		return ConditionalLockRelationOid(relid, mode);
+	LockRelationOid(relid, mode);
+	return true;
+}
+
+/*
+ * The binding's locks on the flow's tables, kept to the end of the (sub)transaction:
+ * its source SHARE ROW EXCLUSIVE (writers wait, and see the triggers at commit). A
+ * binding of pg_upgrade's or one that may not wait also takes every partition of the
+ * source and every dimension so (the triggers' creation would, waiting), before
+ * unbound_for_subscription looks at the subscriptions, and the sink ACCESS SHARE
+ * (for the check). With FN_BIND_NOWAIT each only if it is free now: false if one was
+ * not.
+ */
+static bool lock_tables(TaskConfig *cfg, int flags) {
+	bool nowait = (flags & FN_BIND_NOWAIT) != 0;
 	ListCell *lc;
 
-	foreach (lc, find_all_inheritors(cfg->source_relid, NoLock, NULL))
-		if (!ConditionalLockRelationOid(lfirst_oid(lc), ShareRowExclusiveLock))
+	if (!(flags & (FN_BIND_NOWAIT | FN_BIND_UPGRADED))) /* a restore's, or refresh_flow's */
+		return lock_table(cfg->source_relid, ShareRowExclusiveLock, false);
+	foreach (lc, list_concat(find_all_inheritors(cfg->source_relid, NoLock, NULL),
+	                         fn_load_flow_dimensions(cfg->flow_id)))
+		if (!lock_table(lfirst_oid(lc), ShareRowExclusiveLock, nowait))
 			return false;
-	return ConditionalLockRelationOid(cfg->sink_relid, AccessShareLock);
+	return lock_table(cfg->sink_relid, AccessShareLock, nowait);
 }
 
 /* The flow, locked against another binding or a drop, read again: NULL once it is
@@ -233,7 +250,7 @@ static TaskConfig *lock_unbound(TaskConfig *cfg, int flags, bool *busy) {
 	cfg = fn_load_task_config(cfg->flow_id, true);
 	if (cfg == NULL || cfg->bound)
 		return NULL;
-	if (nowait ? !lock_tables_now(cfg) : (LockRelationOid(cfg->source_relid, ShareRowExclusiveLock), false)) {
+	if (!lock_tables(cfg, flags)) {
 		*busy = true;
 		return NULL;
 	}
@@ -315,6 +332,46 @@ static void bind_locked(TaskConfig *cfg, int flags, volatile bool *sink_step) {
 	bind_checked(cfg, fq, upgraded);
 }
 
+/*
+ * A flow pg_upgrade brought over that a subscription of this database writes into:
+ * unbound for good, with a WARNING, so that it says 'restored' and refresh_flow
+ * recomputes it. A subscription's apply and tablesync workers write without the
+ * executor's hooks (fn_guard_upgraded_write), so one that was enabled may have
+ * applied changes to the flow's tables since the server started, before this
+ * binding and unmarked (on PostgreSQL 17 and later, pg_upgrade keeps a subscription
+ * enabled, its tables and its origin's progress: it applies what the publisher wrote
+ * meanwhile at once). Only enabled ones count. A disabled subscription has applied
+ * nothing since the start (one enabled and disabled again before this binding
+ * aside), and once it is enabled after the binding, its workers fire the triggers the
+ * binding creates (they fire in every replication role). One enabled while this
+ * binding runs waits for it: the flow's tables are locked (lock_tables) before this
+ * looks, so its first write to them comes after the binding's commit. A table a
+ * subscription lists in no state (pg_upgrade from 15 or 16 leaves it without its
+ * tables until REFRESH PUBLICATION) is not applied to.
+ */
+static bool unbound_for_subscription(TaskConfig *cfg) {
+	ListCell *lc;
+
+	foreach (lc, fn_flow_read_tables(cfg)) {
+		char *sub = fn_enabled_subscription_of(lfirst_oid(lc));
+
+		if (sub == NULL)
+			continue;
+		fn_registry_unbind(cfg->flow_id);
+		ereport(WARNING,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("flow \"%s\" needs refresh_flow: its table %s is written by subscription \"%s\", "
+		                "whose changes since pg_upgrade may not be marked",
+		                cfg->flow_name, fn_qualified_relname(lfirst_oid(lc)), sub),
+		         errdetail("A subscription writes without binding the flows pg_upgrade brought over, so "
+		                   "the flow is not bound without a recompute."),
+		         errhint("SELECT flownode.refresh_flow(%s) binds it and recomputes its sink.",
+		                 quote_literal_cstr(cfg->flow_name))));
+		return true;
+	}
+	return false;
+}
+
 /* A binding that failed, said: a WARNING, or only DEBUG1 when the flow may wait for
  * a key (FN_BIND_AWAITS_KEY: bound when the restore builds one). */
 static void report_unbound(TaskConfig *cfg, int flags, ErrorData *edata, bool sink_step) {
@@ -343,7 +400,9 @@ FnBindResult fn_try_bind_flow(TaskConfig *cfg, int flags) {
 		bool busy;
 		TaskConfig *locked = lock_unbound(cfg, flags, &busy);
 
-		if (locked != NULL)
+		if (locked != NULL && (flags & FN_BIND_UPGRADED) && unbound_for_subscription(locked))
+			result = FN_BIND_UNBOUND;
+		else if (locked != NULL)
 			bind_locked(locked, flags, &sink_step);
 		if (busy) { /* the locks it did take go with the subtransaction */
 			result = FN_BIND_BUSY;

@@ -31,9 +31,11 @@ extern void fn_bind_flow(TaskConfig *cfg);
 #define FN_BIND_AWAITS_KEY 0x04 /* a failure for a key a restore builds later is DEBUG1 */
 
 typedef enum FnBindResult {
-	FN_BIND_DONE,  /* bound, or nothing to bind (bound already, gone) */
-	FN_BIND_BUSY,  /* FN_BIND_NOWAIT: a lock was not free; nothing done */
-	FN_BIND_FAILED /* an error, reported as a WARNING (or DEBUG1); nothing done */
+	FN_BIND_DONE,   /* bound, or nothing to bind (bound already, gone) */
+	FN_BIND_BUSY,   /* FN_BIND_NOWAIT: a lock was not free; nothing done */
+	FN_BIND_FAILED, /* an error, reported as a WARNING (or DEBUG1); nothing done */
+	FN_BIND_UNBOUND /* FN_BIND_UPGRADED: a subscription writes its tables, so it was
+	                 * unbound for good (a WARNING said why): refresh_flow binds it */
 } FnBindResult;
 
 /* fn_bind_flow inside a subtransaction: never fails the caller's command. */

@@ -19,7 +19,9 @@
  * takes them only if they are free, and fails with 55P03 if one is not, to be
  * retried. A flow whose binding fails for another reason cannot be marked: its
  * binding is forgotten in the writer's transaction, so the flow says 'restored'
- * and only refresh_flow binds it again, recomputing its sink.
+ * and only refresh_flow binds it again, recomputing its sink. So is a flow over a
+ * table an enabled subscription writes (fn_try_bind_flow): its workers write
+ * without these hooks, maybe before either path bound the flow.
  */
 #include "flownode.h"
 
@@ -27,8 +29,6 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/partition.h"
-#include "catalog/pg_inherits.h"
 #include "lifecycle/flow_binding.h"
 #include "miscadmin.h"
 #include "parser/parsetree.h"
@@ -104,13 +104,6 @@ void fn_bind_upgraded_flows(void) {
 	MemoryContextDelete(cxt);
 }
 
-/* Whether the flow reads the table: it is the flow's source, a partition of it or a
- * table above it (family), or one of its dimensions. */
-static bool reads_table(TaskConfig *cfg, Oid relid, List *family) {
-	return list_member_oid(family, cfg->source_relid) ||
-	       list_member_oid(fn_load_flow_dimensions(cfg->flow_id), relid);
-}
-
 /* The flow's binding failed (a WARNING said why): the write goes on unmarked, so
  * the flow may no longer be bound without a recompute. */
 static void unbind_for_good(TaskConfig *cfg, Oid relid) {
@@ -137,7 +130,7 @@ static void busy(TaskConfig *cfg, Oid relid) {
 }
 
 void fn_guard_upgraded_write(Oid relid) {
-	List *flows, *family;
+	List *flows;
 	ListCell *lc;
 
 	if (none_upgraded || !OidIsValid(relid) || fn_slot_count() == 0 || RecoveryInProgress() ||
@@ -149,11 +142,10 @@ void fn_guard_upgraded_write(Oid relid) {
 		none_upgraded = true;
 		return;
 	}
-	family = list_concat(get_partition_ancestors(relid), find_all_inheritors(relid, NoLock, NULL));
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
 
-		if (!reads_table(cfg, relid, family))
+		if (!list_member_oid(fn_flow_read_tables(cfg), relid))
 			continue;
 		switch (fn_try_bind_flow(cfg, FN_BIND_UPGRADED | FN_BIND_NOWAIT)) {
 		case FN_BIND_DONE:
@@ -163,6 +155,8 @@ void fn_guard_upgraded_write(Oid relid) {
 			break;
 		case FN_BIND_FAILED:
 			unbind_for_good(cfg, relid);
+			break;
+		case FN_BIND_UNBOUND: /* a subscription writes its tables: refresh_flow recomputes it */
 			break;
 		}
 	}

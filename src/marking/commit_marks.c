@@ -53,7 +53,7 @@ static bool inflight = false;    /* registered as a writer in flight (fn_infligh
  * can only merge with the one before.
  */
 static void widen_to_dirty_ranges(FlowCommit *fc) {
-	FnDirtySet dirty = fn_slot_dirty_set(fc->slot);
+	FnDirtySet dirty = fn_slot_dirty_set(fc->slot, 0);
 	uint32 ndirty = *dirty.count;
 	uint32 k = 0;
 
@@ -264,7 +264,7 @@ void fn_marks_pre_commit(void) {
 		fc->hull = (FnTimeRange){fc->ranges[0].start, fc->ranges[fc->count - 1].end};
 		LWLockAcquire(fn_slot_lock(fc->slot), LW_SHARED);
 		for (uint32 i = 0; i < fc->count && covered; i++)
-			covered = fn_dirty_covers(fn_slot_durable_set(fc->slot), fc->ranges[i]);
+			covered = fn_dirty_covers(fn_slot_durable_set(fc->slot, 0), fc->ranges[i]);
 		if (!covered)
 			widen_to_dirty_ranges(fc);
 		fc->at_look = fn_slot_refresh_mark_locked(fc->slot);

@@ -7,10 +7,14 @@
 #include "access/table.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_subscription.h"
+#include "catalog/pg_subscription_rel.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/catcache.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -120,4 +124,27 @@ int64 fn_spi_run_plan(SPIPlanPtr plan, Datum *values, Snapshot snap, int expect)
 
 bool fn_in_own_script(void) {
 	return creating_extension && CurrentExtensionObject == get_extension_oid("flownode", true);
+}
+
+char *fn_enabled_subscription_of(Oid relid) {
+	CatCList *rels;
+	char *name = NULL;
+
+	/* the subscriptions as committed now, not as this transaction last looked */
+	AcceptInvalidationMessages();
+	rels = SearchSysCacheList1(SUBSCRIPTIONRELMAP, ObjectIdGetDatum(relid));
+	for (int i = 0; i < rels->n_members && name == NULL; i++) {
+		Form_pg_subscription_rel sr = (Form_pg_subscription_rel)GETSTRUCT(&rels->members[i]->tuple);
+		HeapTuple tup = SearchSysCache1(SUBSCRIPTIONOID, ObjectIdGetDatum(sr->srsubid));
+		Form_pg_subscription sub;
+
+		if (!HeapTupleIsValid(tup))
+			continue; /* dropped meanwhile */
+		sub = (Form_pg_subscription)GETSTRUCT(tup);
+		if (sub->subenabled && sub->subdbid == MyDatabaseId)
+			name = pstrdup(NameStr(sub->subname));
+		ReleaseSysCache(tup);
+	}
+	ReleaseSysCacheList(rels);
+	return name;
 }

@@ -39,6 +39,11 @@ extern bool fn_btree_index_leads_with(Oid relid, AttrNumber attnum);
 /* Inside CREATE or ALTER EXTENSION flownode's script: its catalog is half-built, and
  * flownode's hooks leave the script's statements alone. */
 extern bool fn_in_own_script(void);
+/* The name of an enabled subscription of this database that writes the table, or
+ * NULL: one that lists it in pg_subscription_rel, in any state (its tablesync worker
+ * copies into it, its apply worker applies to it). Neither writes through the
+ * executor's hooks. */
+extern char *fn_enabled_subscription_of(Oid relid);
 /* An interval's length in microseconds (a month counts 30 days). */
 extern int64 fn_interval_usec(const Interval *iv);
 /* The scheduled time of the evaluation running at `now`: the last multiple of the

@@ -519,6 +519,37 @@ static int64 run_fill_chunk(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, 
  * The source is locked before the snapshot is taken, so a TRUNCATE of the source
  * is either wholly before the refresh's snapshot or waits for it to commit.
  */
+/*
+ * A flow whose source is this flow's sink (a chain) that a restore brought back and
+ * has not bound yet will be bound, when the restore builds its own sink's key,
+ * trusting that sink: nothing would mark a write to its source before then (TAP
+ * 025). So the sink is not written meanwhile: the refresh fails, and runs again
+ * once the restore is over (or refresh_flow bound the flow, recomputing it). After
+ * the refresh's snapshot (which a test orders against writers, TAP 018) and its
+ * sink's lock: a binding that holds the source waits for this refresh to end, and
+ * one that committed before the look is seen bound (its triggers then fire on this
+ * refresh's writes); whichever snapshot the look takes, a binding it misses is only
+ * a needless failure, retried.
+ */
+static void check_readers_bound(TaskConfig *cfg) {
+	TaskConfig *reader;
+
+	LockRelationOid(cfg->sink_relid, RowExclusiveLock);
+	reader = fn_unbound_reader_of(cfg->sink_relid, cfg->flow_id);
+	if (reader != NULL)
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     errmsg("flow \"%s\" cannot write its sink %s while flow \"%s\", which reads it, is not bound",
+		            cfg->flow_name, fn_qualified_relname(cfg->sink_relid), reader->flow_name),
+		     errdetail("A restore brought flow \"%s\" back; it is bound when the restore builds its sink's "
+		               "key, and nothing marks a write to its source before then.",
+		               reader->flow_name),
+		     errhint("Let the restore finish, or run SELECT flownode.refresh_flow(%s), which binds it and "
+		             "recomputes its sink.",
+		             quote_literal_cstr(reader->flow_name))));
+}
+
 static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnRefreshRequest *req) {
 	const FnTimeRange *ranges = req->ranges;
 	int nranges = req->nranges;
@@ -547,6 +578,7 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 	/* taken after the lock, and after the caller took its dirty ranges */
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	PushActiveSnapshot(snap);
+	check_readers_bound(cfg);
 	PG_TRY();
 	{
 		SetUserIdAndSecContext(cfg->owner,

@@ -9,6 +9,8 @@
 
 #include "registry/flow_registry.h"
 
+#include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "pgutil/pg_util.h"
@@ -87,6 +89,13 @@ List *fn_load_flow_dimensions(int64 flow_id) {
 	}
 	fn_spi_end(&scope);
 	return out;
+}
+
+List *fn_flow_read_tables(const TaskConfig *cfg) {
+	List *tables = list_concat(get_partition_ancestors(cfg->source_relid),
+	                           find_all_inheritors(cfg->source_relid, NoLock, NULL));
+
+	return list_concat(tables, fn_load_flow_dimensions(cfg->flow_id));
 }
 
 List *fn_load_dimension_keys(Oid dimension) {

@@ -11,6 +11,8 @@
 #include "access/attnum.h"
 #include "nodes/pg_list.h"
 
+#include "registry/flow_registry.h"
+
 /* One row: an equality `source.fact_attnum opno dimension.dim_attnum` of a flow. */
 typedef struct DimensionKey {
 	int64 flow_id;
@@ -32,5 +34,10 @@ extern List *fn_load_flow_dimensions(int64 flow_id);
 extern List *fn_load_dimension_keys(Oid dimension);
 /* Whether some flow joins the table as a dimension. */
 extern bool fn_is_dimension(Oid relid);
+/* The tables whose rows the flow reads (Oid list), as the catalog holds them now: its
+ * source (in a chain, the sink of the flow below), the tables above it and every
+ * partition under it (a write to any of them may write the source's rows), and its
+ * dimensions. */
+extern List *fn_flow_read_tables(const TaskConfig *cfg);
 
 #endif

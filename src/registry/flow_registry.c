@@ -23,6 +23,7 @@
 #include "utils/datum.h"
 #include "utils/inval.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_class.h"
 #include "access/genam.h"
 #include "access/xlog.h"
@@ -132,7 +133,8 @@ Oid fn_catalog_relid(bool missing_ok) {
 		return InvalidOid;
 	}
 	version = installed_version();
-	if (version != NULL && strcmp(version, FLOWNODE_VERSION) == 0)
+	if (version != NULL &&
+	    (strcmp(version, FLOWNODE_VERSION) == 0 || strcmp(version, FLOWNODE_PREVIOUS_VERSION) == 0))
 		catalog_layout = LAYOUT_CURRENT;
 	else if (version != NULL && strcmp(version, FLOWNODE_OLD_VERSION) == 0)
 		catalog_layout = LAYOUT_OLD;
@@ -484,6 +486,21 @@ List *fn_load_unbound_flows_of_table(Oid relid) {
 	return query_configs(UNBOUND_OF_TABLE, OIDOID, ObjectIdGetDatum(relid));
 }
 
+TaskConfig *fn_unbound_reader_of(Oid relid, int64 except) {
+	List *family = list_concat(get_partition_ancestors(relid), find_all_inheritors(relid, NoLock, NULL));
+	ListCell *lc, *fc;
+
+	foreach (lc, family)
+		foreach (fc, fn_load_unbound_flows_of_table(lfirst_oid(lc))) {
+			TaskConfig *cfg = lfirst(fc);
+
+			/* pg_upgrade's flows are bound by the write itself (upgrade_binding.c) */
+			if (cfg->flow_id != except && !cfg->upgraded && list_member_oid(family, cfg->source_relid))
+				return cfg;
+		}
+	return NULL;
+}
+
 List *fn_load_upgraded_flows(void) {
 	return query_configs(UPGRADED_FLOWS, InvalidOid, (Datum)0);
 }
@@ -535,6 +552,28 @@ void fn_lock_flow(int64 flow_id, LOCKMODE mode) {
 bool fn_try_lock_flow(int64 flow_id, LOCKMODE mode) {
 	return ConditionalLockDatabaseObject(fn_catalog_relid(false), (Oid)(flow_id & 0xFFFFFFFF),
 	                                     (uint16)((uint64)flow_id >> 32), mode);
+}
+
+void fn_registry_count_flows(Oid owner, int64 *in_database, int64 *of_owner) {
+	Oid type = OIDOID;
+	Datum arg = ObjectIdGetDatum(owner);
+	SpiAs scope;
+	bool isnull;
+	int rc;
+
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	/* as it is now (see query_configs): the flows committed while the caller waited
+	 * for the cap's lock count */
+	rc = SPI_execute_snapshot(
+	    SPI_prepare("SELECT count(*), count(*) FILTER (WHERE owner OPERATOR(pg_catalog.=) "
+	                "$1::pg_catalog.regrole) FROM " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG,
+	                1, &type),
+	    &arg, NULL, GetLatestSnapshot(), InvalidSnapshot, true, false, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "flownode: counting the flows failed: %s", SPI_result_code_string(rc));
+	*in_database = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*of_owner = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	fn_spi_end(&scope);
 }
 
 /* Runs catalog DML as the catalog's owner; returns a RETURNING value or the row count. */

@@ -142,6 +142,10 @@ extern List *fn_load_bound_flows(void);   /* the flows that run */
 /* flows writing into relid or reading it as their source that a restore brought back
  * and no one bound yet */
 extern List *fn_load_unbound_flows_of_table(Oid relid);
+/* A flow other than `except` that reads relid (its source, or a table above or under
+ * it) and is not bound, nor pg_upgrade's (a write binds those): nothing marks a write
+ * to relid for it (NULL: none). */
+extern TaskConfig *fn_unbound_reader_of(Oid relid, int64 except);
 /* The flows bound in the cluster pg_upgrade copied this one from, not bound here yet. */
 extern List *fn_load_upgraded_flows(void);
 
@@ -154,6 +158,9 @@ extern void fn_registry_delete_flow(int64 flow_id);
 extern void fn_registry_update_query(int64 flow_id, const char *query, const char *time_column,
                                      const char *window_text);
 extern bool fn_registry_is_sink(Oid relid);
+/* The flows of this database (waiting ones included), and those of them the role owns,
+ * as the catalog is now. */
+extern void fn_registry_count_flows(Oid owner, int64 *in_database, int64 *of_owner);
 /* A restored flow bound to this database: its time column's attnum here (a restore
  * may have renumbered the source's columns), and its flow_binding row. */
 extern void fn_registry_bind(int64 flow_id, AttrNumber time_attnum, const char *time_column);
@@ -196,7 +203,8 @@ extern bool fn_try_lock_flow(int64 flow_id, LOCKMODE mode);
  * flownode.flow's OID (cached per backend until a relcache invalidation of it, which
  * every update script causes). Checks once, when it fills the cache, that the
  * extension's objects in this database are a version this library can read: this
- * library's (FLOWNODE_VERSION), or FLOWNODE_OLD_VERSION, whose catalog it reads for
+ * library's (FLOWNODE_VERSION or FLOWNODE_PREVIOUS_VERSION, whose catalog is the
+ * same), or FLOWNODE_OLD_VERSION, whose catalog it reads for
  * marking and for the DDL that flows follow; any other version is an ERROR.
  */
 extern Oid fn_catalog_relid(bool missing_ok);

@@ -11,6 +11,8 @@
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 
+#include "shmem/slot_ranges.h"
+
 struct FlowSlot {
 	bool in_use;
 	bool dropped; /* flow dropped: worker exits and frees the slot */
@@ -102,11 +104,14 @@ struct FlowSlot {
 	TimestampTz last_failure_at;
 	char last_failure[FN_ERROR_LEN];
 
-	/* DirtyTimeWindows: sorted, non-overlapping [start, end) ranges; then, in the
-	 * same array, the durable set (ranges known to be in flownode.pending) */
-	uint32 ndirty;
-	uint32 ndurable;
-	FnTimeRange dirty[FLEXIBLE_ARRAY_MEMBER]; /* dirty[0..cap), durable[cap..2cap) */
+	/* the dirty set, and the durable set: ranges known to be in flownode.pending */
+	FnSlotRanges dirty;
+	FnSlotRanges durable;
 };
+
+/* the sets' storage, the slot's exclusive lock held: emptied (the pool's part
+ * freed), or moved back into the slot when they fit there again (flow_slots.c) */
+extern void fn_slot_ranges_clear_locked(FlowSlot *slot);
+extern void fn_slot_ranges_settle_locked(FlowSlot *slot);
 
 #endif

@@ -1,11 +1,12 @@
 /*
  * flow_slots.c: TaskState in shared memory.
  *
- * One fixed-size slot per flow (flownode.max_flows of them, each holding
- * flownode.dirty_ranges_per_flow dirty ranges), keyed by (database, catalog table,
- * flow id): a flow id is only unique within one installation of the extension. The
- * registry lock guards slot allocation; each slot has its own lock for its state and
- * dirty set (the locking rules are at the top of flow_slots.h).
+ * One fixed-size slot per flow (flownode.max_flows of them), keyed by (database,
+ * catalog table, flow id): a flow id is only unique within one installation of the
+ * extension. A slot holds its dirty and durable sets while they are small; larger
+ * ones live in the pool of slot_ranges.c. The registry lock guards slot allocation;
+ * each slot has its own lock for its state and sets (the locking rules are at the
+ * top of flow_slots.h).
  */
 #include "flownode.h"
 
@@ -28,7 +29,7 @@ static char *fn_slots = NULL;
 static LWLockPadded *fn_locks = NULL;
 
 static Size slot_size(void) {
-	return MAXALIGN(offsetof(FlowSlot, dirty) + 2 * sizeof(FnTimeRange) * (Size)fn_dirty_ranges_per_flow);
+	return MAXALIGN(sizeof(FlowSlot));
 }
 
 static Size shmem_size(void) {
@@ -37,6 +38,7 @@ static Size shmem_size(void) {
 
 void fn_slots_shmem_request(void) {
 	RequestAddinShmemSpace(shmem_size());
+	RequestAddinShmemSpace(fn_ranges_pool_size());
 	/* lock 0: registry; lock i+1: slot i */
 	RequestNamedLWLockTranche(FN_TRANCHE, fn_max_flows + 1);
 }
@@ -54,11 +56,13 @@ void fn_slots_shmem_startup(void) {
 		for (int i = 0; i < fn_max_flows; i++) {
 			FlowSlot *slot = fn_slot_at(i);
 
-			memset(slot, 0, offsetof(FlowSlot, dirty));
+			memset(slot, 0, sizeof(FlowSlot));
 			slot->lock_index = i + 1;
+			fn_slot_ranges_clear_locked(slot); /* nobody else runs yet */
 			ConditionVariableInit(&slot->flush_cv);
 		}
 	}
+	fn_ranges_pool_shmem_startup(fn_locks[0].lock.tranche);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -88,22 +92,26 @@ FlowSlot *fn_slot_at(int i) {
 	return (FlowSlot *)(fn_slots + (Size)i * slot_size());
 }
 
-FnDirtySet fn_slot_dirty_set(FlowSlot *slot) {
-	FnDirtySet s;
-
-	s.ranges = slot->dirty;
-	s.count = &slot->ndirty;
-	s.capacity = (uint32)fn_dirty_ranges_per_flow;
-	return s;
+/* The slot's sets (slot_ranges.c): views, with room for `adding` more ranges only
+ * under the exclusive lock, as the set may move; emptied; settled. */
+FnDirtySet fn_slot_dirty_set(FlowSlot *slot, uint32 adding) {
+	Assert(adding == 0 || LWLockHeldByMeInMode(fn_slot_lock(slot), LW_EXCLUSIVE));
+	return fn_ranges_view(&slot->dirty, adding);
 }
 
-FnDirtySet fn_slot_durable_set(FlowSlot *slot) {
-	FnDirtySet s;
+FnDirtySet fn_slot_durable_set(FlowSlot *slot, uint32 adding) {
+	Assert(adding == 0 || LWLockHeldByMeInMode(fn_slot_lock(slot), LW_EXCLUSIVE));
+	return fn_ranges_view(&slot->durable, adding);
+}
 
-	s.ranges = slot->dirty + fn_dirty_ranges_per_flow;
-	s.count = &slot->ndurable;
-	s.capacity = (uint32)fn_dirty_ranges_per_flow;
-	return s;
+void fn_slot_ranges_clear_locked(FlowSlot *slot) {
+	fn_ranges_clear(&slot->dirty);
+	fn_ranges_clear(&slot->durable);
+}
+
+void fn_slot_ranges_settle_locked(FlowSlot *slot) {
+	fn_ranges_settle(&slot->dirty);
+	fn_ranges_settle(&slot->durable);
 }
 
 FlowSlot *fn_find_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
@@ -154,8 +162,7 @@ FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool miss
 			slot->fold_window.start = slot->fold_window.end = 0;
 			slot->consecutive_failures = 0;
 			slot->last_failure[0] = '\0';
-			slot->ndirty = 0;
-			slot->ndurable = 0;
+			fn_slot_ranges_clear_locked(slot);
 			LWLockRelease(fn_slot_lock(slot));
 		}
 	}
@@ -174,8 +181,7 @@ void fn_free_slot(FlowSlot *slot) {
 	LWLockAcquire(&fn_locks[0].lock, LW_EXCLUSIVE);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->in_use = false;
-	slot->ndirty = 0;
-	slot->ndurable = 0;
+	fn_slot_ranges_clear_locked(slot);
 	slot->dirty_since = slot->held_since = 0;
 	slot->worker_pid = 0;
 	slot->worker_latch = NULL;
@@ -194,8 +200,7 @@ bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq) {
 	if (unclaimed) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->in_use = false;
-		slot->ndirty = 0;
-		slot->ndurable = 0;
+		fn_slot_ranges_clear_locked(slot);
 		LWLockRelease(fn_slot_lock(slot));
 	}
 	LWLockRelease(&fn_locks[0].lock);

@@ -2,7 +2,8 @@
  * flow_slots.h: TaskState in shared memory. One fixed-size slot per flow
  * (flownode.max_flows of them), keyed by (database, catalog table, flow id), each
  * with its own LWLock: the worker's state, the status the flows view shows, the
- * flush_flow handshake, and the flow's dirty and durable sets of time ranges.
+ * flush_flow handshake, and the flow's dirty and durable sets of time ranges (in
+ * the slot while small, else in a pool the slots share: slot_ranges.c).
  *
  * The slot is opaque outside src/shmem/ (its fields are in flow_slot_fields.h):
  * callers use the functions below, grouped by who calls them, and the functions
@@ -28,14 +29,24 @@
  * - The slot's lock: everything else. The worker's attachment (worker_pid,
  *   worker_latch, worker_registered_at, state), the starts held back (hold_until,
  *   drop_db_until, reserved_by), dropped, paused, config_seq, the flush and
- *   refresh_flow handshakes (flush_*, repair_*), the dirty and durable sets with
- *   ndirty and ndurable, removals, refreshing, refresh_seq, dirty_since,
+ *   refresh_flow handshakes (flush_*, repair_*), the dirty and durable sets (their
+ *   ranges, count, capacity and place), removals, refreshing, refresh_seq, dirty_since,
  *   held_since, fold_lo, fold_window, reload_requested, upstream_wrote, and the
  *   status the flows view shows (runs, failures, last_*, ...). Readers take it
  *   shared, writers exclusive. The functions take it themselves, except those
  *   named *_locked, whose caller holds it (exclusive if they write): the steps of
  *   a refresh's take and give-back, which commits must see as one, and
- *   fn_slot_dirty_set/fn_slot_durable_set, whose views point into the slot.
+ *   fn_slot_dirty_set/fn_slot_durable_set, whose views point into the slot or
+ *   the pool.
+ * - The sets' storage (slot_ranges.c): a set lives in its slot or, once it grew,
+ *   in the shared pool; it moves only under the slot's exclusive lock (grown by
+ *   fn_slot_dirty_set/fn_slot_durable_set with `adding` > 0, moved back into the
+ *   slot at the end of a take, freed with the slot). So a view is good only until
+ *   the lock is released: take it again under each hold, never keep one across.
+ *   The pool's own locks (DSA's, in flownode's tranche) are taken under a slot's
+ *   lock, never the other way; the pool never maps or creates a DSM segment and
+ *   allocates with DSA_ALLOC_NO_OOM, so growing cannot fail under the lock: a set
+ *   without room keeps its capacity and coalesces.
  *
  * Read without a lock, and why that is safe:
  * - lock_index and flush_cv: set at startup, never written again.
@@ -87,9 +98,12 @@ extern void fn_free_slot(FlowSlot *slot);
 extern bool fn_free_slot_if_unclaimed(FlowSlot *slot, uint64 seen_seq);
 extern int fn_slot_count(void);
 extern FlowSlot *fn_slot_at(int i);
-/* views of the slot's ranges: use them under the slot's lock only */
-extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot);
-extern FnDirtySet fn_slot_durable_set(FlowSlot *slot);
+/* Views of the slot's sets, under the slot's lock only and for as long as it is
+ * held (a set moves when it grows): with room for `adding` more ranges if the pool
+ * has it (exclusive lock; a subtraction that may split a range adds one), 0 to
+ * look (either lock). Never fail (slot_ranges.c). */
+extern FnDirtySet fn_slot_dirty_set(FlowSlot *slot, uint32 adding);
+extern FnDirtySet fn_slot_durable_set(FlowSlot *slot, uint32 adding);
 
 /* ---- flows created, changed, dropped: at their transaction's end (slot_lifecycle.c) ---- */
 

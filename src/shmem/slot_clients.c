@@ -68,10 +68,12 @@ void fn_slot_wake_waiters(FlowSlot *slot) {
 	ConditionVariableBroadcast(&slot->flush_cv);
 }
 
-static void copy_view(const FlowSlot *slot, FlowSlotView *out) {
-	out->nranges = slot->ndirty;
-	out->ranges = palloc(sizeof(FnTimeRange) * Max(1, slot->ndirty));
-	memcpy(out->ranges, slot->dirty, sizeof(FnTimeRange) * slot->ndirty);
+static void copy_view(FlowSlot *slot, FlowSlotView *out) {
+	FnDirtySet dirty = fn_slot_dirty_set(slot, 0);
+
+	out->nranges = *dirty.count;
+	out->ranges = palloc(sizeof(FnTimeRange) * Max(1, out->nranges));
+	memcpy(out->ranges, dirty.ranges, sizeof(FnTimeRange) * out->nranges);
 	out->since = fn_since_min(slot->dirty_since, slot->held_since);
 	out->worker_pid = slot->worker_pid;
 	out->consecutive_failures = slot->consecutive_failures;
@@ -165,12 +167,12 @@ void fn_slot_publish_commit(FlowSlot *slot, const FlowSlotCommit *c) {
 
 		note_for_fold(c, slot);
 		if (c->count > 0) {
-			fn_dirty_add_all(fn_slot_dirty_set(slot), c->ranges, c->count);
+			fn_dirty_add_all(fn_slot_dirty_set(slot, c->count), c->ranges, c->count);
 			fn_slot_note_marks_locked(slot, c->commit_time, c->removes);
 			if (c->wake)
 				wake_downstream(slot);
 			if (claim)
-				fn_durable_add_all(fn_slot_durable_set(slot), c->ranges, c->count);
+				fn_durable_add_all(fn_slot_durable_set(slot, c->count), c->ranges, c->count);
 		}
 	}
 	LWLockRelease(fn_slot_lock(slot));
@@ -185,8 +187,8 @@ void fn_slot_load_record(FlowSlot *slot, const FnTimeRange *ranges, uint32 n, Ti
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	if (n > 0) {
 		fn_slot_note_marks_locked(slot, since, true);
-		fn_dirty_add_all(fn_slot_dirty_set(slot), ranges, n);
-		fn_durable_add_all(fn_slot_durable_set(slot), ranges, n);
+		fn_dirty_add_all(fn_slot_dirty_set(slot, n), ranges, n);
+		fn_durable_add_all(fn_slot_durable_set(slot, n), ranges, n);
 		slot->fold_lo = FN_TS_MIN;
 	}
 	LWLockRelease(fn_slot_lock(slot));

@@ -33,6 +33,8 @@ void fn_slot_end_take_locked(FlowSlot *slot) {
 		slot->refreshing = false;
 		slot->refresh_seq++;
 	}
+	/* a set the take emptied (or nearly) gives the pool its memory back */
+	fn_slot_ranges_settle_locked(slot);
 }
 
 /* Ranges were taken out of the shared dirty set: they are held from now on, with the
@@ -40,7 +42,7 @@ void fn_slot_end_take_locked(FlowSlot *slot) {
 void fn_slot_take_since_locked(FlowSlot *slot) {
 	ASSERT_LOCKED(slot);
 	slot->held_since = fn_since_min(slot->held_since, slot->dirty_since);
-	if (slot->ndirty == 0)
+	if (slot->dirty.count == 0)
 		slot->dirty_since = 0;
 }
 
@@ -56,7 +58,7 @@ void fn_slot_put_back_since_locked(FlowSlot *slot, bool all) {
 /* Ranges left the dirty set without being held (expired): its time goes when it empties. */
 void fn_slot_clean_since_locked(FlowSlot *slot) {
 	ASSERT_LOCKED(slot);
-	if (slot->ndirty == 0)
+	if (slot->dirty.count == 0)
 		slot->dirty_since = 0;
 }
 
@@ -83,9 +85,11 @@ bool fn_slot_take_removals_locked(FlowSlot *slot, bool clear) {
 /* A flush takes the whole dirty set into its backlog `into`; returns whether those
  * ranges may have lost rows. */
 bool fn_slot_take_all_locked(FlowSlot *slot, FnDirtySet into) {
+	FnDirtySet dirty = fn_slot_dirty_set(slot, 0);
+
 	ASSERT_LOCKED(slot);
-	fn_dirty_add_all(into, slot->dirty, slot->ndirty);
-	slot->ndirty = 0;
+	fn_dirty_add_all(into, dirty.ranges, *dirty.count);
+	*dirty.count = 0;
 	fn_slot_take_since_locked(slot);
 	return fn_slot_take_removals_locked(slot, true);
 }

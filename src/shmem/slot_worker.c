@@ -71,8 +71,8 @@ void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	if (slot->worker_pid == MyProcPid) {
 		fn_slot_end_take_locked(slot);
-		fn_dirty_add_all(fn_slot_dirty_set(slot), held, nheld);
-		fn_dirty_add_all(fn_slot_dirty_set(slot), backlog, nbacklog);
+		fn_dirty_add_all(fn_slot_dirty_set(slot, nheld), held, nheld);
+		fn_dirty_add_all(fn_slot_dirty_set(slot, nbacklog), backlog, nbacklog);
 		if (nheld + nbacklog > 0)
 			slot->removals = true; /* not known which of them saw removals */
 		fn_slot_put_back_since_locked(slot, true);

@@ -69,6 +69,7 @@ typedef struct TaskRun {
 	MemoryContext cxt;    /* lives as long as the worker */
 	FnTimeRange *buf;     /* copy of the dirty set */
 	FnTimeRange *chunk;   /* this cycle's ranges */
+	uint32 room;          /* buf and backlog hold this many ranges, chunk one more */
 	uint32 nchunk;        /* >0 while a refresh holds them (put back at exit) */
 	FnTimeRange *backlog; /* a flush's ranges */
 	uint32 nbacklog;
@@ -101,9 +102,43 @@ static bool backfill_left(void) {
 }
 
 static FnDirtySet backlog_set(void) {
-	FnDirtySet s = {task->backlog, &task->nbacklog, (uint32)fn_dirty_ranges_per_flow};
+	FnDirtySet s = {task->backlog, &task->nbacklog, task->room};
 
 	return s;
+}
+
+/* The worker's buffers grown to hold n ranges (doubling, up to the cap of a set):
+ * outside the slot's lock, as an allocation may fail. */
+static void fit_buffers(uint32 n) {
+	uint32 room = Min(Max(n, task->room * 2), (uint32)fn_dirty_ranges_per_flow);
+
+	if (n <= task->room || room <= task->room)
+		return;
+	task->buf = repalloc(task->buf, sizeof(FnTimeRange) * room);
+	task->chunk = repalloc(task->chunk, sizeof(FnTimeRange) * (room + 1));
+	task->backlog = repalloc(task->backlog, sizeof(FnTimeRange) * room);
+	task->room = room;
+}
+
+/* The slot's exclusive lock, once the buffers can hold all of its dirty set. */
+static void lock_with_room(void) {
+	for (;;) {
+		uint32 n;
+
+		LWLockAcquire(fn_slot_lock(task->slot), LW_EXCLUSIVE);
+		n = *fn_slot_dirty_set(task->slot, 0).count;
+		if (n <= task->room)
+			return;
+		LWLockRelease(fn_slot_lock(task->slot));
+		fit_buffers(n);
+	}
+}
+
+/* The set a run takes from, under the slot's exclusive lock, with room for `adding`
+ * more ranges: looked up again under each hold, as the shared one moves when it
+ * grows and the backlog when the buffers do. */
+static FnDirtySet from_locked(bool from_shared, uint32 adding) {
+	return from_shared ? fn_slot_dirty_set(task->slot, adding) : backlog_set();
 }
 
 /* A refresh's take ends (committed, failed or given back at exit): commits may claim
@@ -210,7 +245,7 @@ static void end_refresh_transaction(void) {
  * the clock in the catalog stays behind: after a restart the worker marks again from
  * there (more, never less).
  */
-static void mark_clock_changes(FnDirtySet from, bool from_shared, TimestampTz clock_at) {
+static void mark_clock_changes(bool from_shared, TimestampTz clock_at) {
 	FlowSlot *slot = task->slot;
 	int n;
 	FnTimeRange *changes;
@@ -232,8 +267,10 @@ static void mark_clock_changes(FnDirtySet from, bool from_shared, TimestampTz cl
 
 		fn_pending_write(w, task->cfg->flow_id, changes, (uint32)n, changed_at);
 		fn_pending_close(w);
+		if (!from_shared)
+			fit_buffers(task->nbacklog + (uint32)n);
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		fn_dirty_add_all(from, changes, (uint32)n);
+		fn_dirty_add_all(from_locked(from_shared, (uint32)n), changes, (uint32)n);
 		if (from_shared) /* rows left windows: their groups may vanish */
 			fn_slot_note_marks_locked(slot, changed_at, true);
 		else
@@ -283,10 +320,9 @@ typedef struct RunKind {
 struct Run {
 	const RunKind *kind;
 	void *arg; /* the kind's own */
-	/* where the ranges the work takes (task->chunk) go back if the run fails: the
-	 * shared dirty set (from_shared) or a flush's backlog; removals, the flag they
-	 * were taken with, goes back with them */
-	FnDirtySet from;
+	/* where the ranges the work takes (task->chunk) come from and go back if the run
+	 * fails: the shared dirty set (from_shared) or a flush's backlog (from_locked);
+	 * removals, the flag they were taken with, goes back with them */
 	bool from_shared;
 	bool removals;
 	/* set by the skeleton and the work, read once the transaction has ended */
@@ -297,11 +333,7 @@ struct Run {
 
 /* The shared dirty set, as a run that takes from it (repair, backfill) gives back. */
 static Run run_on_shared(const RunKind *kind, void *arg) {
-	Run run = {.kind = kind,
-	           .arg = arg,
-	           .from = fn_slot_dirty_set(task->slot),
-	           .from_shared = true,
-	           .removals = true};
+	Run run = {.kind = kind, .arg = arg, .from_shared = true, .removals = true};
 
 	return run;
 }
@@ -311,12 +343,12 @@ static Run run_on_shared(const RunKind *kind, void *arg) {
  * whose trim was rolled back, still holds them, and they may hold coalesced gaps).
  * Commits may claim their records again (fn_slot_end_take_locked).
  */
-static void put_back(FnDirtySet from, bool from_shared, bool removals) {
+static void put_back(bool from_shared, bool removals) {
 	FlowSlot *slot = task->slot;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_slot_end_take_locked(slot);
-	fn_dirty_add_all(from, task->chunk, task->nchunk);
+	fn_dirty_add_all(from_locked(from_shared, task->nchunk), task->chunk, task->nchunk);
 	if (task->nchunk > 0 && removals && from_shared)
 		fn_slot_note_marks_locked(slot, 0, true);
 	else if (task->nchunk > 0 && removals)
@@ -345,7 +377,7 @@ static void abandon_run(Run *run) {
 	AbortCurrentTransaction();
 	if (run->kind->folds)
 		settle_fold(false);
-	put_back(run->from, run->from_shared, run->removals);
+	put_back(run->from_shared, run->removals);
 	record_failure(run->start, edata);
 	FreeErrorData(edata);
 }
@@ -411,17 +443,19 @@ typedef struct RefreshRun {
  */
 static uint32 copy_dirty(const Run *run, int64 *expired_before) {
 	FlowSlot *slot = task->slot;
+	FnDirtySet from;
 	uint32 n;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (!flow_stopped_locked() && *expired_before != 0 && fn_dirty_cut_below(run->from, *expired_before)) {
-		(void)fn_dirty_cut_below(fn_slot_durable_set(slot), *expired_before);
+	lock_with_room();
+	from = from_locked(run->from_shared, 0);
+	if (!flow_stopped_locked() && *expired_before != 0 && fn_dirty_cut_below(from, *expired_before)) {
+		(void)fn_dirty_cut_below(fn_slot_durable_set(slot, 0), *expired_before);
 		if (run->from_shared)
 			fn_slot_clean_since_locked(slot);
 	} else
 		*expired_before = 0;
-	n = (task->flow_gone || task->halted) ? 0 : *run->from.count;
-	memcpy(task->buf, run->from.ranges, sizeof(FnTimeRange) * n);
+	n = (task->flow_gone || task->halted) ? 0 : *from.count;
+	memcpy(task->buf, from.ranges, sizeof(FnTimeRange) * n);
 	LWLockRelease(fn_slot_lock(slot));
 	return n;
 }
@@ -436,17 +470,18 @@ static uint32 copy_dirty(const Run *run, int64 *expired_before) {
 static void take_chunk(Run *run, uint32 n, uint64 *windows, uint64 *rows) {
 	RefreshRun *r = run->arg;
 	FlowSlot *slot = task->slot;
-	FnDirtySet from = run->from;
+	FnDirtySet from;
 
 	/* a lowered flownode.max_rows_per_refresh applies at once */
 	task->nchunk = fn_refresh_take(task->cfg, task->window, task->buf, n,
 	                               Min(task->budget, (uint64)fn_max_rows_per_refresh), task->chunk, windows,
 	                               rows, r->backlog_remains);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	fn_slot_begin_take_locked(slot); /* until end_take: no durable claims meanwhile */
+	fn_slot_begin_take_locked(slot);         /* until end_take: no durable claims meanwhile */
+	from = from_locked(run->from_shared, 1); /* a subtraction may split a range */
 	for (uint32 i = 0; i < task->nchunk; i++) {
 		fn_dirty_subtract(from, task->chunk[i]);
-		fn_durable_remove(fn_slot_durable_set(slot), task->chunk[i]);
+		fn_durable_remove(fn_slot_durable_set(slot, 1), task->chunk[i]);
 	}
 	if (run->from_shared) {
 		fn_slot_take_since_locked(slot);
@@ -475,7 +510,7 @@ static void refresh_work(Run *run) {
 	if (task->clock && !flow_dropped()) {
 		clock_at = fn_scheduled_time(GetCurrentTimestamp(), task->cfg->eval_interval);
 		if (clock_at != task->clock_at)
-			mark_clock_changes(run->from, run->from_shared, clock_at);
+			mark_clock_changes(run->from_shared, clock_at);
 	}
 	expired_before = fn_expiry_start(task->cfg->expire_after, task->cfg->window.with_time_zone,
 	                                 task->cfg->timezone, task->window, GetCurrentTimestamp());
@@ -513,9 +548,9 @@ static const RunKind refresh_kind = {"flownode: refreshing dirty windows", true,
  * dirty set, or a flush's backlog). The ranges are taken out of `from` before the
  * refresh takes its snapshot; on failure they are put back.
  */
-static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, bool *backlog_remains) {
+static bool run_refresh(bool from_shared, int64 *windows_done, bool *backlog_remains) {
 	RefreshRun r = {windows_done, backlog_remains, false};
-	Run run = {.kind = &refresh_kind, .arg = &r, .from = from, .from_shared = from_shared, .removals = true};
+	Run run = {.kind = &refresh_kind, .arg = &r, .from_shared = from_shared, .removals = true};
 	bool ok;
 
 	*backlog_remains = false;
@@ -525,7 +560,7 @@ static bool run_refresh(FnDirtySet from, bool from_shared, int64 *windows_done, 
 		uint32 n;
 
 		LWLockAcquire(fn_slot_lock(task->slot), LW_SHARED);
-		n = *from.count;
+		n = *from_locked(from_shared, 0).count;
 		LWLockRelease(fn_slot_lock(task->slot));
 		if (n == 0)
 			return true;
@@ -559,16 +594,16 @@ static void serve_flush(void) {
 	if (ok) /* the chunks run again (a failure's backoff is over) */
 		task->backfill_retry_at = 0;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	lock_with_room();
 	task->backlog_removals = fn_slot_take_all_locked(slot, backlog_set());
 	LWLockRelease(fn_slot_lock(slot));
 
 	while (ok && task->nbacklog > 0 && !task->flow_gone && !task->halted) {
 		CHECK_FOR_INTERRUPTS();
-		ok = run_refresh(backlog_set(), false, &windows, &more);
+		ok = run_refresh(false, &windows, &more);
 	}
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	fn_dirty_add_all(fn_slot_dirty_set(slot), task->backlog, task->nbacklog);
+	fn_dirty_add_all(fn_slot_dirty_set(slot, task->nbacklog), task->backlog, task->nbacklog);
 	if (task->nbacklog > 0 && task->backlog_removals)
 		fn_slot_note_marks_locked(slot, 0, true);
 	task->nbacklog = 0;
@@ -602,8 +637,9 @@ static int64 windows_in(FnTimeRange r) {
  * shared set into task->chunk: a refresh of `want` covers them; ours until it
  * commits, or put back (put_back). The slot's lock held.
  */
-static void take_inside(FnDirtySet dirty, FnTimeRange want) {
+static void take_inside(FnTimeRange want) {
 	FlowSlot *slot = task->slot;
+	FnDirtySet dirty = fn_slot_dirty_set(slot, 1); /* the subtraction may split a range */
 
 	task->nchunk = 0;
 	for (uint32 i = 0; i < *dirty.count; i++) {
@@ -616,7 +652,7 @@ static void take_inside(FnDirtySet dirty, FnTimeRange want) {
 	fn_dirty_subtract(dirty, want);
 	/* the refresh trims the record over all of `want`: the durable set must no longer
 	 * claim any of it, or a writer would skip its record there */
-	fn_durable_remove(fn_slot_durable_set(slot), want);
+	fn_durable_remove(fn_slot_durable_set(slot, 1), want);
 	if (task->nchunk > 0)
 		fn_slot_take_since_locked(slot);
 }
@@ -651,10 +687,10 @@ static void repair_work(Run *run) {
 	FlowSlot *slot = task->slot;
 	bool gone;
 
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	lock_with_room(); /* task->chunk holds what it takes */
 	gone = flow_stopped_locked();
 	if (!gone)
-		take_inside(run->from, r->want);
+		take_inside(r->want);
 	LWLockRelease(fn_slot_lock(slot));
 	if (!gone) {
 		fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
@@ -707,8 +743,8 @@ static void backfill_work(Run *run) {
 		FnTimeRange chunk = {all.start,
 		                     fn_fill_chunk_end(task->cfg, task->window, all, fn_backfill_chunk_rows)};
 
-		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-		take_inside(run->from, chunk);
+		lock_with_room(); /* task->chunk holds what it takes */
+		take_inside(chunk);
 		LWLockRelease(fn_slot_lock(slot));
 		fn_inflight_wait_all();
 		run->rows = refresh_range(chunk);
@@ -802,9 +838,11 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	/* the window never changes (alter_flow does not touch the query) */
 	if (task->cfg != NULL && task->cfg->window.kind != FN_WINDOW_NONE)
 		task->window = fn_window_create(&task->cfg->window);
-	task->buf = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
-	task->chunk = palloc(sizeof(FnTimeRange) * (fn_dirty_ranges_per_flow + 1));
-	task->backlog = palloc(sizeof(FnTimeRange) * fn_dirty_ranges_per_flow);
+	/* as small as a set starts in its slot, grown to the sets they copy (fit_buffers) */
+	task->room = (uint32)Min(16, fn_dirty_ranges_per_flow);
+	task->buf = palloc(sizeof(FnTimeRange) * task->room);
+	task->chunk = palloc(sizeof(FnTimeRange) * (task->room + 1));
+	task->backlog = palloc(sizeof(FnTimeRange) * task->room);
 	MemoryContextSwitchTo(old);
 	end_catalog_transaction();
 }
@@ -1088,7 +1126,7 @@ static void run_due(void) {
 		int64 windows = 0;
 		bool backlog = false;
 
-		(void)run_refresh(fn_slot_dirty_set(task->slot), true, &windows, &backlog);
+		(void)run_refresh(true, &windows, &backlog);
 		task->next_eval = next_after(now, GetCurrentTimestamp(), backlog);
 	} else {
 		int64 windows = 0;

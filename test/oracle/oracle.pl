@@ -9,11 +9,13 @@
 #   not ok 4 - seed 789 - read_flow f1
 #
 #   oracle.pl [--seed N] [--minutes M] [--cases K] [--skip FEATURE,...]
-#             [--found DIR] [--shrink-seconds S] [--verbose]
+#             [--found DIR] [--shrink-seconds S] [--settings-seed R] [--verbose]
 #
 # Run it as run_all.sh's suite "oracle" does (as postgres, PATH with the
 # server's bindir, -I <pgxs>/src/test/perl, TEMP_CONFIG=test/flownode.conf).
-# Reproduce a case with --seed S --cases 1: a case depends on its seed only.
+# Reproduce a case with --seed S --cases 1: a case depends on its seed only, and
+# the server's settings on the run's seed (--settings-seed R when the case was not
+# the run's first: its failure says so).
 use strict;
 use warnings;
 use FindBin;
@@ -32,16 +34,19 @@ use Oracle::Shrink;
 
 my %o = (minutes => 4, skip => '', found => "$FindBin::Bin/found", 'shrink-seconds' => 240);
 GetOptions(\%o, 'seed=i', 'minutes=f', 'cases=i', 'skip=s', 'found=s',
-	'shrink-seconds=i', 'verbose')
+	'shrink-seconds=i', 'settings-seed=i', 'verbose')
   or die "usage: oracle.pl [--seed N] [--minutes M] [--cases K] [--skip F,...]\n";
 
 # A fresh seed unless one is given; the only value taken from the clock.
 my $seed = $o{seed} // ((int(time() * 1000) ^ ($$ << 16)) & 0x7FFFFFFF);
 my %skip = map { $_ => 1 } grep { length } split /,/, $o{skip};
 my $deadline = time() + $o{minutes} * 60;
+my $settings_seed = $o{'settings-seed'} // $seed;
+my $settings = Oracle::Gen::server_settings($settings_seed);
 diag "oracle: seed $seed, --minutes $o{minutes}"
   . ($o{cases} ? ", --cases $o{cases}" : '')
-  . (%skip ? ", --skip " . join(',', sort keys %skip) : '') . "\n";
+  . (%skip ? ", --skip " . join(',', sort keys %skip) : '')
+  . ($settings ? ', ' . settings_note() : '') . "\n";
 
 my $node = start_node();
 my %opt = (skip => \%skip, ext => available_extensions($node));
@@ -59,13 +64,19 @@ while (time() < $deadline && (!$o{cases} || $n < $o{cases}))
 $node->stop;
 done_testing();
 
+# The run's server settings (Oracle::Gen::server_settings), in one line.
+sub settings_note
+{
+	return "server settings (of seed $settings_seed): " . join('; ', split /\n/, $settings);
+}
+
 sub start_node
 {
 	my $node = PostgreSQL::Test::Cluster->new('oracle');
 	$node->init;
 	# LOG level: a crashed server process is logged at LOG ("terminated by signal")
 	$node->append_conf('postgresql.conf',
-		"max_worker_processes = 64\nlog_min_messages = log\nlog_checkpoints = off\n");
+		"max_worker_processes = 64\nlog_min_messages = log\nlog_checkpoints = off\n$settings");
 	# the standby promotions take base backups and stream (init's allows_streaming
 	# would also shrink shared_buffers and max_connections); wal_level stays
 	# init's minimal with --skip standby
@@ -121,6 +132,10 @@ sub run_case
 	diag("case $n (seed $case_seed) failed at step $failure->{step} ($failure->{what}): $title\n"
 		  . $failure->{detail});
 	my $path = shrink_and_write($n, $case, $failure);
+	# again, last: CI shows the lines just before a failing test, and the shrinking
+	# printed many since
+	diag("case $n (seed $case_seed): $title at step $failure->{step} ($failure->{what}):\n"
+		  . ($settings ? settings_note() . "\n" : '') . $failure->{detail});
 	ok(0, "seed $case_seed - $title" . ($path ? " - $path" : ''));
 }
 
@@ -172,7 +187,9 @@ sub script_header
 	return "-- flownode oracle: seed $case->{seed}, failure $f->{kind}"
 	  . ($f->{flow} ? " of flow $f->{flow}" : '') . " at step $f->{what}\n"
 	  . "-- shrunk to $nsteps steps ($tries runs). Reproduce the case:\n"
-	  . "--   test/oracle/oracle.pl --seed $case->{seed} --cases 1\n"
+	  . "--   test/oracle/oracle.pl --seed $case->{seed} --cases 1"
+	  . ($settings_seed != $case->{seed} ? " --settings-seed $settings_seed" : '') . "\n"
+	  . ($settings ? '-- with the ' . settings_note() . "\n" : '')
 	  . "-- or run this script as a superuser with psql -X -f on a server with\n"
 	  . "-- shared_preload_libraries = 'flownode' (\\! lines need pg_ctl, pg_dump,\n"
 	  . "-- pg_basebackup, PGDATA; a standby goes to the next port, PGDATA.standby).\n"

@@ -34,6 +34,7 @@ $primary->safe_psql('postgres', qq{
 CREATE EXTENSION flownode;
 CREATE ROLE fn_alice LOGIN;
 GRANT CREATE ON SCHEMA public TO fn_alice;
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO fn_alice;
 CREATE TABLE m (ts timestamptz NOT NULL, host text NOT NULL, v int NOT NULL);
 CREATE INDEX ON m (ts);
 GRANT SELECT, TRIGGER ON m TO fn_alice;

@@ -61,6 +61,7 @@ CREATE DATABASE src;
 $node->safe_psql('src', qq{
 CREATE EXTENSION flownode;
 GRANT CREATE ON SCHEMA public TO fn_alice;
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO fn_alice;
 -- a dropped column before the time column: a restore renumbers the columns
 CREATE TABLE cpu (junk int, ts timestamptz NOT NULL, host text, usage float8);
 ALTER TABLE cpu DROP COLUMN junk;

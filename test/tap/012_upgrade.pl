@@ -1,26 +1,28 @@
-# ALTER EXTENSION flownode UPDATE from 0.1 (docs/user-guide.md §11 "Upgrades").
+# ALTER EXTENSION flownode UPDATE from 0.1 (docs/user-guide.md §11 "Upgrades"), which
+# runs the update scripts 0.1 -> 0.2 -> 0.3 (the current version) in one command.
 #
 # The 0.1 release runs for real: its library is built from the git history (the
 # last commit of 0.1, prepared by test/run_all.sh in FLOWNODE_V01_SRC) and
 # installed, with its SQL script, into a copy of the PostgreSQL installation. It
 # runs flows with data and windows pending. Then, as a DBA upgrades:
-#   1. the 0.2 scripts are installed but the server still runs the 0.1 library:
+#   1. the current scripts are installed but the server still runs the 0.1 library:
 #      ALTER EXTENSION flownode UPDATE refuses, saying to restart, and changes
 #      nothing;
-#   2. the server restarts on the 0.2 library, the database still has 0.1's
+#   2. the server restarts on the current library, the database still has 0.1's
 #      objects: the flows view, flush_flow and create_flow refuse with a message
 #      asking for ALTER EXTENSION flownode UPDATE, no worker runs (a WARNING says
 #      why), the server does not crash, and writes to the sources (INSERT, UPDATE,
 #      DELETE, TRUNCATE) still work and are marked;
 #   3. ALTER EXTENSION flownode UPDATE: the workers start, the catalog is the same
-#      as a fresh 0.2 install (members, functions, the view, columns, constraints,
-#      indexes, triggers, configuration tables, privileges), and after a flush every
+#      as a fresh install (members, functions, the view, columns, constraints,
+#      indexes, triggers, configuration tables, privileges) but for the right to
+#      create flows that the update grants the roles owning a flow (fn_alice),
+#      which keep creating flows while others may not; and after a flush every
 #      sink equals its query: nothing written under 0.1 or in between was lost;
 #      later writes are marked, a new flow works, and the updated database survives
-#      pg_dump and pg_restore.
+#      pg_dump and pg_restore, fn_alice's grant included.
 use strict;
 use warnings;
-use File::Basename qw(dirname basename);
 use File::Copy qw(copy);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -33,27 +35,10 @@ plan skip_all => 'FLOWNODE_V01_SRC (the 0.1 release\'s source, set by test/run_a
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 
-# The 0.1 library, built against the installation under test.
-system_or_bail('cp', '-a', $v01, "$tmp/src01");
-system_or_bail('make', '-s', '-C', "$tmp/src01", '-j4', 'with_llvm=no');
-
-# A copy of the installation with 0.1 in place of 0.2. PostgreSQL finds its lib and
-# share directories relative to its binaries, so the copy runs where it lands.
-my $bindir = `pg_config --bindir`;
+# The 0.1 release, built against the installation under test, in a copy of it.
+my ($old, $old_ext) = fn_release_install($v01, '0.1', $tmp);
 my $sharedir = `pg_config --sharedir`;
-chomp($bindir, $sharedir);
-my $old = "$tmp/old/usr/lib/postgresql/" . basename(dirname($bindir));
-my $oldshare = "$tmp/old/usr/share/postgresql/" . basename($sharedir);
-system_or_bail('mkdir', '-p', dirname($old), dirname($oldshare));
-system_or_bail('cp', '-a', dirname($bindir), $old);
-system_or_bail('cp', '-a', $sharedir, $oldshare);
-my $old_ext = `$old/bin/pg_config --sharedir`;
-chomp $old_ext;
-BAIL_OUT("the installation is not relocatable: $old_ext") unless $old_ext eq $oldshare;
-$old_ext .= '/extension';
-unlink glob("$old_ext/flownode*");
-copy("$tmp/src01/$_", $old_ext) or BAIL_OUT("copy $_: $!") for ('flownode.control', 'sql/flownode--0.1.sql');
-copy("$tmp/src01/flownode.so", "$old/lib/flownode.so") or BAIL_OUT("copy flownode.so: $!");
+chomp $sharedir;
 
 my $node = PostgreSQL::Test::Cluster->new('upgrade', install_path => $old);
 $node->init;
@@ -111,7 +96,7 @@ cmp_ok(fn_sink_diff($node, 'up', @{ $flows{$_} }), '>', 0, "0.1: $_ has windows 
 cmp_ok($node->safe_psql('up', 'SELECT count(*) FROM flownode.pending'), '>', 0,
 	'0.1: the windows are in the durable record');
 
-# ---- 1. the 0.2 scripts installed, the server still on the 0.1 library ----
+# ---- 1. the current scripts installed, the server still on the 0.1 library ----
 copy($_, $old_ext) or BAIL_OUT("copy $_: $!") for glob("$sharedir/extension/flownode*");
 my ($ret, $out, $err) = $node->psql('up', 'ALTER EXTENSION flownode UPDATE');
 isnt($ret, 0, 'the update fails while the server runs the 0.1 library');
@@ -120,9 +105,9 @@ like($err, qr/library loaded by this server is older than version 0\.2.*HINT:.*R
 is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"),
 	'0.1', '... and nothing changed');
 
-# ---- 2. the 0.2 library, the database still at 0.1 ----
+# ---- 2. the current library, the database still at 0.1 ----
 $node->stop;
-delete $node->{_install_path};    # back to the installation under test (0.2)
+delete $node->{_install_path};    # back to the installation under test (0.3)
 my $log_offset = -s $node->logfile;
 $node->start;
 
@@ -131,8 +116,8 @@ for my $call ('SELECT * FROM flownode.flows', "SELECT flownode.flush_flow('f_day
 {
 	($ret, $out, $err) = $node->psql('up', $call);
 	like($err,
-		qr/flownode objects of database "up" are version 0\.1, but the library loaded is version 0\.2.*HINT:  Run ALTER EXTENSION flownode UPDATE/s,
-		"0.2 library, 0.1 objects: refused with a clear message: $call");
+		qr/flownode objects of database "up" are version 0\.1, but the library loaded is version 0\.3.*HINT:  Run ALTER EXTENSION flownode UPDATE/s,
+		"0.3 library, 0.1 objects: refused with a clear message: $call");
 }
 $node->safe_psql('up', q{
 INSERT INTO m VALUES ('2024-05-01 06:00:10', 'h2', 7), ('2024-05-04 00:00:00', 'h1', 8);
@@ -141,7 +126,7 @@ DELETE FROM m WHERE v BETWEEN 300 AND 305;
 TRUNCATE t;
 INSERT INTO t VALUES ('2024-05-01 00:10'), ('2024-05-05 00:10');
 });
-pass('0.2 library, 0.1 objects: INSERT, UPDATE, DELETE and TRUNCATE of sources work');
+pass('0.3 library, 0.1 objects: INSERT, UPDATE, DELETE and TRUNCATE of sources work');
 ok(fn_wait_log($node, qr/flows of database "up" wait for ALTER EXTENSION flownode UPDATE/, $log_offset, 30),
 	'the log says the flows wait for the update');
 is($node->safe_psql('up', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flownode flow'}),
@@ -151,61 +136,27 @@ ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated
 
 # ---- 3. ALTER EXTENSION flownode UPDATE ----
 $node->safe_psql('up', 'ALTER EXTENSION flownode UPDATE');
-is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.2', 'updated to 0.2');
-ok(fn_wait_worker($node, 'up', $_), "0.2: worker of $_ runs after the update") for @names;
+is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.3',
+	'updated to 0.3');
+ok(fn_wait_worker($node, 'up', $_), "0.3: worker of $_ runs after the update") for @names;
 
-# the catalog: as a fresh 0.2 install
-my $catalog = q{
-WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'flownode'),
-rels AS (SELECT oid FROM pg_class WHERE relnamespace = 'flownode'::regnamespace)
-SELECT 'member ' || pg_describe_object(classid, objid, objsubid) FROM pg_depend, ext
- WHERE refclassid = 'pg_extension'::regclass AND refobjid = ext.oid AND deptype = 'e'
-UNION ALL
-SELECT 'config ' || u.c::regclass || ' ' || u.cond
-  FROM pg_extension e, unnest(e.extconfig, e.extcondition) AS u(c, cond) WHERE e.extname = 'flownode'
-UNION ALL
-SELECT 'function ' || pg_get_functiondef(p.oid) || ' acl=' || coalesce(p.proacl::text, '-')
-       || ' comment=' || coalesce(obj_description(p.oid, 'pg_proc'), '-')
-  FROM pg_proc p WHERE pronamespace = 'flownode'::regnamespace
-UNION ALL
-SELECT 'relation ' || c.oid::regclass || ' kind=' || c.relkind::text || ' acl=' || coalesce(c.relacl::text, '-')
-       || ' options=' || coalesce(c.reloptions::text, '-') || ' comment=' || coalesce(obj_description(c.oid, 'pg_class'), '-')
-  FROM pg_class c WHERE c.oid IN (SELECT oid FROM rels)
-UNION ALL
-SELECT 'column ' || a.attrelid::regclass || ' ' || a.attnum || ' ' || a.attname || ' '
-       || format_type(a.atttypid, a.atttypmod) || ' notnull=' || a.attnotnull
-       || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), '-') || ' identity=' || a.attidentity::text
-       || ' storage=' || a.attstorage::text || ' compression=' || a.attcompression::text
-       || ' collation=' || a.attcollation::regcollation
-  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
- WHERE a.attrelid IN (SELECT oid FROM rels) AND a.attnum > 0 AND NOT a.attisdropped
-UNION ALL
-SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
-  FROM pg_constraint WHERE connamespace = 'flownode'::regnamespace
-UNION ALL
-SELECT 'index ' || pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid IN (SELECT oid FROM rels)
-UNION ALL
-SELECT 'trigger ' || pg_get_triggerdef(oid) || ' enabled=' || tgenabled::text
-  FROM pg_trigger WHERE tgrelid IN (SELECT oid FROM rels) AND NOT tgisinternal
-UNION ALL
-SELECT 'view ' || pg_get_viewdef('flownode.flows'::regclass)
-UNION ALL
-SELECT 'sequence ' || seqrelid::regclass || ' ' || seqtypid::regtype || ' ' || seqstart || ' '
-       || seqincrement || ' ' || seqmax || ' ' || seqmin || ' ' || seqcache || ' ' || seqcycle
-  FROM pg_sequence WHERE seqrelid IN (SELECT oid FROM rels)
-UNION ALL
-SELECT 'init_privs ' || pg_describe_object(i.classoid, i.objoid, i.objsubid) || ' ' || i.privtype::text || ' ' || i.initprivs::text
-  FROM pg_init_privs i, pg_depend dep, ext
- WHERE dep.refclassid = 'pg_extension'::regclass AND dep.refobjid = ext.oid AND dep.deptype = 'e'
-   AND i.classoid = dep.classid AND i.objoid = dep.objid
-UNION ALL
-SELECT 'schema ' || nspname || ' acl=' || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = 'flownode'
-ORDER BY 1};
+# the right to create flows: kept by fn_alice, who owns one, and by no one else
+my $may_create = q{SELECT string_agg(r, ',' ORDER BY r) FROM unnest(ARRAY['fn_alice', 'fn_bob', 'public']) r
+ WHERE has_function_privilege(r, 'flownode.create_flow(text,text,text,interval,interval,text,boolean,boolean,text)',
+                              'EXECUTE')};
+$node->safe_psql('postgres', 'CREATE ROLE fn_bob LOGIN');
+is($node->safe_psql('up', $may_create), 'fn_alice', 'the update grants the right to create flows to the owners of flows only');
+
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION flownode');
-my $fresh = $node->safe_psql('fresh', $catalog);
+is($node->safe_psql('fresh', $may_create), '', 'a fresh install grants the right to create flows to no one');
+# the same grant, given by a DBA
+$node->safe_psql('fresh', 'GRANT EXECUTE ON FUNCTION flownode.create_flow TO fn_alice');
+my $fresh = fn_extension_catalog($node, 'fresh');
 like($fresh, qr/^member table flownode\.flow_binding$/m, 'the catalog description covers the new objects');
-is($node->safe_psql('up', $catalog), $fresh, 'the updated catalog is the same as a fresh 0.2 install');
+like($fresh, qr/^init_privs function flownode\.create_flow\(.*\{postgres=X\/postgres\}$/m,
+	'... and the privileges the extension records as its own');
+is(fn_extension_catalog($node, 'up'), $fresh, 'the updated catalog is the same as a fresh 0.3 install');
 
 # the flows: every marking trigger fires always, and nothing was lost
 is( $node->safe_psql('up',
@@ -226,6 +177,13 @@ is($node->safe_psql('up', q{SELECT flownode.create_flow('f_new', 'sink_new',
   $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n FROM m GROUP BY 1$q$,
   eval_interval => '1 hour') > max(flow_id) FROM flownode.flow WHERE flow_name <> 'f_new'}),
 	't', 'a new flow after the update gets a new id');
+is($node->safe_psql('up', q{SET ROLE fn_alice; SELECT flownode.create_flow('f_alice', 'sink_alice',
+  $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n FROM m GROUP BY 1$q$,
+  eval_interval => '1 hour') > 0}), 't', 'fn_alice, who owned a flow before the update, still creates flows');
+$node->safe_psql('up', q{GRANT SELECT, TRIGGER ON m TO fn_bob});
+($ret, $out, $err) = $node->psql('up', q{SET ROLE fn_bob; SELECT flownode.create_flow('f_bob', 'public.sink_bob',
+  'SELECT host, count(*) AS n FROM m GROUP BY 1', eval_interval => '1 hour')});
+like($err, qr/permission denied for function create_flow/, 'a role that owned no flow may not create one');
 
 # the updated database survives a dump and restore
 my $dump = "$tmp/up.fc";
@@ -233,7 +191,8 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('up') ],
 $node->safe_psql('postgres', 'CREATE DATABASE restored');
 $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ], 'pg_restore of it');
 is($node->safe_psql('restored', "SELECT count(*) FROM flownode.flows WHERE state <> 'restored'"),
-	'5', 'every flow is back and bound');
+	'6', 'every flow is back and bound');
+is($node->safe_psql('restored', $may_create), 'fn_alice', 'the grant to fn_alice is restored, and no other');
 $node->safe_psql('restored', q{INSERT INTO m VALUES ('2024-05-02 02:02:02', 'h0', 11)});
 $node->safe_psql('restored', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
 check_exact('restored', 'after the restore, a write and a flush');

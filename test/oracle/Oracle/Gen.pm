@@ -42,6 +42,22 @@ sub case_plan
 	return $c;
 }
 
+# The server settings of a run (one node serves all its cases), from the run's
+# seed: the flows' shared dirty sets as configured by default (they start at 16
+# ranges in the slot and grow into the pool), capped at 8 ranges (every set past
+# them merges its nearest ranges), or growing into a pool too small for them all
+# (a set that cannot grow merges as a full one does). Returns postgresql.conf
+# lines, '' for the defaults.
+sub server_settings
+{
+	my ($seed) = @_;
+	my $r = Oracle::Rng->new($seed ^ 0x5E77);
+	my $which = $r->weighted(grow => 2, capped => 1, small_pool => 1);
+	return $which eq 'capped' ? "flownode.dirty_ranges_per_flow = 8\n"
+	  : $which eq 'small_pool' ? "flownode.dirty_ranges_memory = '96kB'\n"
+	  : '';
+}
+
 sub skipped
 {
 	my ($c, $feature) = @_;
