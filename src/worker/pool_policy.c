@@ -19,8 +19,8 @@
  *   more than its share leaves (its flows go to its database's other workers); with
  *   more databases than workers, a worker that has served a while leaves, so that
  *   the databases take turns.
- * - A worker holding no flow, with none of its database's to adopt, for two seconds,
- *   or one beyond a lowered max_workers, leaves.
+ * - A worker holding no flow, with none of its database's to adopt, or one beyond a
+ *   lowered max_workers, leaves.
  */
 #include "flownode.h"
 
@@ -34,9 +34,6 @@
 #include "utils/timestamp.h"
 #include "worker/launcher.h"
 
-/* a worker without flows, and none of its database's to adopt, leaves after this
- * (long enough for the commit that asked for it to have published its flow) */
-#define FN_IDLE_LEAVE_USEC (2 * USECS_PER_SEC)
 /* with more databases than workers, a worker serves its database this long at least */
 #define FN_TENURE_USEC (60 * USECS_PER_SEC)
 
@@ -64,13 +61,9 @@ static bool other_waits(const FnDbFlows *dbs, int ndb) {
 /* Whether the worker leaves the pool (see the top of the file). */
 static bool should_leave(const FnPoolCensus *pc, const FnDbFlows *dbs, int ndb, const FnDbFlows *mine,
                          int held, TimestampTz now) {
-	static TimestampTz idle_since = 0;
-
-	if (held > 0 || mine->unserved > 0)
-		idle_since = 0;
-	else if (idle_since == 0)
-		idle_since = now;
-	if (idle_since != 0 && now - idle_since > FN_IDLE_LEAVE_USEC)
+	/* nothing to serve: the commit that asked for it noted its flow on the slot
+	 * before registering it, so another worker was quicker, or the flow is gone */
+	if (held == 0 && mine->unserved == 0)
 		return true;
 	if (pc->total > fn_max_workers && pc->last)
 		return true;
