@@ -9,6 +9,7 @@
 #include "utils/guc.h"
 
 int fn_max_flows = 64;
+int fn_max_workers = 2;
 int fn_dirty_ranges_per_flow = 4096;
 int fn_dirty_ranges_memory_kb = -1;
 int fn_local_ranges_per_flow = 4096;
@@ -71,6 +72,12 @@ static void define_cap_settings(void) {
 void fn_define_settings(bool preloaded) {
 	if (preloaded)
 		define_server_start_settings();
+	DefineCustomIntVariable("flownode.max_workers",
+	                        "Most flow workers in the whole server; each serves one or many flows of one "
+	                        "database.",
+	                        "With the launcher and one database starter, flownode takes at most two more "
+	                        "background worker processes than this (docs/user-guide.md).",
+	                        &fn_max_workers, 2, 1, 1024, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flownode.fold_open_window",
 	                         "Refreshes a window that only gained rows by folding its new rows into what "
 	                         "its older rows aggregated to, where the query allows (docs/user-guide.md).",

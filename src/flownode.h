@@ -28,6 +28,7 @@
 
 /* ---- GUCs (flownode.c) ---- */
 extern int fn_max_flows;
+extern int fn_max_workers;
 extern int fn_dirty_ranges_per_flow;
 extern int fn_dirty_ranges_memory_kb;
 extern int fn_local_ranges_per_flow;
@@ -44,7 +45,7 @@ extern bool fn_verify_folds;
 extern int fn_max_flows_per_database;
 extern int fn_max_flows_per_role;
 
-/* This process is a flow's worker (set by flownode_flow_main): the sink rows its
+/* This process is a flow worker (set by flownode_flow_main): the sink rows its
  * refreshes write are an upstream flow's output, so the commit that marks them
  * wakes the flows downstream (commit_marks.c). */
 extern bool fn_is_flow_worker;

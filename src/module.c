@@ -18,6 +18,7 @@
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 #include "shmem/inflight.h"
+#include "shmem/pool.h"
 #include "storage/ipc.h"
 #include "worker/launcher.h"
 
@@ -33,6 +34,7 @@ static void flownode_shmem_request(void) {
 		prev_shmem_request_hook();
 	fn_slots_shmem_request();
 	fn_inflight_shmem_request();
+	fn_pool_shmem_request();
 }
 
 static void flownode_shmem_startup(void) {
@@ -40,6 +42,7 @@ static void flownode_shmem_startup(void) {
 		prev_shmem_startup_hook();
 	fn_slots_shmem_startup();
 	fn_inflight_shmem_startup();
+	fn_pool_shmem_startup();
 }
 
 /*
@@ -70,4 +73,5 @@ void _PG_init(void) {
 	 * stops at once; the first real start binds them (lifecycle/upgrade_binding.c) */
 	if (fn_launcher_enabled && !IsBinaryUpgrade)
 		fn_register_launcher();
+	fn_check_worker_settings();
 }

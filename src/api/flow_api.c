@@ -647,13 +647,13 @@ static void paused_error(TaskConfig *cfg, const char *call) {
 /*
  * Waits until the flow's worker has served request `mine`; returns the windows it
  * refreshed, or raises the refresh's error. ERROR when the flow is dropped meanwhile,
- * or has no worker that could serve it (starting one if none was started).
+ * or no worker adopted it within 15 seconds (asking the pool for one whenever no
+ * start is pending).
  */
 static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlotRequest kind, uint64 mine) {
 	const char *what = kind == FN_REQUEST_FLUSH ? "flush" : "refresh";
 	const char *doing = kind == FN_REQUEST_FLUSH ? "flushing" : "refreshing";
 	FlowSlotAnswer a;
-	bool started = false;
 	TimestampTz wait_start = GetCurrentTimestamp();
 
 	fn_slot_wait_prepare(slot);
@@ -671,24 +671,22 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlo
 			                errmsg("flow \"%s\" was dropped while %s", cfg->flow_name, doing)));
 		}
 		if (!a.attached) {
-			if (a.waiting || (!a.registered && started)) {
-				ConditionVariableCancelSleep();
-				ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				                errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
-				                errhint("No background worker slot is free: raise max_worker_processes.")));
-			}
+			/* a pool worker adopts it: asked again while no start is pending (the
+			 * flow may be between two workers, or the pool full a moment) */
 			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC) {
 				ConditionVariableCancelSleep();
-				ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				                errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
-				                errdetail("Its worker did not start within 15 seconds."),
-				                errhint("See the server log for why the flow's background worker exited.")));
+				ereport(ERROR,
+				        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				         errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
+				         errdetail("No pool worker adopted it within 15 seconds."),
+				         a.waiting
+				             ? errhint("No background worker slot is free, or flownode.max_workers workers "
+				                       "serve other databases: raise max_worker_processes or "
+				                       "flownode.max_workers.")
+				             : errhint("See the server log for why the flow's background worker exited.")));
 			}
-			if (!a.registered && !started) {
-				started = true;
-				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id, cfg->owner,
-				                           fn_role_can_login(cfg->owner));
-			}
+			if (!a.registered)
+				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id);
 		}
 		fn_slot_wait(slot, 1000);
 	}

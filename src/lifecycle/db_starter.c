@@ -59,8 +59,7 @@ static void start_bound_flows(Oid dboid, Oid catalog) {
 			continue;
 		}
 		if (fn_slot_needs_worker(slot, GetCurrentTimestamp()))
-			(void)fn_start_flow_worker(dboid, catalog, cfg->flow_id, cfg->owner,
-			                           fn_role_can_login(cfg->owner));
+			(void)fn_start_flow_worker(dboid, catalog, cfg->flow_id);
 	}
 }
 

@@ -44,7 +44,6 @@ typedef struct PendingAction {
 	PendingKind kind;
 	int64 flow_id;
 	Oid owner;
-	bool owner_can_login;
 	bool paused;       /* PENDING_CONFIG: the flow's pause state at commit */
 	Oid catalog_relid; /* the table, for PENDING_TRIGGER_CLEANUP and PENDING_MARK_ALL */
 } PendingAction;
@@ -110,8 +109,7 @@ static void run_commit_actions(void) {
 			continue;
 		}
 		if (a->kind == PENDING_START || a->kind == PENDING_RESTART)
-			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id, a->owner,
-			                           a->owner_can_login);
+			(void)fn_start_flow_worker(MyDatabaseId, a->catalog_relid, a->flow_id);
 		else if (a->kind == PENDING_RELOAD_ALL)
 			fn_slots_request_reload(MyDatabaseId, a->catalog_relid);
 		else
@@ -173,7 +171,6 @@ static void add_pending(PendingKind kind, int64 flow_id, Oid owner, Oid catalog_
 	a->kind = kind;
 	a->flow_id = flow_id;
 	a->owner = owner;
-	a->owner_can_login = OidIsValid(owner) && fn_role_can_login(owner);
 	a->catalog_relid = catalog_relid;
 	a->set.subid = GetCurrentSubTransactionId();
 	pending_actions = lappend(pending_actions, a);

@@ -141,14 +141,17 @@ static List *dimension_relids(TaskConfig *cfg, bool fill) {
 /* Whether a policy may hide rows of a table the query reads. */
 static bool row_security_on_any(TaskConfig *cfg);
 
-/* The plans are the flow's (a backend refreshes one flow; create_flow's fill keeps
- * nothing here). */
+static void free_plans(void);
+
+/* The plans are the flow's (create_flow's fill keeps nothing here). A pool worker
+ * refreshes many flows: another flow's statements are freed, not left behind. */
 static void plans_for(TaskConfig *cfg) {
 	MemoryContext cxt = plans.cxt;
 
 	if (plans.flow_id == cfg->flow_id)
 		return;
-	fn_fold_forget(); /* another flow's */
+	free_plans(); /* and the fold's, another flow's */
+	list_free(plans.dimensions);
 	if (cxt != NULL)
 		MemoryContextReset(cxt);
 	memset(&plans, 0, sizeof(plans));

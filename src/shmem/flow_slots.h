@@ -13,6 +13,7 @@
  *
  * Two kinds of LWLock: the registry lock (fn_registry_lock, one for all slots) and
  * each slot's own lock (fn_slot_lock). Taking both, the registry lock comes first.
+ * The pool's lock (shmem/pool.h) is never held with either.
  * Nothing under a slot's lock waits for anything else or may fail (no catalog
  * access, no ERROR): a writer's COMMIT publishes under it.
  *
@@ -49,8 +50,8 @@
  *
  * Read without a lock, and why that is safe:
  * - lock_index and flush_cv: set at startup, never written again.
- * - consecutive_failures, by the flow's own worker (fn_slot_failure_streak): once
- *   a worker is attached only that worker writes it (fn_slot_note_success,
+ * - consecutive_failures, by the worker serving the flow (fn_slot_failure_streak):
+ *   once a worker is attached only that worker writes it (fn_slot_note_success,
  *   fn_slot_note_failure, under the lock, for the flows view), so the writer's
  *   own read is exact. The claim's reset happens before any worker attached.
  * - The identity fields under the slot's lock alone: see above.
@@ -110,7 +111,9 @@ extern FnDirtySet fn_slot_durable_set(FlowSlot *slot, uint32 adding);
 extern void fn_slot_reserve(FlowSlot *slot);
 /* create_flow's fill, shown by the flows view as the flow's first run */
 extern void fn_slot_note_fill(FlowSlot *slot, TimestampTz start, TimestampTz end, int64 rows);
-/* the flow's worker was registered (or no worker slot was free): never fails */
+/* a worker is asked for the flow (before the pool is), then it was registered or
+ * woken (or none could be): never fail */
+extern void fn_slot_start_asked(Oid dboid, Oid catalog_relid, int64 flow_id);
 extern void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered);
 extern bool fn_slot_has_worker(Oid dboid, Oid catalog_relid, int64 flow_id);
 /* the drop of one flow (all: every flow of the catalog) committed: never fails */
@@ -126,6 +129,15 @@ extern void fn_slots_free_unserved(Oid dboid);
 extern void fn_slots_database_dropped(Oid dboid);
 extern void fn_slots_stop_database(Oid dboid, TimestampTz until);
 extern void fn_slots_hold_database(Oid dboid, TimestampTz until);
+/* a database's flows, as the pool's workers balance them (slot_lifecycle.c) */
+typedef struct FnDbFlows {
+	Oid dboid;
+	int flows;    /* not dropped */
+	int unserved; /* without a worker, and a worker may adopt them now (fn_slot_adoptable) */
+} FnDbFlows;
+extern int fn_slots_census(FnDbFlows *out, int max, TimestampTz now);
+/* whether a flow of another database has no worker (a free pool entry is its) */
+extern bool fn_slots_other_db_unserved(Oid dboid, TimestampTz now);
 extern bool fn_slot_orphan_candidate(FlowSlot *slot, Oid dboid, Oid *catalog_relid, int64 *flow_id,
                                      uint64 *seen_seq);
 
@@ -199,9 +211,12 @@ extern void fn_slot_publish_commit(FlowSlot *slot, const FlowSlotCommit *c);
 /* the flow's durable record added to its sets (a worker's start, a restore) */
 extern void fn_slot_load_record(FlowSlot *slot, const FnTimeRange *ranges, uint32 n, TimestampTz oldest);
 
-/* ---- the flow's own worker (slot_worker.c) ---- */
+/* ---- the flow's worker, of the pool (slot_worker.c) ---- */
 
 extern bool fn_slot_attach_worker(FlowSlot *slot);
+/* a flow of the database without a worker, which one may adopt now; its key */
+extern bool fn_slot_adoptable(FlowSlot *slot, Oid dboid, TimestampTz now, Oid *catalog_relid, int64 *flow_id);
+extern void fn_slot_hold_adoption(FlowSlot *slot, TimestampTz until);
 extern void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld,
                                   const FnTimeRange *backlog, uint32 nbacklog);
 extern void fn_slot_mark_dropped(FlowSlot *slot);

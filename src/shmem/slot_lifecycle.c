@@ -27,9 +27,12 @@ void fn_slot_note_fill(FlowSlot *slot, TimestampTz start, TimestampTz end, int64
 	LWLockRelease(fn_slot_lock(slot));
 }
 
-/* The creating transaction committed (reserved_by goes); a worker was registered,
- * or none could be and, while none is attached, the flow waits for one. */
-void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered) {
+/* A worker is asked for (asked), or the asking came to `registered`: the creating
+ * transaction committed (reserved_by goes), and a hold of the flow's adoption goes
+ * (it was bound, or its extension updated, just now), before a pool worker woken
+ * by the asking looks; then a worker was registered or woken, or none could be
+ * and, while none is attached, the flow waits for one. */
+static void note_start(Oid dboid, Oid catalog_relid, int64 flow_id, bool asked, bool registered) {
 	FlowSlot *slot;
 
 	LWLockAcquire(fn_registry_lock(), LW_SHARED);
@@ -37,13 +40,23 @@ void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool 
 	if (slot) {
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		slot->reserved_by = 0;
-		if (registered)
+		slot->hold_until = 0;
+		/* asked: the outcome follows */
+		if (!asked && registered)
 			slot->worker_registered_at = GetCurrentTimestamp();
-		else if (slot->worker_pid == 0)
+		else if (!asked && slot->worker_pid == 0)
 			slot->state = FLOW_WAITING_FOR_WORKER;
 		LWLockRelease(fn_slot_lock(slot));
 	}
 	LWLockRelease(fn_registry_lock());
+}
+
+void fn_slot_start_asked(Oid dboid, Oid catalog_relid, int64 flow_id) {
+	note_start(dboid, catalog_relid, flow_id, true, false);
+}
+
+void fn_slot_worker_requested(Oid dboid, Oid catalog_relid, int64 flow_id, bool registered) {
+	note_start(dboid, catalog_relid, flow_id, false, registered);
 }
 
 bool fn_slot_has_worker(Oid dboid, Oid catalog_relid, int64 flow_id) {
@@ -161,6 +174,60 @@ List *fn_slots_databases_needing_workers(TimestampTz now) {
 	}
 	LWLockRelease(fn_registry_lock());
 	return wanted;
+}
+
+/* Adds the slot to its database's counts (fn_slots_census); false when `out` is
+ * full. Registry lock held. */
+static bool count_slot(FlowSlot *slot, FnDbFlows *out, int *n, int max, TimestampTz now) {
+	bool live, unserved;
+	int k;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	live = slot->in_use && !slot->dropped;
+	unserved = live && slot->worker_pid == 0 && slot->reserved_by == 0 && now >= slot->hold_until &&
+	           now >= slot->drop_db_until;
+	LWLockRelease(fn_slot_lock(slot));
+	if (!live)
+		return true;
+	for (k = 0; k < *n && out[k].dboid != slot->dboid; k++)
+		;
+	if (k == *n) {
+		if (*n == max)
+			return false;
+		out[(*n)++] = (FnDbFlows){slot->dboid, 0, 0};
+	}
+	out[k].flows++;
+	out[k].unserved += unserved;
+	return true;
+}
+
+/* Per database holding flows (at most `max` of them): its flows, and those without
+ * a worker that one may adopt now. */
+int fn_slots_census(FnDbFlows *out, int max, TimestampTz now) {
+	int n = 0;
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count(); i++)
+		if (!count_slot(fn_slot_at(i), out, &n, max, now))
+			break;
+	LWLockRelease(fn_registry_lock());
+	return n;
+}
+
+bool fn_slots_other_db_unserved(Oid dboid, TimestampTz now) {
+	bool found = false;
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	for (int i = 0; i < fn_slot_count() && !found; i++) {
+		FlowSlot *slot = fn_slot_at(i);
+
+		LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+		found = slot->in_use && slot->dboid != dboid && !slot->dropped && slot->worker_pid == 0 &&
+		        slot->reserved_by == 0 && now >= slot->hold_until;
+		LWLockRelease(fn_slot_lock(slot));
+	}
+	LWLockRelease(fn_registry_lock());
+	return found;
 }
 
 /* Whether the slot belongs to the database and no worker is attached to it. */

@@ -34,9 +34,36 @@ bool fn_slot_attach_worker(FlowSlot *slot) {
 	return ok;
 }
 
-/* The worker exits: the ranges of an unfinished refresh (held) and of a flush's
- * backlog go back into the dirty set (over-marking is safe), and the slot is freed
- * if the flow was dropped. */
+/* A flow of the database with no worker, not held back (DROP DATABASE, a create_flow
+ * not committed yet): a pool worker of the database may adopt it. Its key in
+ * *catalog_relid and *flow_id. */
+bool fn_slot_adoptable(FlowSlot *slot, Oid dboid, TimestampTz now, Oid *catalog_relid, int64 *flow_id) {
+	bool ok;
+
+	LWLockAcquire(fn_registry_lock(), LW_SHARED);
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	ok = slot->in_use && slot->dboid == dboid && !slot->dropped && slot->worker_pid == 0 &&
+	     slot->reserved_by == 0 && now >= slot->hold_until && now >= slot->drop_db_until;
+	*catalog_relid = slot->catalog_relid;
+	*flow_id = slot->flow_id;
+	LWLockRelease(fn_slot_lock(slot));
+	LWLockRelease(fn_registry_lock());
+	return ok;
+}
+
+/* A worker found the flow not to be adopted now (not bound yet, its catalog not
+ * this database's): no worker tries again before `until`, unless a start is asked
+ * for (fn_slot_worker_requested), and the pool does not count it as waiting. */
+void fn_slot_hold_adoption(FlowSlot *slot, TimestampTz until) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->worker_pid == 0)
+		slot->hold_until = Max(slot->hold_until, until);
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* The worker lets the flow go (it exits, or hands the flow back): the ranges of an unfinished refresh (held)
+ * and of a flush's backlog go back into the dirty set (over-marking is safe), and the slot is freed if the
+ * flow was dropped. */
 void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld, const FnTimeRange *backlog,
                            uint32 nbacklog) {
 	bool dropped;

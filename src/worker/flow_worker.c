@@ -1,12 +1,17 @@
 /*
- * flow_worker.c: the seed's BatchingTask, one dynamic background worker per flow
- * (docs/internals.md §6).
+ * flow_worker.c: the seed's BatchingTask, one per flow, run by the pool's workers
+ * (docs/internals.md §6). A pool worker is connected to one database and serves
+ * one or many of its flows, each with its own task (settings, window, buffers,
+ * budget, backoff, schedule).
  *
- * Loop (start_executing_loop): sleep until the next evaluation (eval_interval, or
- * adaptive), take the oldest dirty windows whose source rows fit the budget (at most
- * flownode.max_rows_per_refresh), run the refresh in its own transaction, drop the taken windows on success
- * or put them back on failure. A backlog runs again at once. flush_flow requests
- * are served between cycles: everything dirty at that moment is refreshed.
+ * Loop (start_executing_loop, over the worker's flows): serve what a flow's slot
+ * asks for (a drop, new settings, refresh_flow, flush_flow), else run the flow that
+ * is due soonest, else sleep until the earliest due time or the latch (shared by
+ * every slot the worker serves). A run takes the oldest dirty windows whose source
+ * rows fit the budget (at most flownode.max_rows_per_refresh), refreshes them in its
+ * own transaction, drops the taken windows on success or puts them back on
+ * failure; a backlog is due again at once, after the flows due before it. A flush
+ * refreshes everything dirty at that moment.
  *
  * Steering: the flow's settings are read again when alter_flow, pause_flow or
  * resume_flow commits (the slot's config_seq); a paused flow refreshes nothing. A
@@ -52,6 +57,8 @@
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 #include "shmem/inflight.h"
+#include "shmem/pool.h"
+#include "worker/pool_policy.h"
 
 typedef struct TaskRun {
 	TaskConfig *cfg;
@@ -74,19 +81,28 @@ typedef struct TaskRun {
 	bool clock;                    /* the query compares its time column with now() (flownode.flow_clock) */
 	TimestampTz clock_at;          /* the scheduled time every window not marked follows */
 	TimestampTz backfill_retry_at; /* the next backfill chunk not before (a failure's backoff) */
+	TimestampTz next_eval;         /* the next scheduled evaluation */
 } TaskRun;
 
-static TaskRun task;
+/* The worker's flows, each task in its own memory context (TaskRun.cxt), and the
+ * one being served now, which every function below works on. */
+static TaskRun **tasks = NULL;
+static int ntasks = 0;
+static TaskRun *task = NULL;
+static TaskRun *shown = NULL;    /* the flow whose name and time zone the session shows */
+static int pool_index = -1;      /* the worker's entry in the pool (shmem/pool.h) */
+static bool adopted_any = false; /* it has served a flow: once it holds none, it leaves */
+static char *server_timezone = NULL;
 
 static bool run_backfill_chunk(int64 *windows);
 
 /* A background backfill has windows left to fill (not only its end to write). */
 static bool backfill_left(void) {
-	return task.cfg->backfilling && task.cfg->backfill_next < task.cfg->backfill_to;
+	return task->cfg->backfilling && task->cfg->backfill_next < task->cfg->backfill_to;
 }
 
 static FnDirtySet backlog_set(void) {
-	FnDirtySet s = {task.backlog, &task.nbacklog, task.room};
+	FnDirtySet s = {task->backlog, &task->nbacklog, task->room};
 
 	return s;
 }
@@ -94,14 +110,14 @@ static FnDirtySet backlog_set(void) {
 /* The worker's buffers grown to hold n ranges (doubling, up to the cap of a set):
  * outside the slot's lock, as an allocation may fail. */
 static void fit_buffers(uint32 n) {
-	uint32 room = Min(Max(n, task.room * 2), (uint32)fn_dirty_ranges_per_flow);
+	uint32 room = Min(Max(n, task->room * 2), (uint32)fn_dirty_ranges_per_flow);
 
-	if (n <= task.room || room <= task.room)
+	if (n <= task->room || room <= task->room)
 		return;
-	task.buf = repalloc(task.buf, sizeof(FnTimeRange) * room);
-	task.chunk = repalloc(task.chunk, sizeof(FnTimeRange) * (room + 1));
-	task.backlog = repalloc(task.backlog, sizeof(FnTimeRange) * room);
-	task.room = room;
+	task->buf = repalloc(task->buf, sizeof(FnTimeRange) * room);
+	task->chunk = repalloc(task->chunk, sizeof(FnTimeRange) * (room + 1));
+	task->backlog = repalloc(task->backlog, sizeof(FnTimeRange) * room);
+	task->room = room;
 }
 
 /* The slot's exclusive lock, once the buffers can hold all of its dirty set. */
@@ -109,11 +125,11 @@ static void lock_with_room(void) {
 	for (;;) {
 		uint32 n;
 
-		LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-		n = *fn_slot_dirty_set(task.slot, 0).count;
-		if (n <= task.room)
+		LWLockAcquire(fn_slot_lock(task->slot), LW_EXCLUSIVE);
+		n = *fn_slot_dirty_set(task->slot, 0).count;
+		if (n <= task->room)
 			return;
-		LWLockRelease(fn_slot_lock(task.slot));
+		LWLockRelease(fn_slot_lock(task->slot));
 		fit_buffers(n);
 	}
 }
@@ -122,38 +138,62 @@ static void lock_with_room(void) {
  * more ranges: looked up again under each hold, as the shared one moves when it
  * grows and the backlog when the buffers do. */
 static FnDirtySet from_locked(bool from_shared, uint32 adding) {
-	return from_shared ? fn_slot_dirty_set(task.slot, adding) : backlog_set();
+	return from_shared ? fn_slot_dirty_set(task->slot, adding) : backlog_set();
 }
 
 /* A refresh's take ends (committed, failed or given back at exit): commits may claim
  * their records in the durable set again (publish_marks). */
 static void end_take(void) {
-	LWLockAcquire(fn_slot_lock(task.slot), LW_EXCLUSIVE);
-	fn_slot_end_take_locked(task.slot);
-	LWLockRelease(fn_slot_lock(task.slot));
+	LWLockAcquire(fn_slot_lock(task->slot), LW_EXCLUSIVE);
+	fn_slot_end_take_locked(task->slot);
+	LWLockRelease(fn_slot_lock(task->slot));
 }
 
-/* Exit callback: ranges taken by an unfinished refresh go back (over-marking is safe). */
+/* The worker lets the flow go (dropped, or handed back): the ranges its unfinished
+ * runs took go back into the slot (over-marking is safe), and the slot is free for
+ * another worker. */
+static void release_task(int i) {
+	TaskRun *t = tasks[i];
+
+	tasks[i] = tasks[--ntasks];
+	if (t->slot != NULL)
+		fn_slot_detach_worker(t->slot, t->chunk, t->nchunk, t->backlog, t->nbacklog);
+	if (task == t)
+		task = NULL;
+	if (shown == t && !proc_exit_inprogress) /* it no longer shows a flow it lets go */
+		pgstat_report_appname("");
+	if (shown == t)
+		shown = NULL;
+	MemoryContextDelete(t->cxt);
+	if (pool_index >= 0)
+		fn_pool_note_load(pool_index, ntasks);
+}
+
+/* Exit callback: every flow is let go, then the pool entry (its flows go to the
+ * database's other workers, or to a new one). */
 static void worker_exit(int code pg_attribute_unused(), Datum arg pg_attribute_unused()) {
-	if (task.slot != NULL)
-		fn_slot_detach_worker(task.slot, task.chunk, task.nchunk, task.backlog, task.nbacklog);
+	while (ntasks > 0)
+		release_task(ntasks - 1);
+	if (pool_index >= 0)
+		fn_pool_leave(pool_index);
+	pool_index = -1;
 }
 
 static void record_success(TimestampTz start, int64 rows) {
 	/* with no backlog left, what it held is in the sink now */
-	fn_slot_note_success(task.slot, start, rows, task.nbacklog == 0);
+	fn_slot_note_success(task->slot, start, rows, task->nbacklog == 0);
 }
 
 /* The flow is failing from now until a refresh succeeds (record_success resets
  * consecutive_failures); the failure itself stays in the slot after that. */
 static void record_failure(TimestampTz start, ErrorData *edata) {
-	fn_slot_note_failure(task.slot, start, edata->message ? edata->message : "unknown error");
+	fn_slot_note_failure(task->slot, start, edata->message ? edata->message : "unknown error");
 }
 
 /* The slot says the flow was dropped (set when the drop commits). Caller holds the
  * slot's lock or does not need a stable answer. */
 static bool flow_dropped(void) {
-	return fn_slot_is_dropped(task.slot);
+	return fn_slot_is_dropped(task->slot);
 }
 
 /*
@@ -183,13 +223,13 @@ static void begin_refresh_transaction(const char *activity) {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	pgstat_report_activity(STATE_RUNNING, activity);
-	if (task.timeout_ms > 0)
-		enable_timeout_after(STATEMENT_TIMEOUT, task.timeout_ms);
-	fn_lock_flow(task.cfg->flow_id, AccessShareLock);
+	if (task->timeout_ms > 0)
+		enable_timeout_after(STATEMENT_TIMEOUT, task->timeout_ms);
+	fn_lock_flow(task->cfg->flow_id, AccessShareLock);
 }
 
 static void end_refresh_transaction(void) {
-	if (task.timeout_ms > 0)
+	if (task->timeout_ms > 0)
 		disable_timeout(STATEMENT_TIMEOUT, false);
 	CommitTransactionCommand();
 }
@@ -206,41 +246,41 @@ static void end_refresh_transaction(void) {
  * there (more, never less).
  */
 static void mark_clock_changes(bool from_shared, TimestampTz clock_at) {
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 	int n;
 	FnTimeRange *changes;
 
 	/* the source first, as every refresh locks it before writing anything */
-	LockRelationOid(task.cfg->source_relid, AccessShareLock);
+	LockRelationOid(task->cfg->source_relid, AccessShareLock);
 	PushActiveSnapshot(GetTransactionSnapshot()); /* for the catalog; the refresh takes its own */
-	changes = fn_refresh_clock_changes(task.cfg, task.clock_at, clock_at, &n);
+	changes = fn_refresh_clock_changes(task->cfg, task->clock_at, clock_at, &n);
 	for (int i = 0; i < n; i++) { /* whole windows */
 		FnTimeRange r = changes[i];
 
-		changes[i].start = fn_window_of(task.window, r.start).start;
-		changes[i].end = fn_window_of(task.window, r.end - 1).end;
+		changes[i].start = fn_window_of(task->window, r.start).start;
+		changes[i].end = fn_window_of(task->window, r.end - 1).end;
 	}
 	if (n > 0) {
 		PendingWriter *w = fn_pending_open();
 
 		TimestampTz changed_at = GetCurrentTimestamp(); /* the clock's change is this moment's */
 
-		fn_pending_write(w, task.cfg->flow_id, changes, (uint32)n, changed_at);
+		fn_pending_write(w, task->cfg->flow_id, changes, (uint32)n, changed_at);
 		fn_pending_close(w);
 		if (!from_shared)
-			fit_buffers(task.nbacklog + (uint32)n);
+			fit_buffers(task->nbacklog + (uint32)n);
 		LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 		fn_dirty_add_all(from_locked(from_shared, (uint32)n), changes, (uint32)n);
 		if (from_shared) /* rows left windows: their groups may vanish */
 			fn_slot_note_marks_locked(slot, changed_at, true);
 		else
-			task.backlog_removals = true;
+			task->backlog_removals = true;
 		LWLockRelease(fn_slot_lock(slot));
 	}
-	fn_registry_clock_set(task.cfg->flow_id, clock_at);
+	fn_registry_clock_set(task->cfg->flow_id, clock_at);
 	PopActiveSnapshot();
 	CommandCounterIncrement(); /* the refresh's trim sees the new record */
-	task.clock_at = clock_at;
+	task->clock_at = clock_at;
 }
 
 /*
@@ -251,7 +291,7 @@ static void mark_clock_changes(bool from_shared, TimestampTz clock_at) {
  */
 static int64 take_fold_reports(void *arg pg_attribute_unused()) {
 	fn_inflight_wait_all();
-	return fn_slot_take_fold_lo(task.slot);
+	return fn_slot_take_fold_lo(task->slot);
 }
 
 /* The refresh's transaction ended: the fold's window goes to the slot, for the
@@ -259,7 +299,7 @@ static int64 take_fold_reports(void *arg pg_attribute_unused()) {
 static void settle_fold(bool committed) {
 	FnFoldSettled settled = fn_fold_settle(committed);
 
-	fn_slot_settle_fold(task.slot, settled.window, settled.folded);
+	fn_slot_settle_fold(task->slot, settled.window, settled.folded);
 }
 
 /*
@@ -280,7 +320,7 @@ typedef struct RunKind {
 struct Run {
 	const RunKind *kind;
 	void *arg; /* the kind's own */
-	/* where the ranges the work takes (task.chunk) come from and go back if the run
+	/* where the ranges the work takes (task->chunk) come from and go back if the run
 	 * fails: the shared dirty set (from_shared) or a flush's backlog (from_locked);
 	 * removals, the flag they were taken with, goes back with them */
 	bool from_shared;
@@ -304,19 +344,19 @@ static Run run_on_shared(const RunKind *kind, void *arg) {
  * Commits may claim their records again (fn_slot_end_take_locked).
  */
 static void put_back(bool from_shared, bool removals) {
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_slot_end_take_locked(slot);
-	fn_dirty_add_all(from_locked(from_shared, task.nchunk), task.chunk, task.nchunk);
-	if (task.nchunk > 0 && removals && from_shared)
+	fn_dirty_add_all(from_locked(from_shared, task->nchunk), task->chunk, task->nchunk);
+	if (task->nchunk > 0 && removals && from_shared)
 		fn_slot_note_marks_locked(slot, 0, true);
-	else if (task.nchunk > 0 && removals)
-		task.backlog_removals = true;
-	if (task.nchunk > 0 && from_shared)
-		fn_slot_put_back_since_locked(slot, task.nbacklog == 0);
+	else if (task->nchunk > 0 && removals)
+		task->backlog_removals = true;
+	if (task->nchunk > 0 && from_shared)
+		fn_slot_put_back_since_locked(slot, task->nbacklog == 0);
 	LWLockRelease(fn_slot_lock(slot));
-	task.nchunk = 0;
+	task->nchunk = 0;
 }
 
 /*
@@ -328,9 +368,9 @@ static void put_back(bool from_shared, bool removals) {
 static void abandon_run(Run *run) {
 	ErrorData *edata;
 
-	if (task.timeout_ms > 0)
+	if (task->timeout_ms > 0)
 		disable_timeout(STATEMENT_TIMEOUT, false);
-	MemoryContextSwitchTo(task.cxt);
+	MemoryContextSwitchTo(task->cxt);
 	edata = CopyErrorData();
 	EmitErrorReport();
 	FlushErrorState();
@@ -362,7 +402,7 @@ static bool run_in_transaction(Run *run) {
 		end_refresh_transaction();
 		if (run->kind->folds)
 			settle_fold(true);
-		task.nchunk = 0;
+		task->nchunk = 0;
 		end_take();
 	}
 	PG_CATCH();
@@ -380,10 +420,10 @@ static bool run_in_transaction(Run *run) {
 
 /* Whether a drop or a pause committed while the run waited for the flow's lock: then
  * it refreshes nothing, and its flush or refresh_flow is not answered as done
- * (task.flow_gone, task.halted). The slot's lock held. */
+ * (task->flow_gone, task->halted). The slot's lock held. */
 static bool flow_stopped_locked(void) {
-	fn_slot_stopped_locked(task.slot, &task.flow_gone, &task.halted);
-	return task.flow_gone || task.halted;
+	fn_slot_stopped_locked(task->slot, &task->flow_gone, &task->halted);
+	return task->flow_gone || task->halted;
 }
 
 /* What run_refresh's work reports to it. */
@@ -397,12 +437,12 @@ typedef struct RefreshRun {
  * Under the slot's lock, the refresh's view of `from`: nothing if the flow stopped;
  * else windows that ended before *expired_before (if not 0) cut out of it and of the
  * durable set (whatever marked them: they are frozen; a range across the line is cut
- * at a window start, so whole windows stay), and the rest copied into task.buf.
+ * at a window start, so whole windows stay), and the rest copied into task->buf.
  * Returns how many ranges were copied; *expired_before becomes 0 when nothing is to
  * be removed from the record.
  */
 static uint32 copy_dirty(const Run *run, int64 *expired_before) {
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 	FnDirtySet from;
 	uint32 n;
 
@@ -414,14 +454,14 @@ static uint32 copy_dirty(const Run *run, int64 *expired_before) {
 			fn_slot_clean_since_locked(slot);
 	} else
 		*expired_before = 0;
-	n = (task.flow_gone || task.halted) ? 0 : *from.count;
-	memcpy(task.buf, from.ranges, sizeof(FnTimeRange) * n);
+	n = (task->flow_gone || task->halted) ? 0 : *from.count;
+	memcpy(task->buf, from.ranges, sizeof(FnTimeRange) * n);
 	LWLockRelease(fn_slot_lock(slot));
 	return n;
 }
 
 /*
- * Takes the ranges of task.buf that fit the budget out of `from` into task.chunk:
+ * Takes the ranges of task->buf that fit the budget out of `from` into task->chunk:
  * from here on they are ours until the commit or put back; and they are no longer
  * known as durably recorded, since the refresh removes them from the record. The
  * set's removals flag goes with the last of its ranges (run->removals: what the
@@ -429,27 +469,27 @@ static uint32 copy_dirty(const Run *run, int64 *expired_before) {
  */
 static void take_chunk(Run *run, uint32 n, uint64 *windows, uint64 *rows) {
 	RefreshRun *r = run->arg;
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 	FnDirtySet from;
 
 	/* a lowered flownode.max_rows_per_refresh applies at once */
-	task.nchunk =
-	    fn_refresh_take(task.cfg, task.window, task.buf, n, Min(task.budget, (uint64)fn_max_rows_per_refresh),
-	                    task.chunk, windows, rows, r->backlog_remains);
+	task->nchunk = fn_refresh_take(task->cfg, task->window, task->buf, n,
+	                               Min(task->budget, (uint64)fn_max_rows_per_refresh), task->chunk, windows,
+	                               rows, r->backlog_remains);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_slot_begin_take_locked(slot);         /* until end_take: no durable claims meanwhile */
 	from = from_locked(run->from_shared, 1); /* a subtraction may split a range */
-	for (uint32 i = 0; i < task.nchunk; i++) {
-		fn_dirty_subtract(from, task.chunk[i]);
-		fn_durable_remove(fn_slot_durable_set(slot, 1), task.chunk[i]);
+	for (uint32 i = 0; i < task->nchunk; i++) {
+		fn_dirty_subtract(from, task->chunk[i]);
+		fn_durable_remove(fn_slot_durable_set(slot, 1), task->chunk[i]);
 	}
 	if (run->from_shared) {
 		fn_slot_take_since_locked(slot);
 		run->removals = fn_slot_take_removals_locked(slot, *from.count == 0);
 	} else {
-		run->removals = task.backlog_removals;
+		run->removals = task->backlog_removals;
 		if (*from.count == 0)
-			task.backlog_removals = false;
+			task->backlog_removals = false;
 	}
 	LWLockRelease(fn_slot_lock(slot));
 }
@@ -467,13 +507,13 @@ static void refresh_work(Run *run) {
 	int64 expired_before;
 	uint32 n;
 
-	if (task.clock && !flow_dropped()) {
-		clock_at = fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval);
-		if (clock_at != task.clock_at)
+	if (task->clock && !flow_dropped()) {
+		clock_at = fn_scheduled_time(GetCurrentTimestamp(), task->cfg->eval_interval);
+		if (clock_at != task->clock_at)
 			mark_clock_changes(run->from_shared, clock_at);
 	}
-	expired_before = fn_expiry_start(task.cfg->expire_after, task.cfg->window.with_time_zone,
-	                                 task.cfg->timezone, task.window, GetCurrentTimestamp());
+	expired_before = fn_expiry_start(task->cfg->expire_after, task->cfg->window.with_time_zone,
+	                                 task->cfg->timezone, task->window, GetCurrentTimestamp());
 	n = copy_dirty(run, &expired_before);
 	if (n > 0) {
 		uint64 windows = 1;
@@ -484,21 +524,21 @@ static void refresh_work(Run *run) {
 		/* a writer that skipped its record on the strength of these windows is
 		 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 		fn_inflight_wait_all();
-		run->rows = fn_refresh_run(task.cfg, &(FnRefreshRequest){.ranges = task.chunk,
-		                                                         .nranges = (int)task.nchunk,
-		                                                         .expired_before = expired_before,
-		                                                         .removals = run->removals,
-		                                                         .windows = windows,
-		                                                         .rows = take_rows,
-		                                                         .clock_at = clock_at,
-		                                                         .fold = &fold});
+		run->rows = fn_refresh_run(task->cfg, &(FnRefreshRequest){.ranges = task->chunk,
+		                                                          .nranges = (int)task->nchunk,
+		                                                          .expired_before = expired_before,
+		                                                          .removals = run->removals,
+		                                                          .windows = windows,
+		                                                          .rows = take_rows,
+		                                                          .clock_at = clock_at,
+		                                                          .fold = &fold});
 		*r->windows_done += (int64)windows;
-	} else if (expired_before != 0 && !task.flow_gone) /* only the record's expired windows go */
-		(void)fn_refresh_run(task.cfg, &(FnRefreshRequest){.expired_before = expired_before,
-		                                                   .removals = true,
-		                                                   .rows = PG_UINT64_MAX,
-		                                                   .clock_at = clock_at});
-	run->counts = !task.flow_gone && !task.halted;
+	} else if (expired_before != 0 && !task->flow_gone) /* only the record's expired windows go */
+		(void)fn_refresh_run(task->cfg, &(FnRefreshRequest){.expired_before = expired_before,
+		                                                    .removals = true,
+		                                                    .rows = PG_UINT64_MAX,
+		                                                    .clock_at = clock_at});
+	run->counts = !task->flow_gone && !task->halted;
 }
 
 static const RunKind refresh_kind = {"flownode: refreshing dirty windows", true, refresh_work};
@@ -516,19 +556,19 @@ static bool run_refresh(bool from_shared, int64 *windows_done, bool *backlog_rem
 	*backlog_remains = false;
 	/* an idle evaluation costs no transaction (unless marks may have to expire, or the
 	 * clock moves windows in and out of the query) */
-	if ((task.cfg->expire_after == NULL || task.window == NULL) && !task.clock) {
+	if ((task->cfg->expire_after == NULL || task->window == NULL) && !task->clock) {
 		uint32 n;
 
-		LWLockAcquire(fn_slot_lock(task.slot), LW_SHARED);
+		LWLockAcquire(fn_slot_lock(task->slot), LW_SHARED);
 		n = *from_locked(from_shared, 0).count;
-		LWLockRelease(fn_slot_lock(task.slot));
+		LWLockRelease(fn_slot_lock(task->slot));
 		if (n == 0)
 			return true;
 	}
 	ok = run_in_transaction(&run);
 	if (r.worked) /* an idle evaluation says nothing about how big a refresh may be */
-		task.budget = fn_next_row_budget(task.budget, (uint64)fn_max_rows_per_refresh,
-		                                 GetCurrentTimestamp() - run.start, !ok);
+		task->budget = fn_next_row_budget(task->budget, (uint64)fn_max_rows_per_refresh,
+		                                  GetCurrentTimestamp() - run.start, !ok);
 	return ok;
 }
 
@@ -538,7 +578,7 @@ static bool run_refresh(bool from_shared, int64 *windows_done, bool *backlog_rem
  * it is finished first.
  */
 static void serve_flush(void) {
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 	uint64 serving;
 	int64 windows = 0;
 	bool ok = true;
@@ -546,34 +586,34 @@ static void serve_flush(void) {
 
 	serving = fn_slot_serving(slot, FN_REQUEST_FLUSH, NULL);
 
-	task.flow_gone = task.halted = false;
-	while (ok && backfill_left() && !task.flow_gone && !task.halted) {
+	task->flow_gone = task->halted = false;
+	while (ok && backfill_left() && !task->flow_gone && !task->halted) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_backfill_chunk(&windows);
 	}
 	if (ok) /* the chunks run again (a failure's backoff is over) */
-		task.backfill_retry_at = 0;
+		task->backfill_retry_at = 0;
 
 	lock_with_room();
-	task.backlog_removals = fn_slot_take_all_locked(slot, backlog_set());
+	task->backlog_removals = fn_slot_take_all_locked(slot, backlog_set());
 	LWLockRelease(fn_slot_lock(slot));
 
-	while (ok && task.nbacklog > 0 && !task.flow_gone && !task.halted) {
+	while (ok && task->nbacklog > 0 && !task->flow_gone && !task->halted) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_refresh(false, &windows, &more);
 	}
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	fn_dirty_add_all(fn_slot_dirty_set(slot, task.nbacklog), task.backlog, task.nbacklog);
-	if (task.nbacklog > 0 && task.backlog_removals)
+	fn_dirty_add_all(fn_slot_dirty_set(slot, task->nbacklog), task->backlog, task->nbacklog);
+	if (task->nbacklog > 0 && task->backlog_removals)
 		fn_slot_note_marks_locked(slot, 0, true);
-	task.nbacklog = 0;
+	task->nbacklog = 0;
 	fn_slot_put_back_since_locked(slot, true);
-	task.backlog_removals = false;
+	task->backlog_removals = false;
 	/* a flow dropped before its refresh could run is not flushed: its callers are
 	 * told it was dropped (they see the slot go); a paused one neither: they are
 	 * told it is paused (the slot's paused flag). A failed flush stopped at the
 	 * failure run_refresh has just recorded. */
-	if (!task.flow_gone && !task.halted)
+	if (!task->flow_gone && !task->halted)
 		fn_slot_answer_locked(slot, FN_REQUEST_FLUSH, serving, windows, ok);
 	LWLockRelease(fn_slot_lock(slot));
 	fn_slot_wake_waiters(slot);
@@ -584,36 +624,36 @@ static int64 windows_in(FnTimeRange r) {
 	const uint64 cap = 1000000;
 	uint64 n;
 
-	if (r.start >= r.end || task.window == NULL)
+	if (r.start >= r.end || task->window == NULL)
 		return r.start < r.end ? 1 : 0;
-	n = fn_window_count(task.window, r, task.cfg->window.kind == FN_WINDOW_DATE_BIN ? PG_UINT64_MAX : cap);
-	if (n >= cap && task.cfg->window.kind != FN_WINDOW_DATE_BIN)
-		n = Max(n, (uint64)((r.end - r.start) / fn_window_nominal_usec(task.window)));
+	n = fn_window_count(task->window, r, task->cfg->window.kind == FN_WINDOW_DATE_BIN ? PG_UINT64_MAX : cap);
+	if (n >= cap && task->cfg->window.kind != FN_WINDOW_DATE_BIN)
+		n = Max(n, (uint64)((r.end - r.start) / fn_window_nominal_usec(task->window)));
 	return (int64)n;
 }
 
 /*
  * The dirty ranges inside `want` (a union of whole windows) are taken out of the
- * shared set into task.chunk: a refresh of `want` covers them; ours until it
+ * shared set into task->chunk: a refresh of `want` covers them; ours until it
  * commits, or put back (put_back). The slot's lock held.
  */
 static void take_inside(FnTimeRange want) {
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 	FnDirtySet dirty = fn_slot_dirty_set(slot, 1); /* the subtraction may split a range */
 
-	task.nchunk = 0;
+	task->nchunk = 0;
 	for (uint32 i = 0; i < *dirty.count; i++) {
 		FnTimeRange r = {Max(dirty.ranges[i].start, want.start), Min(dirty.ranges[i].end, want.end)};
 
 		if (r.start < r.end)
-			task.chunk[task.nchunk++] = r;
+			task->chunk[task->nchunk++] = r;
 	}
 	fn_slot_begin_take_locked(slot); /* until end_take: no durable claims meanwhile */
 	fn_dirty_subtract(dirty, want);
 	/* the refresh trims the record over all of `want`: the durable set must no longer
 	 * claim any of it, or a writer would skip its record there */
 	fn_durable_remove(fn_slot_durable_set(slot, 1), want);
-	if (task.nchunk > 0)
+	if (task->nchunk > 0)
 		fn_slot_take_since_locked(slot);
 }
 
@@ -624,14 +664,15 @@ static void take_inside(FnTimeRange want) {
  * now too.
  */
 static int64 refresh_range(FnTimeRange range) {
-	TimestampTz clock_at = task.clock ? fn_scheduled_time(GetCurrentTimestamp(), task.cfg->eval_interval) : 0;
+	TimestampTz clock_at =
+	    task->clock ? fn_scheduled_time(GetCurrentTimestamp(), task->cfg->eval_interval) : 0;
 
-	return fn_refresh_run(task.cfg, &(FnRefreshRequest){.ranges = &range,
-	                                                    .nranges = 1,
-	                                                    .removals = true,
-	                                                    .windows = PG_UINT64_MAX,
-	                                                    .rows = PG_UINT64_MAX,
-	                                                    .clock_at = clock_at});
+	return fn_refresh_run(task->cfg, &(FnRefreshRequest){.ranges = &range,
+	                                                     .nranges = 1,
+	                                                     .removals = true,
+	                                                     .windows = PG_UINT64_MAX,
+	                                                     .rows = PG_UINT64_MAX,
+	                                                     .clock_at = clock_at});
 }
 
 /* What run_repair asks of its work and hears back. */
@@ -643,10 +684,10 @@ typedef struct RepairRun {
 /* run_repair's work: the dirty ranges inside `want` taken, then `want` refreshed. */
 static void repair_work(Run *run) {
 	RepairRun *r = run->arg;
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 	bool gone;
 
-	lock_with_room(); /* task.chunk holds what it takes */
+	lock_with_room(); /* task->chunk holds what it takes */
 	gone = flow_stopped_locked();
 	if (!gone)
 		take_inside(r->want);
@@ -654,7 +695,7 @@ static void repair_work(Run *run) {
 	if (!gone) {
 		fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
 		/* counted first: the sink's rows there before, the source's rows now */
-		*r->windows = windows_in(fn_refresh_extent(task.cfg, r->want));
+		*r->windows = windows_in(fn_refresh_extent(task->cfg, r->want));
 		run->rows = refresh_range(r->want);
 	}
 	run->counts = !gone;
@@ -688,8 +729,8 @@ typedef struct BackfillRun {
  * the progress written in the same transaction. */
 static void backfill_work(Run *run) {
 	BackfillRun *b = run->arg;
-	FlowSlot *slot = task.slot;
-	FnTimeRange all = {task.cfg->backfill_next, task.cfg->backfill_to};
+	FlowSlot *slot = task->slot;
+	FnTimeRange all = {task->cfg->backfill_next, task->cfg->backfill_to};
 	bool stop;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
@@ -700,9 +741,9 @@ static void backfill_work(Run *run) {
 	b->worked = true;
 	if (all.start < all.end) { /* else filled: only its end is left to write */
 		FnTimeRange chunk = {all.start,
-		                     fn_fill_chunk_end(task.cfg, task.window, all, fn_backfill_chunk_rows)};
+		                     fn_fill_chunk_end(task->cfg, task->window, all, fn_backfill_chunk_rows)};
 
-		lock_with_room(); /* task.chunk holds what it takes */
+		lock_with_room(); /* task->chunk holds what it takes */
 		take_inside(chunk);
 		LWLockRelease(fn_slot_lock(slot));
 		fn_inflight_wait_all();
@@ -712,8 +753,8 @@ static void backfill_work(Run *run) {
 		run->counts = true; /* a success once something was filled */
 	}
 	PushActiveSnapshot(GetTransactionSnapshot());
-	b->saved = fn_registry_set_backfill(task.cfg->flow_id, task.cfg->backfill_from, b->done_until,
-	                                    task.cfg->backfill_to);
+	b->saved = fn_registry_set_backfill(task->cfg->flow_id, task->cfg->backfill_from, b->done_until,
+	                                    task->cfg->backfill_to);
 	PopActiveSnapshot();
 }
 
@@ -729,24 +770,24 @@ static const RunKind backfill_kind = {"flownode: backfilling", false, backfill_w
  * Marks inside the chunk are taken and covered by it, as refresh_flow does.
  */
 static bool run_backfill_chunk(int64 *windows) {
-	BackfillRun b = {windows, false, task.cfg->backfill_next, false};
+	BackfillRun b = {windows, false, task->cfg->backfill_next, false};
 	Run run = run_on_shared(&backfill_kind, &b);
 
 	if (!run_in_transaction(&run))
 		return false;
 	if (b.worked) {
-		task.cfg->backfill_next = b.done_until;
+		task->cfg->backfill_next = b.done_until;
 		/* done once its end is in the catalog */
-		task.cfg->backfilling = b.done_until < task.cfg->backfill_to || !b.saved;
-		if (!task.cfg->backfilling)
-			ereport(LOG, (errmsg("flownode: flow \"%s\" is backfilled", task.cfg->flow_name)));
+		task->cfg->backfilling = b.done_until < task->cfg->backfill_to || !b.saved;
+		if (!task->cfg->backfilling)
+			ereport(LOG, (errmsg("flownode: flow \"%s\" is backfilled", task->cfg->flow_name)));
 	}
 	return true;
 }
 
 /* refresh_flow: serve the requests pending now (their hull), then answer them. */
 static void serve_repair(void) {
-	FlowSlot *slot = task.slot;
+	FlowSlot *slot = task->slot;
 	uint64 serving;
 	FnTimeRange want;
 	int64 windows = 0;
@@ -755,44 +796,61 @@ static void serve_repair(void) {
 	serving = fn_slot_serving(slot, FN_REQUEST_REPAIR, &want);
 	ok = run_repair(want, &windows);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (!task.flow_gone && !task.halted) /* as for a flush */
+	if (!task->flow_gone && !task->halted) /* as for a flush */
 		fn_slot_answer_locked(slot, FN_REQUEST_REPAIR, serving, windows, ok);
 	LWLockRelease(fn_slot_lock(slot));
 	fn_slot_wake_waiters(slot);
 }
 
+/* A new task, empty, made the one served (`task`); in the list once its slot is
+ * claimed (add_task). */
+static void new_task(void) {
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
+
+	task = MemoryContextAllocZero(cxt, sizeof(TaskRun));
+	task->cxt = cxt;
+}
+
+static void add_task(void) {
+	if (ntasks % 64 == 0)
+		tasks = tasks == NULL ? MemoryContextAlloc(TopMemoryContext, sizeof(TaskRun *) * 64)
+		                      : repalloc(tasks, sizeof(TaskRun *) * (ntasks + 64));
+	tasks[ntasks++] = task;
+	adopted_any = true;
+	fn_pool_note_load(pool_index, ntasks);
+}
+
 static void load_task(int64 flow_id, Oid catalog_relid) {
 	MemoryContext old;
 
-	task.cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
 	begin_catalog_transaction();
-	task.cfg_cxt = AllocSetContextCreate(task.cxt, "flownode task config", ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(task.cfg_cxt);
+	task->cfg_cxt = AllocSetContextCreate(task->cxt, "flownode task config", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(task->cfg_cxt);
 	if (fn_catalog_relid(true) != catalog_relid)
-		task.cfg = NULL;
+		task->cfg = NULL;
 	else {
 		(void)fn_current_catalog_relid(); /* objects of another version: ERROR, the worker exits */
-		task.cfg = fn_load_task_config(flow_id, true);
-		if (task.cfg != NULL && !task.cfg->bound)
-			task.cfg = NULL; /* restored, not bound yet: no triggers mark for it */
+		task->cfg = fn_load_task_config(flow_id, true);
+		if (task->cfg != NULL && !task->cfg->bound)
+			task->cfg = NULL; /* restored, not bound yet: no triggers mark for it */
 	}
-	MemoryContextSwitchTo(task.cxt);
+	MemoryContextSwitchTo(task->cxt);
 	/* the window never changes (alter_flow does not touch the query) */
-	if (task.cfg != NULL && task.cfg->window.kind != FN_WINDOW_NONE)
-		task.window = fn_window_create(&task.cfg->window);
+	if (task->cfg != NULL && task->cfg->window.kind != FN_WINDOW_NONE)
+		task->window = fn_window_create(&task->cfg->window);
 	/* as small as a set starts in its slot, grown to the sets they copy (fit_buffers) */
-	task.room = (uint32)Min(16, fn_dirty_ranges_per_flow);
-	task.buf = palloc(sizeof(FnTimeRange) * task.room);
-	task.chunk = palloc(sizeof(FnTimeRange) * (task.room + 1));
-	task.backlog = palloc(sizeof(FnTimeRange) * task.room);
+	task->room = (uint32)Min(16, fn_dirty_ranges_per_flow);
+	task->buf = palloc(sizeof(FnTimeRange) * task->room);
+	task->chunk = palloc(sizeof(FnTimeRange) * (task->room + 1));
+	task->backlog = palloc(sizeof(FnTimeRange) * task->room);
 	MemoryContextSwitchTo(old);
 	end_catalog_transaction();
 }
 
 /* The flow's name as its worker shows it (pg_stat_activity.application_name). */
 static void show_name(void) {
-	SetConfigOption("application_name", task.cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
-	pgstat_report_appname(task.cfg->flow_name);
+	SetConfigOption("application_name", task->cfg->flow_name, PGC_USERSET, PGC_S_SESSION);
+	pgstat_report_appname(task->cfg->flow_name);
 }
 
 /*
@@ -801,8 +859,8 @@ static void show_name(void) {
  * another change committed meanwhile (then this runs again).
  */
 static void reload_config(void) {
-	FlowSlot *slot = task.slot;
-	MemoryContext cxt = AllocSetContextCreate(task.cxt, "flownode task config", ALLOCSET_SMALL_SIZES);
+	FlowSlot *slot = task->slot;
+	MemoryContext cxt = AllocSetContextCreate(task->cxt, "flownode task config", ALLOCSET_SMALL_SIZES);
 	MemoryContext old;
 	TaskConfig *cfg;
 	uint64 seq;
@@ -810,28 +868,28 @@ static void reload_config(void) {
 	seq = fn_slot_config_seq(slot);
 	begin_catalog_transaction();
 	old = MemoryContextSwitchTo(cxt);
-	cfg = fn_load_task_config(task.cfg->flow_id, true);
+	cfg = fn_load_task_config(task->cfg->flow_id, true);
 	MemoryContextSwitchTo(old);
 	end_catalog_transaction();
-	task.config_seq = seq;
+	task->config_seq = seq;
 	if (cfg == NULL) { /* dropped: the slot says so at the drop's commit */
 		MemoryContextDelete(cxt);
 		return;
 	}
 	/* a backfill's progress not written yet (its row was held) is ours: keep it */
-	if (cfg->backfilling && task.cfg->backfilling && task.cfg->backfill_next > cfg->backfill_next)
-		cfg->backfill_next = task.cfg->backfill_next;
-	MemoryContextDelete(task.cfg_cxt);
-	task.cfg_cxt = cxt;
-	task.cfg = cfg;
+	if (cfg->backfilling && task->cfg->backfilling && task->cfg->backfill_next > cfg->backfill_next)
+		cfg->backfill_next = task->cfg->backfill_next;
+	MemoryContextDelete(task->cfg_cxt);
+	task->cfg_cxt = cxt;
+	task->cfg = cfg;
 	fn_slot_follow_config(slot, seq, cfg->paused);
 	show_name();
 }
 
 /* The evaluation period of the flow's settings now. */
 static int64 first_sleep_usec(void) {
-	return fn_next_sleep_usec(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-	                          task.window ? fn_window_nominal_usec(task.window) : 0,
+	return fn_next_sleep_usec(task->cfg->eval_interval ? fn_interval_usec(task->cfg->eval_interval) : 0,
+	                          task->window ? fn_window_nominal_usec(task->window) : 0,
 	                          (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000, 0,
 	                          false, 0);
 }
@@ -844,7 +902,7 @@ static int64 first_sleep_usec(void) {
 static void load_statement_timeout(void) {
 	SpiAs scope;
 	Oid types[2] = {OIDOID, OIDOID};
-	Datum args[2] = {ObjectIdGetDatum(task.cfg->owner), ObjectIdGetDatum(MyDatabaseId)};
+	Datum args[2] = {ObjectIdGetDatum(task->cfg->owner), ObjectIdGetDatum(MyDatabaseId)};
 	int ms = fn_statement_timeout_ms;
 
 	begin_catalog_transaction();
@@ -862,7 +920,7 @@ static void load_statement_timeout(void) {
 	}
 	fn_spi_end(&scope);
 	end_catalog_transaction();
-	task.timeout_ms = ms;
+	task->timeout_ms = ms;
 }
 
 /* Claims the slot for this process; false when the flow is gone or already served,
@@ -874,8 +932,8 @@ static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
 
 	if (!fn_slot_attach_worker(slot))
 		return false;
-	task.slot = slot;
-	before_shmem_exit(worker_exit, (Datum)0);
+	task->slot = slot;
+	add_task(); /* from here on, the exit callback lets it go */
 	return true;
 }
 
@@ -904,12 +962,12 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
  * restore added rows to it later (reload_requested). Adding what the slot holds
  * already is harmless. */
 static void reload_record(bool at_start) {
-	fn_slot_take_wakeup(task.slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
+	fn_slot_take_wakeup(task->slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
 	begin_catalog_transaction();
-	fn_reload_pending(task.cfg->flow_id, task.slot);
+	fn_reload_pending(task->cfg->flow_id, task->slot);
 	if (at_start)
-		task.clock = fn_registry_clock_get(task.cfg->flow_id, &task.clock_at) &&
-		             task.cfg->eval_interval != NULL && task.window != NULL;
+		task->clock = fn_registry_clock_get(task->cfg->flow_id, &task->clock_at) &&
+		              task->cfg->eval_interval != NULL && task->window != NULL;
 	end_catalog_transaction();
 }
 
@@ -921,89 +979,124 @@ static void reload_record(bool at_start) {
  * day later. The flag is cleared first: a write after this wakes us again.
  */
 static TimestampTz follow_upstream(TimestampTz now, TimestampTz next_eval) {
-	fn_slot_take_wakeup(task.slot, FN_WAKE_UPSTREAM);
+	fn_slot_take_wakeup(task->slot, FN_WAKE_UPSTREAM);
 	return fn_next_eval_after_upstream(
-	    task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)fn_slot_failure_streak(task.slot));
+	    task->cfg->eval_interval ? fn_interval_usec(task->cfg->eval_interval) : 0,
+	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)fn_slot_failure_streak(task->slot));
 }
 
 /* The next evaluation after one that started and finished then (backoff included). */
 static TimestampTz next_after(TimestampTz started, TimestampTz finished, bool backlog) {
-	return fn_next_eval_at(task.cfg->eval_interval ? fn_interval_usec(task.cfg->eval_interval) : 0,
-	                       task.window ? fn_window_nominal_usec(task.window) : 0,
+	return fn_next_eval_at(task->cfg->eval_interval ? fn_interval_usec(task->cfg->eval_interval) : 0,
+	                       task->window ? fn_window_nominal_usec(task->window) : 0,
 	                       (int64)fn_min_refresh_interval_ms * 1000, (int64)fn_max_backoff_ms * 1000, started,
-	                       finished, backlog, (uint32)fn_slot_failure_streak(task.slot));
-}
-
-/* When the worker has something to do next: the evaluation, or a backfill's chunk. */
-static TimestampTz wake_at(TimestampTz next_eval) {
-	return task.cfg->backfilling ? Min(next_eval, task.backfill_retry_at) : next_eval;
+	                       finished, backlog, (uint32)fn_slot_failure_streak(task->slot));
 }
 
 /*
- * Start-up, up to the slot: the connection as the flow's owner (the launcher put the
- * database, the owner, the catalog's version and whether the owner can log in in
- * bgw_extra), the task loaded and the slot claimed. Exits when there is nothing to
- * serve.
+ * Adopts a flow of the worker's database that has no worker: its task loaded, its
+ * slot claimed, its shared state rebuilt from the record and its settings read.
+ * False when there is nothing to serve (dropped, not bound yet, or another worker
+ * was quicker).
  */
-static void attach_flow(int64 flow_id) {
-	Oid dboid, owner, catalog_relid;
-	bool owner_can_login;
-
-	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
-	memcpy(&owner, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(Oid));
-	memcpy(&catalog_relid, MyBgworkerEntry->bgw_extra + 2 * sizeof(Oid), sizeof(Oid));
-	memcpy(&owner_can_login, MyBgworkerEntry->bgw_extra + 3 * sizeof(Oid), sizeof(bool));
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, owner_can_login ? owner : InvalidOid, 0);
-
+static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
+	new_task();
 	load_task(flow_id, catalog_relid);
-	if (task.cfg == NULL)
-		proc_exit(0); /* dropped before we started */
-	if (!attach_slot(dboid, catalog_relid, flow_id))
-		proc_exit(0); /* another worker serves it, or it was dropped */
+	if (task->cfg == NULL || !attach_slot(MyDatabaseId, catalog_relid, flow_id)) {
+		MemoryContextDelete(task->cxt);
+		task = NULL;
+		return false;
+	}
 	if (!flow_still_exists(flow_id, catalog_relid)) {
 		/* dropped between load_task and attach_slot: the drop freed the slot it
 		 * found without a worker, and attach_slot made a new one; free that too */
-		fn_slot_mark_dropped(task.slot);
-		proc_exit(0);
+		fn_slot_mark_dropped(task->slot);
+		release_task(ntasks - 1);
+		return false;
 	}
-}
-
-/* Start-up, once the slot is ours: its shared state, the settings and the session's
- * own settings as every refresh wants them. */
-static void prepare_session(void) {
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
 	reload_record(true);
 	/* the settings as of now: a change may have committed since load_task */
 	reload_config();
-	task.budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
+	shown = NULL; /* it showed this flow's name: the next flow served shows its own */
+	task->budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
 	load_statement_timeout();
+	/* the first evaluation follows the cadence like every other: create_flow has
+	 * just filled the sink, and flush_flow wakes the worker when asked to */
+	task->next_eval = GetCurrentTimestamp() + first_sleep_usec();
+	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task->cfg->flow_name),
+	              errdetail("Pool worker %d serves %d flows.", pool_index, ntasks)));
+	return true;
+}
+
+/*
+ * adopt_flow, with its errors caught: a flow that cannot be adopted (its catalog
+ * unreadable, no slot) is logged and left for a later round, and the worker goes on
+ * serving the others. Returns whether the flow was adopted.
+ */
+static bool try_adopt(Oid catalog_relid, int64 flow_id) {
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool adopted = false;
+
+	PG_TRY();
+	{ adopted = adopt_flow(catalog_relid, flow_id); }
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		/* attached already: let it go again; else only its memory */
+		if (ntasks > 0 && tasks[ntasks - 1] == task)
+			release_task(ntasks - 1);
+		else if (task != NULL)
+			MemoryContextDelete(task->cxt);
+		task = NULL;
+	}
+	PG_END_TRY();
+	return adopted;
+}
+
+/* The flow served from now on: the session shows its name, and its time zone is
+ * the one its query was deparsed with (the other pinned settings are every flow's). */
+static void serve(TaskRun *t) {
+	task = t;
+	if (shown == t)
+		return;
+	shown = t;
+	show_name();
+	fn_pin_session_settings(t->cfg->timezone != NULL ? t->cfg->timezone : server_timezone);
+}
+
+/*
+ * Start-up: the pool entry the launcher registered this worker for (or another
+ * free one), then the connection to its database as the bootstrap superuser:
+ * every refresh runs with its flow owner's identity and privileges
+ * (SetUserIdAndSecContext, as REFRESH MATERIALIZED VIEW does). Exits when the pool
+ * is full.
+ */
+static void enter_pool(int index) {
+	Oid dboid;
+
+	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	pool_index = fn_pool_enter(index, dboid);
+	if (pool_index < 0)
+		proc_exit(0);
+	before_shmem_exit(worker_exit, (Datum)0);
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	/* A refresh need not wait for its WAL flush: if a crash loses its commit, it
 	 * loses the removal of its windows from the durable record with it, and they are
 	 * refreshed again after recovery. Writers' commits are untouched. */
 	SetConfigOption("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION);
-	/* what each refresh would pin (fn_pin_deparse_settings), once for the session */
-	fn_pin_session_settings(task.cfg->timezone);
-	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task.cfg->flow_name)));
-}
-
-/* What the slot asks of the worker, read at once under its lock: a drop committed;
- * flush_flow or refresh_flow calls wait; a restore added rows to the durable record;
- * alter_flow, pause_flow or resume_flow committed; an upstream flow wrote into the
- * source. */
-static FlowSlotRequests read_requests(void) {
-	FlowSlotRequests r;
-
-	fn_slot_read_requests(task.slot, task.config_seq, &r);
-	return r;
+	server_timezone = MemoryContextStrdup(TopMemoryContext, GetConfigOption("timezone", false, false));
 }
 
 /* Steering committed: the settings read again, and the schedule follows them. */
 static void apply_new_settings(TimestampTz *next_eval) {
-	bool was_paused = task.cfg->paused;
+	bool was_paused = task->cfg->paused;
 	int64 was_every = first_sleep_usec();
 	TimestampTz now;
 
@@ -1013,91 +1106,191 @@ static void apply_new_settings(TimestampTz *next_eval) {
 	if (first_sleep_usec() != was_every)
 		*next_eval = Min(*next_eval, now + first_sleep_usec());
 	/* resumed: catch up at once on what was written meanwhile */
-	if (was_paused && !task.cfg->paused)
-		*next_eval = task.backfill_retry_at = now;
+	if (was_paused && !task->cfg->paused)
+		*next_eval = task->backfill_retry_at = now;
 }
 
-/* Sleeps until the latch is set (flush, drop, steering; never marking) or `until`;
- * the wait ends with the postmaster. */
+/* When the flow has something to do next: its evaluation, or a backfill's chunk;
+ * never while it is paused (a resume is a request). */
+static TimestampTz due_at(TaskRun *t) {
+	if (t->cfg->paused)
+		return DT_NOEND;
+	return t->cfg->backfilling ? Min(t->next_eval, t->backfill_retry_at) : t->next_eval;
+}
+
+/* The flow is due: the evaluation when it is due, else a backfill's chunk. */
+static void run_due(void) {
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (now >= task->next_eval) {
+		int64 windows = 0;
+		bool backlog = false;
+
+		(void)run_refresh(true, &windows, &backlog);
+		task->next_eval = next_after(now, GetCurrentTimestamp(), backlog);
+	} else {
+		int64 windows = 0;
+
+		/* chunk after chunk between evaluations; after a failure, the backoff; a
+		 * progress that could not be written is tried again a second later */
+		if (!run_backfill_chunk(&windows))
+			task->backfill_retry_at = next_after(now, GetCurrentTimestamp(), false);
+		else if (task->cfg->backfilling && !backfill_left())
+			task->backfill_retry_at = GetCurrentTimestamp() + USECS_PER_SEC;
+	}
+}
+
+/*
+ * What the flow's slot asks for, served, in this order: a drop, a restore's rows,
+ * new settings, refresh_flow, flush_flow (none while paused); an upstream flow's
+ * write only moves the schedule. False when nothing was served; *dropped when the
+ * flow was dropped (the caller lets it go).
+ */
+static bool serve_requests(TaskRun *t, bool *dropped) {
+	FlowSlotRequests r;
+
+	fn_slot_read_requests(t->slot, t->config_seq, &r);
+	*dropped = r.dropped;
+	if (r.dropped)
+		return true;
+	if (!r.reload && !r.changed && (t->cfg->paused || (!r.repair && !r.flush))) {
+		if (r.upstream && !t->cfg->paused) {
+			serve(t);
+			t->next_eval = follow_upstream(GetCurrentTimestamp(), t->next_eval);
+		}
+		return false;
+	}
+	serve(t);
+	if (r.reload)
+		reload_record(false);
+	else if (r.changed)
+		apply_new_settings(&t->next_eval);
+	else if (r.repair)
+		serve_repair();
+	else
+		serve_flush();
+	return true;
+}
+
+/* One request of one flow served, taking the flows in turn from where the last
+ * turn stopped, so that no flow's requests starve another's; false if none. */
+static bool serve_one_request(void) {
+	static int next = 0;
+
+	for (int k = 0; k < ntasks; k++) {
+		int i = (next + k) % ntasks;
+		bool dropped;
+
+		if (!serve_requests(tasks[i], &dropped))
+			continue;
+		if (dropped) {
+			ereport(LOG, (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped",
+			                     tasks[i]->cfg->flow_name)));
+			release_task(i);
+		}
+		next = i + 1;
+		return true;
+	}
+	return false;
+}
+
+/* Runs the flow due soonest if it is due; else *wake is when one will be. */
+static bool run_soonest(TimestampTz *wake) {
+	TaskRun *soonest = NULL;
+
+	*wake = DT_NOEND;
+	for (int i = 0; i < ntasks; i++)
+		if (due_at(tasks[i]) < *wake) {
+			*wake = due_at(tasks[i]);
+			soonest = tasks[i];
+		}
+	if (soonest == NULL || *wake > GetCurrentTimestamp())
+		return false;
+	serve(soonest);
+	run_due();
+	return true;
+}
+
+/* Sleeps until the latch is set (flush, drop, steering, a flow to adopt; never
+ * marking) or `until`; the wait ends with the postmaster. */
 static void sleep_until(TimestampTz until) {
 	(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 	                Max(1L, (long)((until - GetCurrentTimestamp() + 999) / 1000)), PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
 }
 
-/* Nothing asked for: the evaluation when it is due, else a backfill's chunk when one
- * is due, else a sleep until one of them is. */
-static void run_scheduled(bool upstream, TimestampTz *next_eval) {
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (upstream)
-		*next_eval = follow_upstream(now, *next_eval);
-	if (now >= *next_eval) {
-		int64 windows = 0;
-		bool backlog = false;
-
-		(void)run_refresh(true, &windows, &backlog);
-		*next_eval = next_after(now, GetCurrentTimestamp(), backlog);
-	} else if (task.cfg->backfilling && now >= task.backfill_retry_at) {
-		int64 windows = 0;
-
-		/* chunk after chunk between evaluations; after a failure, the backoff; a
-		 * progress that could not be written is tried again a second later */
-		if (!run_backfill_chunk(&windows))
-			task.backfill_retry_at = next_after(now, GetCurrentTimestamp(), false);
-		else if (task.cfg->backfilling && !backfill_left())
-			task.backfill_retry_at = GetCurrentTimestamp() + USECS_PER_SEC;
-	} else
-		sleep_until(wake_at(*next_eval));
+/* A reload: the settings, and each flow's statement timeout (its owner's may have
+ * changed with them). */
+static void reload_settings(void) {
+	ConfigReloadPending = false;
+	ProcessConfigFile(PGC_SIGHUP);
+	for (int i = 0; i < ntasks; i++) {
+		serve(tasks[i]);
+		load_statement_timeout();
+	}
 }
 
 /*
- * One turn of the loop (the seed's start_executing_loop): what the slot asks for
- * first, in this order (a drop, a restore's rows, new settings, a pause,
- * refresh_flow, flush_flow), then what the schedule says. False once the flow is
- * dropped.
+ * The pool's balance (worker/pool_policy.h): flows beyond the worker's part handed
+ * to a new worker of the database, or flows of the database without a worker
+ * adopted, up to its part and a few at a time (the others wait
+ * a turn, not the adoption of a thousand flows). False when the worker should
+ * leave the pool: its flows go back to the database's other workers.
  */
-static bool serve_next(TimestampTz *next_eval) {
-	FlowSlotRequests r;
+static bool balance(TimestampTz *next_look) {
+	FnPoolPlan plan;
+	int adopted = 0;
+	TimestampTz now = GetCurrentTimestamp();
 
-	CHECK_FOR_INTERRUPTS();
-	if (ConfigReloadPending) {
-		ConfigReloadPending = false;
-		ProcessConfigFile(PGC_SIGHUP);
-		load_statement_timeout();
-	}
-	r = read_requests();
-	if (r.dropped)
+	if (now < *next_look && !fn_pool_take_wakeup(pool_index))
+		return true;
+	*next_look = now + USECS_PER_SEC;
+	plan = fn_pool_plan(pool_index, ntasks);
+	if (plan.leave)
 		return false;
-	if (r.reload)
-		reload_record(false);
-	else if (r.changed)
-		apply_new_settings(next_eval);
-	else if (task.cfg->paused) {
-		/* nothing is refreshed; marks keep arriving in the slot and the record */
-		(void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 60000L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	} else if (r.repair)
-		serve_repair();
-	else if (r.flush)
-		serve_flush();
-	else
-		run_scheduled(r.upstream, next_eval);
+	while (plan.shed-- > 0 && ntasks > 0)
+		release_task(ntasks - 1);
+	for (int i = 0; i < fn_slot_count() && ntasks < plan.limit; i++) {
+		Oid catalog_relid;
+		int64 flow_id;
+
+		if (!fn_slot_adoptable(fn_slot_at(i), MyDatabaseId, now, &catalog_relid, &flow_id))
+			continue;
+		if (!try_adopt(catalog_relid, flow_id)) /* none of the workers tries soon */
+			fn_slot_hold_adoption(fn_slot_at(i), now + FN_ADOPT_RETRY_USEC);
+		else if (++adopted == FN_ADOPT_PER_TURN) {
+			*next_look = now; /* more next turn */
+			break;
+		}
+	}
 	return true;
 }
 
+/*
+ * A pool worker (the seed's start_executing_loop over many tasks): each turn, the
+ * pool's balance, then one flow's request, else the flow due soonest, else a sleep
+ * until one is due or the latch is set.
+ */
 void flownode_flow_main(Datum arg) {
-	TimestampTz next_eval;
+	TimestampTz next_look = 0;
 
 	fn_is_flow_worker = true;
-	attach_flow(DatumGetInt64(arg));
-	prepare_session();
-	/* the first evaluation follows the cadence like every other: create_flow has
-	 * just filled the sink, and flush_flow wakes the worker when asked to */
-	next_eval = GetCurrentTimestamp() + first_sleep_usec();
-	while (serve_next(&next_eval))
-		;
-	ereport(LOG,
-	        (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped", task.cfg->flow_name)));
+	enter_pool(DatumGetInt32(arg));
+	for (;;) {
+		TimestampTz wake;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+			reload_settings();
+		/* a worker whose flows are all gone leaves at once, as a flow's own worker
+		 * exited with its flow: it holds a connection to the database */
+		if (!balance(&next_look) || (adopted_any && ntasks == 0))
+			break;
+		if (serve_one_request() || run_soonest(&wake))
+			continue;
+		sleep_until(Min(wake, next_look));
+	}
+	if (ntasks > 0)
+		ereport(LOG, (errmsg("flownode: pool worker %d hands its %d flows back", pool_index, ntasks)));
 	proc_exit(0);
 }

@@ -1,9 +1,11 @@
 /*
- * launcher.c: starting flow workers. A flow's worker is registered when the
- * transaction that created it commits (or flush_flow finds none); a static launcher
- * worker brings every flow's worker back after a server start, and retries flows
- * left without one (terminated, crashed, or no free worker slot), through a
- * short-lived "db starter" per database that reads that database's flows.
+ * launcher.c: starting flow workers. A flow asks the pool (shmem/pool.h) for a
+ * worker when the transaction that created it commits (or flush_flow finds none):
+ * a worker of its database adopts it, or a new one is registered while the pool
+ * has room. A static launcher worker brings every flow's worker back after a
+ * server start, and retries flows left without one (terminated, crashed, no free
+ * worker slot, a full pool), through a short-lived "db starter" per database that
+ * reads that database's flows.
  */
 #include "flownode.h"
 
@@ -37,7 +39,9 @@
 #include "catalog/pg_type.h"
 
 #include "registry/flow_registry.h"
+#include "replication/logicallauncher.h"
 #include "shmem/flow_slots.h"
+#include "shmem/pool.h"
 
 static void fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type) {
 	memset(w, 0, sizeof(*w));
@@ -50,48 +54,93 @@ static void fill_worker(BackgroundWorker *w, const char *function, const char *n
 	strlcpy(w->bgw_type, type, BGW_MAXLEN);
 }
 
-/*
- * Registers the flow's worker. Cannot fail (it runs at COMMIT): when no worker slot
- * is free the flow is marked waiting_for_worker and the launcher retries.
- */
-bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner, bool owner_can_login) {
+/* Registers the pool worker of entry `index`, for the database. */
+static bool register_pool_worker(Oid dboid, int index) {
 	BackgroundWorker w;
 	char name[BGW_MAXLEN];
+
+	snprintf(name, sizeof(name), "flownode worker %d", index);
+	fill_worker(&w, "flownode_flow_main", name, "flownode flow");
+	w.bgw_main_arg = Int32GetDatum(index);
+	memcpy(w.bgw_extra, &dboid, sizeof(Oid));
+	return RegisterDynamicBackgroundWorker(&w, NULL);
+}
+
+/* A worker of the pool for the database (pool.h): an existing one adopts the flow,
+ * or a new one is registered while the pool has room. Never fails. */
+static FnPoolAnswer pool_request(Oid dboid) {
+	int index;
+	FnPoolAnswer answer =
+	    fn_pool_claim(dboid, !fn_slots_other_db_unserved(dboid, GetCurrentTimestamp()), &index);
+
+	if (answer == FN_POOL_CLAIMED && !register_pool_worker(dboid, index)) {
+		fn_pool_unclaim(index);
+		return FN_POOL_NO_SLOT;
+	}
+	return answer;
+}
+
+bool fn_pool_grow(Oid dboid, int wanted) {
+	int index = fn_pool_claim_another(dboid, wanted);
+
+	if (index < 0)
+		return false;
+	if (register_pool_worker(dboid, index))
+		return true;
+	fn_pool_unclaim(index);
+	return false;
+}
+
+/*
+ * The flow needs a worker: one of the pool's adopts it. Cannot fail (it runs at
+ * COMMIT): when the pool is full and none serves the database, or no background
+ * worker slot is free, the flow is marked waiting_for_worker and the launcher
+ * retries (a worker of a database holding more than its share hands one back).
+ */
+bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id) {
+	FnPoolAnswer answer;
 	bool ok;
 
-	snprintf(name, sizeof(name), "flownode flow " INT64_FORMAT, flow_id);
-	fill_worker(&w, "flownode_flow_main", name, "flownode flow");
-	w.bgw_main_arg = Int64GetDatum(flow_id);
-	memcpy(w.bgw_extra, &dboid, sizeof(Oid));
-	memcpy(w.bgw_extra + sizeof(Oid), &owner, sizeof(Oid));
-	memcpy(w.bgw_extra + 2 * sizeof(Oid), &catalog_relid, sizeof(Oid));
-	memcpy(w.bgw_extra + 3 * sizeof(Oid), &owner_can_login, sizeof(bool));
-	ok = RegisterDynamicBackgroundWorker(&w, NULL);
+	fn_slot_start_asked(dboid, catalog_relid, flow_id);
+	answer = pool_request(dboid);
+	ok = answer == FN_POOL_SERVED || answer == FN_POOL_CLAIMED;
+
 	fn_slot_worker_requested(dboid, catalog_relid, flow_id, ok);
-	if (!ok)
-		ereport(WARNING, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-		                  errmsg("flownode: no free background worker slot for flow " INT64_FORMAT, flow_id),
-		                  errdetail("The flow keeps its dirty windows and starts as soon as a slot frees."),
-		                  errhint("Raise max_worker_processes (now %d); it needs one per flow plus one.",
-		                          max_worker_processes)));
+	if (answer == FN_POOL_NO_SLOT)
+		ereport(WARNING,
+		        (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+		         errmsg("flownode: no free background worker slot for flow " INT64_FORMAT, flow_id),
+		         errdetail("The flow keeps its dirty windows and starts as soon as a slot frees."),
+		         errhint("Raise max_worker_processes (now %d) or lower flownode.max_workers (now %d).",
+		                 max_worker_processes, fn_max_workers)));
 	return ok;
 }
 
 /*
- * A role without LOGIN cannot be a background worker's session user (PostgreSQL
- * 15 refuses it), so such an owner's worker connects as the bootstrap superuser;
- * either way every refresh runs with the owner's identity and privileges
- * (SetUserIdAndSecContext, as REFRESH MATERIALIZED VIEW does).
+ * flownode takes at most flownode.max_workers + 2 background worker processes (its
+ * workers, the launcher, one database starter at a time); the rest of
+ * max_worker_processes must hold a parallel query of two workers (within
+ * max_parallel_workers), and logical replication's launcher and one apply worker
+ * (when max_logical_replication_workers allows them). A WARNING says when it does
+ * not: the settings are the DBA's, and flownode runs with them anyway.
  */
-bool fn_role_can_login(Oid roleid) {
-	HeapTuple tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(roleid));
-	bool can = false;
+void fn_check_worker_settings(void) {
+	int replication = max_logical_replication_workers > 0 ? 1 + 1 : 0;
+	int theirs = Min(max_parallel_workers, 2) + replication;
+	int ours = fn_max_workers + 2;
 
-	if (HeapTupleIsValid(tup)) {
-		can = ((Form_pg_authid)GETSTRUCT(tup))->rolcanlogin;
-		ReleaseSysCache(tup);
-	}
-	return can;
+	if (ours + theirs <= max_worker_processes)
+		return;
+	ereport(
+	    WARNING,
+	    (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+	     errmsg("flownode.max_workers = %d leaves PostgreSQL too few background worker processes",
+	            fn_max_workers),
+	     errdetail("flownode takes up to %d of max_worker_processes = %d; a parallel query of two workers "
+	               "and logical replication need %d more.",
+	               ours, max_worker_processes, theirs),
+	     errhint("Lower flownode.max_workers to %d or raise max_worker_processes to %d.",
+	             Max(max_worker_processes - theirs - 2, 1), ours + theirs)));
 }
 
 /*
@@ -119,6 +168,7 @@ void fn_before_drop_database(const char *dbname) {
 	if (!OidIsValid(dboid) || fn_slot_count() == 0)
 		return;
 	fn_slots_stop_database(dboid, hold);
+	fn_pool_stop_database(dboid, hold);
 }
 
 /* ---- the launcher and the per-database starter ---- */
@@ -183,6 +233,7 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	fn_check_worker_settings();
 
 	for (;;) {
 		List *wanted;
@@ -194,6 +245,7 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 		if (ConfigReloadPending) {
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			fn_check_worker_settings(); /* flownode.max_workers may have changed */
 		}
 		wanted = fn_slots_databases_needing_workers(now);
 

@@ -12,12 +12,14 @@
 
 /* Registers the static launcher (from _PG_init, when preloaded). */
 extern void fn_register_launcher(void);
-/* Registers the flow's worker. Cannot fail (it runs at COMMIT): when no worker slot is
- * free, the flow waits for one (waiting_for_worker) and the launcher retries. */
-extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id, Oid owner,
-                                 bool owner_can_login);
-/* Whether a worker may connect as the role (LOGIN), or must switch to it. */
-extern bool fn_role_can_login(Oid roleid);
+/* Asks the pool for a worker for the flow. Cannot fail (it runs at COMMIT): when
+ * none can serve it, the flow waits for one (waiting_for_worker) and the launcher
+ * retries. */
+extern bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id);
+/* One more pool worker for the database, while it has fewer than `wanted`. */
+extern bool fn_pool_grow(Oid dboid, int wanted);
+/* A WARNING when flownode.max_workers leaves PostgreSQL's own workers no room. */
+extern void fn_check_worker_settings(void);
 /* DROP DATABASE: stops that database's flow workers and holds their restart. */
 extern void fn_before_drop_database(const char *dbname);
 /* After DROP DATABASE succeeded: the slots of its flows freed. */

@@ -60,26 +60,26 @@ sub fn_poll
 	return 0;
 }
 
-# pid of the flow's worker in $db as pg_stat_activity shows it ('' if none).
+# pid of the pool worker serving the flow in $db ('' if none), as the flows view
+# shows it: a worker may serve several flows (docs/internals.md §6).
 sub fn_worker_pid
 {
 	my ($node, $db, $flow) = @_;
 	return fn_try($node, $db,
-		"SELECT string_agg(pid::text, ',') FROM pg_stat_activity "
-		  . "WHERE backend_type = 'flownode flow' AND application_name = '$flow' "
-		  . "AND datname = current_database()") // '';
+		"SELECT f.worker_pid FROM flownode.flows f JOIN pg_stat_activity a ON a.pid = f.worker_pid "
+		  . "WHERE f.flow_name = '$flow' AND a.backend_type = 'flownode flow'") // '';
 }
 
-# Waits until exactly one worker of $flow runs in $db, with a pid other than
+# Waits until a running worker serves $flow in $db, with a pid other than
 # $old_pid (if given). Returns the new pid, or '' on timeout.
 sub fn_wait_worker
 {
 	my ($node, $db, $flow, $old_pid, $secs) = @_;
 	$old_pid = 0 unless $old_pid && $old_pid =~ /^\d+$/;
 	my $ok = fn_poll($node, $db,
-		"SELECT count(*) = 1 AND bool_and(pid <> $old_pid) FROM pg_stat_activity "
-		  . "WHERE backend_type = 'flownode flow' AND application_name = '$flow' "
-		  . "AND datname = current_database()", 't', $secs // 60);
+		"SELECT count(*) = 1 AND bool_and(f.worker_pid <> $old_pid) FROM flownode.flows f "
+		  . "JOIN pg_stat_activity a ON a.pid = f.worker_pid "
+		  . "WHERE f.flow_name = '$flow' AND a.backend_type = 'flownode flow'", 't', $secs // 60);
 	return $ok ? fn_worker_pid($node, $db, $flow) : '';
 }
 
