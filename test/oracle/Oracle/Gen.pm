@@ -46,16 +46,20 @@ sub case_plan
 # seed: the flows' shared dirty sets as configured by default (they start at 16
 # ranges in the slot and grow into the pool), capped at 8 ranges (every set past
 # them merges its nearest ranges), or growing into a pool too small for them all
-# (a set that cannot grow merges as a full one does). Returns postgresql.conf
+# (a set that cannot grow merges as a full one does); and a pool of workers as
+# large as the flows or of 2, each serving several flows. Returns postgresql.conf
 # lines, '' for the defaults.
 sub server_settings
 {
 	my ($seed) = @_;
 	my $r = Oracle::Rng->new($seed ^ 0x5E77);
 	my $which = $r->weighted(grow => 2, capped => 1, small_pool => 1);
-	return $which eq 'capped' ? "flownode.dirty_ranges_per_flow = 8\n"
+	my $ranges = $which eq 'capped' ? "flownode.dirty_ranges_per_flow = 8\n"
 	  : $which eq 'small_pool' ? "flownode.dirty_ranges_memory = '96kB'\n"
 	  : '';
+	# the pool of workers: as many as the flows (test/flownode.conf's 16), or 2
+	# serving every flow of the run, several per worker (user guide §5)
+	return $ranges . ($r->chance(0.5) ? "flownode.max_workers = 2\n" : '');
 }
 
 sub skipped
