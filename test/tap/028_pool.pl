@@ -170,4 +170,11 @@ ok(fn_poll($node, 'postgres', 'SELECT count(DISTINCT worker_pid) FROM flownode.f
 	'after DROP DATABASE the first database is served by two workers again');
 
 $node->stop;
+
+# Settings that leave PostgreSQL's own workers no room (6 + 2 of flownode's, 2 for
+# a parallel query, 2 for logical replication > 8): the server starts, and says so.
+my $tight = fn_node('tight', 'max_worker_processes = 8', 'flownode.max_workers = 6');
+ok($tight->log_contains(qr/leaves PostgreSQL too few background worker processes/, 0),
+	'max_workers = 6 in the default max_worker_processes: a WARNING at start');
+$tight->stop;
 done_testing();
