@@ -30,6 +30,9 @@ N=${CALLGRIND_ROWS:-50000}      # COPY
 ONLY=${CALLGRIND_ONLY:-}         # "partitioned": that case alone
 M=${CALLGRIND_MULTI_ROWS:-10000} # multi-row INSERT
 TX=${CALLGRIND_TX:-2000}
+# CALLGRIND_RESULTS: where callgrind.md and raw/callgrind.tsv go (bench/pool_callgrind.sh
+# measures two builds side by side without writing over the committed results)
+RESULTS=${CALLGRIND_RESULTS:-$BENCH/results}
 # FN_BENCH_NO_BUILD=1 (set by run.sh): measure what run.sh built and installed
 if [[ -z ${FN_BENCH_NO_BUILD:-} ]]; then
   fn_install_deps
@@ -44,7 +47,7 @@ command -v valgrind >/dev/null || {
 DIR="$(fn_workdir)"
 PORT="$(fn_free_port)"
 OUT="$DIR/callgrind" # profiles (MBs): kept only while this runs
-mkdir -p "$OUT" "$BENCH/results/raw"
+mkdir -p "$OUT" "$RESULTS/raw"
 chown postgres: "$OUT"
 trap 'fn_stop_cluster_quiet "$DIR"; rm -rf "$DIR"' EXIT
 fn_start_cluster "$DIR" "$PORT"
@@ -163,7 +166,7 @@ for t in cg_base cg_f1 cg_f5; do
   done
 done
 
-python3 - "$OUT" "$N" "$TX" "$M" "$BENCH/results" "$ONLY" <<'EOF'
+python3 - "$OUT" "$N" "$TX" "$M" "$RESULTS" "$ONLY" <<'EOF'
 import os, re, subprocess, sys
 out, n, tx, m, results, only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 raw = []
@@ -312,4 +315,4 @@ with open(os.path.join(results, "raw", "callgrind.tsv"), "w") as f:
     f.write("\n".join(raw) + "\n")
 print("\n".join(lines))
 EOF
-[[ $ONLY == partitioned ]] || fn_log "wrote $BENCH/results/callgrind.md"
+[[ $ONLY == partitioned ]] || fn_log "wrote $RESULTS/callgrind.md"

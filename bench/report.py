@@ -1080,6 +1080,10 @@ from report_chain import chain_report  # noqa: E402
 
 chain_report(sel, median, paired, add, sections, meta)
 
+from report_pool import pool_report  # noqa: E402
+
+pool_report(sel, median, add, sections, meta, OUT)
+
 # ---- write ---------------------------------------------------------------------
 
 def _scale_note():
@@ -1101,7 +1105,7 @@ def md_table():
 
 secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "sparse", "backfill", "refresh",
             "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy", "shmem",
-            "dimension", "read", "chain", "callgrind"]
+            "pool", "dimension", "read", "chain", "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
 if "scale_generate_s" in meta:
     timing += (f"; the first section that needs the large tables includes generating them "

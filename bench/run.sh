@@ -24,7 +24,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem dimension read chain callgrind"
+SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem pool dimension read chain callgrind"
 ONLY=
 while (($#)); do
   a=$1
@@ -154,6 +154,9 @@ SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS 
 # issues 21.3 and 21.4 (chains, epoch time): its section, sizes and bench_chain
 # shellcheck source=chain.sh
 . "$BENCH/chain.sh"
+# issue 29 (the pool of workers): its section, sizes and bench_pool
+# shellcheck source=pool.sh
+. "$BENCH/pool.sh"
 # BENCH_<NAME> in the environment overrides a size
 for v in $SIZE_VARS; do
   o=BENCH_$v
@@ -199,6 +202,11 @@ cleanup() {
   fi
   # a background callgrind.sh stops its own cluster when it ends: let it end
   if [[ -n $CG_PID ]]; then wait "$CG_PID" 2>/dev/null || true; fi
+  # the pool section's own cluster, if it stopped half-way
+  if [[ -n ${P_DIR:-} ]]; then
+    fn_stop_cluster_quiet "$P_DIR"
+    rm -rf "$P_DIR"
+  fi
   fn_stop_cluster_quiet "$DIR"
   rm -rf "$DIR"
   exit "$rc"
