@@ -24,6 +24,7 @@
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
 #include "refresh/refresh_exec.h"
+#include "refresh/sink_fill.h"
 #include "registry/flow_chain.h"
 #include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
@@ -71,10 +72,6 @@ PG_FUNCTION_INFO_V1(flownode_refresh_flow);
 PG_FUNCTION_INFO_V1(flownode_alter_flow);
 PG_FUNCTION_INFO_V1(flownode_pause_flow);
 PG_FUNCTION_INFO_V1(flownode_resume_flow);
-
-/* create_flow's fill reports its progress this often (a NOTICE), and how long it
- * took once it took longer than this */
-#define FILL_NOTICE_USEC (5 * USECS_PER_SEC)
 
 void fn_check_flow_interval(const Interval *iv, const char *name, int64 min_usec) {
 	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
@@ -288,80 +285,6 @@ static bool background_arg(FunctionCallInfo fcinfo, int argno) {
 	return strcmp(v, "background") == 0;
 }
 
-static double usec_to_sec(int64 usec) {
-	return (double)usec / USECS_PER_SEC;
-}
-
-/*
- * backfill => 'now': the sink filled from what the source holds, in this
- * transaction. A small source (fewer rows than flownode.backfill_chunk_rows, or no
- * index on the time column to cut it with) in one statement, as ever; a larger one
- * chunk by chunk, oldest first, with a NOTICE of the progress every few seconds.
- * The chunks cover every window of the source's rows and of an existing sink's, so
- * the sink ends exact either way. Returns the rows written.
- */
-static int64 fill_now(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
-	FnWindow *w = cfg->window.kind != FN_WINDOW_NONE ? fn_window_create(&cfg->window) : NULL;
-	TimestampTz start = GetCurrentTimestamp();
-	TimestampTz noticed = start;
-	FnTimeRange all = {0, 0};
-	int64 end = 0;
-	int64 rows = 0;
-	int64 total;
-
-	if (w != NULL)
-		all = fn_fill_extent(cfg, fq, !sink_is_new);
-	if (all.start < all.end) {
-		all = (FnTimeRange){fn_window_of(w, all.start).start, fn_window_of(w, all.end - 1).end};
-		end = fn_fill_chunk_end(cfg, w, all, fn_backfill_chunk_rows);
-	}
-	if (all.start >= all.end || end >= all.end)
-		return fn_refresh_fill(cfg, fq, sink_is_new, clock_at); /* one statement */
-
-	if (!sink_is_new)
-		fn_fill_forget_unwindowed(cfg, fq);
-	total = fn_flow_windows(cfg, w, all);
-	for (int64 next = all.start; next < all.end; next = end) {
-		TimestampTz now;
-
-		if (next != all.start)
-			end = fn_fill_chunk_end(cfg, w, (FnTimeRange){next, all.end}, fn_backfill_chunk_rows);
-		rows += fn_refresh_fill_range(cfg, fq, sink_is_new, (FnTimeRange){next, end}, clock_at);
-		CHECK_FOR_INTERRUPTS();
-		now = GetCurrentTimestamp();
-		if (end < all.end && now - noticed >= FILL_NOTICE_USEC) {
-			ereport(NOTICE, (errmsg("flow \"%s\": filled " INT64_FORMAT " of " INT64_FORMAT
-			                        " windows (" INT64_FORMAT " sink rows) in %.1f s",
-			                        cfg->flow_name, fn_flow_windows(cfg, w, (FnTimeRange){all.start, end}),
-			                        total, rows, usec_to_sec(now - start))));
-			noticed = now;
-		}
-	}
-	return rows;
-}
-
-/*
- * backfill => 'background': instead of filling, the flow records the windows its
- * worker fills, [backfill_from, backfill_to): every window of the source's rows (and
- * of an existing sink's), from the oldest; [0, 1) for a window-less flow. Nothing
- * to fill: no backfill.
- */
-static void plan_backfill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
-	FnTimeRange all = {0, 1};
-
-	if (cfg->window.kind != FN_WINDOW_NONE) {
-		FnWindow *w = fn_window_create(&cfg->window);
-
-		all = fn_fill_extent(cfg, fq, !sink_is_new);
-		if (all.start >= all.end)
-			return; /* no row in the source, nor in the sink */
-		all = (FnTimeRange){fn_window_of(w, all.start).start, fn_window_of(w, all.end - 1).end};
-		if (!sink_is_new)
-			fn_fill_forget_unwindowed(cfg, fq);
-	}
-	(void)fn_registry_set_backfill(cfg->flow_id, all.start, all.start, all.end); /* our own row */
-}
-
 static int creating_depth = 0;
 
 bool fn_creating_flow(void) {
@@ -540,15 +463,15 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	 * change from there) */
 	clock_at = fq->now_preds != NIL ? fn_scheduled_time(GetCurrentTimestamp(), eval_interval) : 0;
 	if (a->background)
-		plan_backfill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+		fn_plan_backfill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
 	else {
 		TimestampTz start = GetCurrentTimestamp();
-		int64 rows = fill_now(fn_load_task_config(flow_id, false), def.fq, sink_is_new, clock_at);
+		int64 rows = fn_fill_now(fn_load_task_config(flow_id, false), def.fq, sink_is_new, clock_at);
 		TimestampTz end = GetCurrentTimestamp();
 
 		if (end - start >= FILL_NOTICE_USEC)
 			ereport(NOTICE, (errmsg("flow \"%s\": sink filled with " INT64_FORMAT " rows in %.1f s",
-			                        a->flow_name, rows, usec_to_sec(end - start))));
+			                        a->flow_name, rows, fn_usec_to_sec(end - start))));
 		/* the flows view shows the fill as the flow's first run (the slot is this
 		 * transaction's until it commits, and freed if it aborts) */
 		fn_slot_note_fill(slot, start, end, rows);
