@@ -32,6 +32,7 @@
 #include "shmem/flow_slots.h"
 #include "shmem/inflight.h"
 #include "worker/launcher.h"
+#include "worker/requests.h"
 
 #include "access/xact.h"
 #include "catalog/dependency.h"
@@ -560,67 +561,6 @@ static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
-static void paused_error(TaskConfig *cfg, const char *call) {
-	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-	                errmsg("cannot %s flow \"%s\": it is paused", call, cfg->flow_name),
-	                errdetail("A paused flow refreshes nothing; its writes are recorded."),
-	                errhint("Resume it with flownode.resume_flow(%s).", quote_literal_cstr(cfg->flow_name))));
-}
-
-/*
- * Waits until the flow's worker has served request `mine`; returns the windows it
- * refreshed, or raises the refresh's error. ERROR when the flow is dropped meanwhile,
- * or no worker adopted it within 15 seconds (asking the pool for one whenever no
- * start is pending).
- */
-static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlotRequest kind, uint64 mine) {
-	const char *what = kind == FN_REQUEST_FLUSH ? "flush" : "refresh";
-	const char *doing = kind == FN_REQUEST_FLUSH ? "flushing" : "refreshing";
-	FlowSlotAnswer a;
-	TimestampTz wait_start = GetCurrentTimestamp();
-
-	fn_slot_wait_prepare(slot);
-	for (;;) {
-		fn_slot_poll_request(slot, cfg->flow_id, kind, mine, &a);
-		if (a.done)
-			break;
-		if (a.paused) { /* paused after the call looked: the worker will not serve it */
-			ConditionVariableCancelSleep();
-			paused_error(cfg, kind == FN_REQUEST_FLUSH ? "flush" : "refresh");
-		}
-		if (a.gone) {
-			ConditionVariableCancelSleep();
-			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			                errmsg("flow \"%s\" was dropped while %s", cfg->flow_name, doing)));
-		}
-		if (!a.attached) {
-			/* a pool worker adopts it: asked again while no start is pending (the
-			 * flow may be between two workers, or the pool full a moment) */
-			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC) {
-				ConditionVariableCancelSleep();
-				ereport(ERROR,
-				        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				         errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
-				         errdetail("No pool worker adopted it within 15 seconds."),
-				         a.waiting
-				             ? errhint("No background worker slot is free, or flownode.max_workers workers "
-				                       "serve other databases: raise max_worker_processes or "
-				                       "flownode.max_workers.")
-				             : errhint("See the server log for why the flow's background worker exited.")));
-			}
-			if (!a.registered)
-				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id);
-		}
-		fn_slot_wait(slot, 1000);
-	}
-	ConditionVariableCancelSleep();
-	if (a.failed)
-		ereport(ERROR, (errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-		                errmsg("%s of flow \"%s\" failed: %s", what, cfg->flow_name, a.error),
-		                errhint("The dirty windows are kept; see flownode.flows.last_error.")));
-	return a.windows;
-}
-
 /* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
  * can serve it without waiting for the caller. */
 static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const char *call) {
@@ -638,7 +578,7 @@ static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const cha
 		                errdetail("Its query reads a table that does not exist yet: %s", cfg->user_query),
 		                errhint("It starts when a table of that name is created.")));
 	if (cfg->paused)
-		paused_error(cfg, call);
+		fn_request_paused_error(cfg, call);
 	/* the worker follows the committed settings, and writes the catalog row (a
 	 * backfill's progress) this transaction holds */
 	if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
@@ -666,7 +606,6 @@ static int64 created_here_flush(TaskConfig *cfg, const char *call) {
 /* One flow's flush: every change committed before the call is in its sink when it
  * returns; the windows refreshed. */
 static int64 flush_one(TaskConfig *cfg, Oid catalog) {
-	FlowSlot *slot;
 	FnTimeRange none = {0, 0};
 
 	if (!cfg->bound)
@@ -678,12 +617,7 @@ static int64 flush_one(TaskConfig *cfg, Oid catalog) {
 		                 quote_literal_cstr(cfg->flow_name))));
 	if (fn_flow_created_here(cfg->flow_id))
 		return created_here_flush(cfg, "flush");
-	/* writers that committed before this call but have not yet published (for a flow
-	 * downstream of another, that flow's refresh that has just written its source) */
-	fn_inflight_wait_all();
-	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	return await_request(cfg, catalog, slot, FN_REQUEST_FLUSH,
-	                     fn_slot_post_request(slot, FN_REQUEST_FLUSH, none));
+	return fn_request_flow_work(cfg, catalog, FN_REQUEST_FLUSH, none);
 }
 
 int64 fn_flush_flow(const char *flow_name) {
@@ -725,7 +659,7 @@ static int64 flush_cascade(const char *flow_name) {
 			                 top->flow_name)));
 		/* what requested_flow checks of the flow named */
 		if (cfg->paused)
-			paused_error(cfg, "flush");
+			fn_request_paused_error(cfg, "flush");
 		if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
 			ereport(ERROR,
 			        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -813,7 +747,6 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 	Oid catalog;
 	TaskConfig *cfg = requested_flow(fn_text_arg(fcinfo, 0, "flow_name"), &catalog, "refresh");
 	FnTimeRange want = {bound_arg(fcinfo, 1, cfg, false), bound_arg(fcinfo, 2, cfg, true)};
-	FlowSlot *slot;
 
 	if (want.start >= want.end)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -833,10 +766,7 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 		PG_RETURN_INT64(bind_and_refresh(cfg, want));
 	if (fn_flow_created_here(cfg->flow_id))
 		PG_RETURN_INT64(created_here_flush(cfg, "refresh"));
-	fn_inflight_wait_all();
-	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	PG_RETURN_INT64(await_request(cfg, catalog, slot, FN_REQUEST_REPAIR,
-	                              fn_slot_post_request(slot, FN_REQUEST_REPAIR, want)));
+	PG_RETURN_INT64(fn_request_flow_work(cfg, catalog, FN_REQUEST_REPAIR, want));
 }
 
 /* ---- steering: alter_flow, pause_flow, resume_flow ---- */
