@@ -40,6 +40,7 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "lifecycle/xact_hooks.h"
+#include "marking/mark_rows.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_triggers.h"
 #include "miscadmin.h"
