@@ -378,7 +378,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		}
 	}
 
-	fq = fn_analyze_flow_query_dialect(a->query, timezone, a->dialect, &a->origin);
+	fq = fn_analyze_flow_query_read(a->query, timezone, a->reading, &a->origin);
 	source_relid = fq->source_relid;
 	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
 		window_less_needs_eval_interval(fq, w);

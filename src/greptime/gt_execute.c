@@ -13,6 +13,7 @@
 
 #include "api/flow_api.h"
 #include "api/flow_caps.h"
+#include "greptime/gt_dialect.h"
 #include "greptime/gt_parser.h"
 #include "greptime/gt_waiting.h"
 #include "pgutil/pg_util.h"
@@ -101,7 +102,8 @@ static const char *definition_query(TaskConfig *cfg) {
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		FlowQuery *fq = fn_analyze_flow_query_dialect(cfg->user_query, cfg->timezone, cfg->dialect, NULL);
+		FlowQuery *fq =
+		    fn_analyze_flow_query_read(cfg->user_query, cfg->timezone, fn_gt_reading(cfg->dialect), NULL);
 		int nest = fn_pin_deparse_settings(cfg->timezone);
 
 		same = strcmp(fn_deparse_query(fq->query), cfg->query) == 0;
@@ -231,6 +233,7 @@ static void execute_create(GtStatement *st) {
 	a.if_not_exists = st->if_not_exists;
 	a.or_replace = st->or_replace;
 	a.dialect = FLOW_DIALECT_GREPTIME;
+	a.reading = fn_gt_reading(FLOW_DIALECT_GREPTIME);
 	a.options = read_options(st, &a.defer_on_missing_source);
 	a.origin.statement = st->shown;
 	a.origin.offset = st->query_location;

@@ -13,6 +13,7 @@
 #include "greptime/gt_waiting.h"
 
 #include "api/flow_api.h"
+#include "greptime/gt_dialect.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -51,6 +52,7 @@ bool fn_gt_start_waiting_flow(TaskConfig *cfg) {
 		a.expire_after = cfg->expire_after;
 		a.comment = cfg->comment;
 		a.dialect = cfg->dialect;
+		a.reading = fn_gt_reading(cfg->dialect);
 		a.options = cfg->options;
 		a.timezone = cfg->timezone;
 		a.start_waiting_flow_id = cfg->flow_id;

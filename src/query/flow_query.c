@@ -219,79 +219,6 @@ static void flow_query_error_context(void *arg) {
 	errcontext("flow query");
 }
 
-/* GreptimeDB's date_bin(stride, ts): DataFusion's origin, the Unix epoch. */
-#define GREPTIME_DATE_BIN_ORIGIN "1970-01-01 00:00:00+00"
-
-static bool is_date_bin_name(List *funcname) {
-	const char *name = strVal(llast(funcname));
-
-	if (strcmp(name, "date_bin") != 0)
-		return false;
-	return list_length(funcname) == 1 ||
-	       (list_length(funcname) == 2 && strcmp(strVal(linitial(funcname)), "pg_catalog") == 0);
-}
-
-/*
- * GreptimeDB writes date_bin(stride, ts); PostgreSQL's date_bin needs an origin. A
- * call with two arguments gets GreptimeDB's origin as its third, on the raw parse
- * tree (the text stays as written), unless a date_bin of two arguments exists here.
- */
-static bool greptime_date_bin_walker(Node *node, void *context) {
-	if (node == NULL)
-		return false;
-	if (IsA(node, FuncCall)) {
-		FuncCall *fc = (FuncCall *)node;
-
-		if (is_date_bin_name(fc->funcname) && list_length(fc->args) == 2 && fc->agg_order == NIL &&
-		    fc->agg_filter == NULL && fc->over == NULL && !fc->agg_star && !fc->agg_distinct &&
-		    !fc->func_variadic &&
-		    FuncnameGetCandidates(fc->funcname, 2, NIL, false, false, false, true) == NULL) {
-			A_Const *origin = makeNode(A_Const);
-
-			origin->val.sval.type = T_String;
-			origin->val.sval.sval = pstrdup(GREPTIME_DATE_BIN_ORIGIN);
-			origin->location = -1;
-			fc->args = lappend(fc->args, origin);
-		}
-	}
-	return raw_expression_tree_walker(node, greptime_date_bin_walker, context);
-}
-
-/*
- * GreptimeDB (DataFusion) reads an output name in HAVING as that output's
- * expression: HAVING max_temp > 100. PostgreSQL looks only at the source's columns;
- * where it finds none, the output of that name is taken, as DataFusion does (a
- * column of the source keeps precedence).
- */
-static Node *having_output_name(ParseState *pstate, ColumnRef *cref, Node *found) {
-	List *targets = (List *)pstate->p_ref_hook_state;
-	ResTarget *match = NULL;
-	const char *name;
-	ListCell *lc;
-
-	if (found != NULL || pstate->p_expr_kind != EXPR_KIND_HAVING || list_length(cref->fields) != 1 ||
-	    !IsA(linitial(cref->fields), String))
-		return NULL;
-	name = strVal(linitial(cref->fields));
-	foreach (lc, targets) {
-		ResTarget *rt = lfirst_node(ResTarget, lc);
-
-		if (rt->name != NULL && strcmp(rt->name, name) == 0) {
-			if (match != NULL)
-				return NULL; /* ambiguous: PostgreSQL's error stands */
-			match = rt;
-		}
-	}
-	if (match == NULL)
-		return NULL;
-	return transformExpr(pstate, copyObject(match->val), EXPR_KIND_HAVING);
-}
-
-static void greptime_parser_setup(ParseState *pstate, void *arg) {
-	pstate->p_post_columnref_hook = having_output_name;
-	pstate->p_ref_hook_state = arg;
-}
-
 /*
  * SELECT DISTINCT is the GROUP BY of its outputs. Over a GROUP BY, DISTINCT changes
  * nothing when every output is a group key (GreptimeDB's user guide writes both);
@@ -673,7 +600,7 @@ static void check_clock(FlowQuery *fq, const char *sql) {
 	collect_clock_predicates(fq, quals, sql);
 }
 
-static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dialect,
+static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQueryReading *reading,
                           const FlowQueryOrigin *origin) {
 	FlowQuery *fq = palloc0(sizeof(FlowQuery));
 	ErrorContextCallback errcb;
@@ -709,9 +636,10 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	if (sel->withClause != NULL)
 		QUERY_ERROR("WITH is not supported", "Join the tables in FROM instead of through a CTE.");
 
-	if (dialect == FLOW_DIALECT_GREPTIME) {
-		(void)raw_expression_tree_walker((Node *)sel, greptime_date_bin_walker, NULL);
-		q = parse_analyze_withcb(rs, sql, greptime_parser_setup, copyObject(sel->targetList), NULL);
+	if (reading != NULL) {
+		if (reading->rewrite != NULL)
+			reading->rewrite(sel);
+		q = parse_analyze_withcb(rs, sql, reading->setup, copyObject(sel->targetList), NULL);
 	} else
 		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
 	error_context_stack = errcb.previous;
@@ -825,12 +753,12 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 }
 
 FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
-	return analyze(sql, timezone, FLOW_DIALECT_POSTGRES, NULL);
+	return analyze(sql, timezone, NULL, NULL);
 }
 
-FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect,
-                                         const FlowQueryOrigin *origin) {
-	return analyze(sql, timezone, dialect, origin);
+FlowQuery *fn_analyze_flow_query_read(const char *sql, const char *timezone, const FlowQueryReading *reading,
+                                      const FlowQueryOrigin *origin) {
+	return analyze(sql, timezone, reading, origin);
 }
 
 RangeVar *fn_flow_query_source(const char *sql, const FlowQueryOrigin *origin) {
