@@ -24,8 +24,6 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
-
 bool fn_gt_start_waiting_flow(TaskConfig *cfg) {
 	Oid save_userid;
 	int save_sec;
@@ -125,20 +123,9 @@ static bool may_start_flows(Node *stmt) {
 	}
 }
 
-static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-                            ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
-                            DestReceiver *dest, QueryCompletion *qc) {
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+void fn_gt_after_utility(Node *stmt) {
 	/* not within a flow's own DDL (its sink), an extension's script or pg_upgrade */
-	if (may_start_flows(pstmt->utilityStmt) && IsTransactionState() && !creating_extension &&
-	    !IsBinaryUpgrade && !fn_creating_flow() && OidIsValid(fn_catalog_relid(true)))
+	if (may_start_flows(stmt) && IsTransactionState() && !creating_extension && !IsBinaryUpgrade &&
+	    !fn_creating_flow() && OidIsValid(fn_catalog_relid(true)))
 		start_waiting_flows();
-}
-
-void fn_gt_waiting_init(void) {
-	prev_process_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = process_utility;
 }

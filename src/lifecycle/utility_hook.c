@@ -70,7 +70,6 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static bool preloaded_hooks = false;
 
 /* Whether the ALTER TABLE enables or disables triggers that may be ours (USER ones
@@ -702,13 +701,14 @@ static void after_retype(Retyped *r) {
 }
 
 /* The command itself; the lists the TRUNCATE and DROP set up live only while it runs. */
-static void run_command(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-                        ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
-                        DestReceiver *dest, QueryCompletion *qc, PartitionDdl *ddl) {
+static void run_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const char *queryString,
+                        bool readOnlyTree, ProcessUtilityContext context, ParamListInfo params,
+                        QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc,
+                        PartitionDdl *ddl) {
 	PG_TRY();
 	{
-		if (prev_process_utility_hook)
-			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		if (next)
+			next(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 		else
 			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	}
@@ -721,9 +721,9 @@ static void run_command(PlannedStmt *pstmt, const char *queryString, bool readOn
 	end_partition_ddl(ddl);
 }
 
-static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-                            ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
-                            DestReceiver *dest, QueryCompletion *qc) {
+void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const char *queryString,
+                        bool readOnlyTree, ProcessUtilityContext context, ParamListInfo params,
+                        QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc) {
 	Node *stmt = pstmt->utilityStmt;
 	bool ours = IsTransactionState() && !fn_in_own_script();
 	PartitionDdl ddl = {0};
@@ -745,7 +745,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 			retyped = before_retype((AlterTableStmt *)stmt);
 		guard_upgraded_writes(stmt);
 	}
-	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
+	run_command(next, pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
 	if (OidIsValid(dropped_db))
 		fn_after_drop_database(dropped_db); /* the drop succeeded: nothing rolls it back */
 	if (!IsTransactionState() || fn_in_own_script())
@@ -764,6 +764,4 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 /* Stopping workers before DROP DATABASE needs shared memory (preloaded). */
 void fn_utility_hook_init(bool preloaded) {
 	preloaded_hooks = preloaded;
-	prev_process_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = process_utility;
 }
