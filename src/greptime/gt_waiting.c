@@ -14,6 +14,7 @@
 
 #include "api/flow_api.h"
 #include "greptime/gt_dialect.h"
+#include "pgutil/subxact_try.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -63,6 +64,18 @@ bool fn_gt_start_waiting_flow(TaskConfig *cfg) {
 	return found && !waiting;
 }
 
+typedef struct StartTry {
+	TaskConfig *cfg;
+	bool started;
+} StartTry;
+
+static bool start_work(void *arg) {
+	StartTry *t = arg;
+
+	t->started = fn_gt_start_waiting_flow(t->cfg);
+	return true;
+}
+
 /* Starts every waiting flow that can start; the others keep waiting, and those that
  * found their table but could not start say why. */
 static void start_waiting_flows(void) {
@@ -70,36 +83,18 @@ static void start_waiting_flows(void) {
 	ListCell *lc;
 
 	foreach (lc, flows) {
-		TaskConfig *cfg = lfirst(lc);
-		MemoryContext cxt = CurrentMemoryContext;
-		ResourceOwner owner = CurrentResourceOwner;
-		volatile bool started = false;
+		StartTry t = {lfirst(lc), false};
+		TaskConfig *cfg = t.cfg;
+		ErrorData *edata = fn_try_in_subxact(start_work, &t);
 
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		PG_TRY();
-		{
-			started = fn_gt_start_waiting_flow(cfg);
-			ReleaseCurrentSubTransaction();
-		}
-		PG_CATCH();
-		{
-			ErrorData *edata;
-
-			MemoryContextSwitchTo(cxt);
-			edata = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
+		if (edata != NULL) {
 			ereport(WARNING, (errmsg("flow \"%s\" found its source table but did not start: %s",
 			                         cfg->flow_name, edata->message),
 			                  errdetail("It keeps waiting for a source table it can read."),
 			                  edata->hint ? errhint("%s", edata->hint) : 0));
 			FreeErrorData(edata);
 		}
-		PG_END_TRY();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (started)
+		if (t.started)
 			ereport(NOTICE, (errmsg("flow \"%s\" started: its source table exists now", cfg->flow_name)));
 	}
 }

@@ -37,6 +37,7 @@
 #include "lifecycle/utility_hook.h"
 #include "lifecycle/upgrade_binding.h"
 #include "pgutil/pg_util.h"
+#include "pgutil/subxact_try.h"
 
 #include "access/sysattr.h"
 #include "access/xact.h"
@@ -180,32 +181,29 @@ static bool renames(Node *stmt) {
 
 /* The stored query analysed, or NULL when it does not analyse (a flow already broken
  * stays broken: its refreshes say why); the error is swallowed in a subtransaction. */
+typedef struct AnalyseTry {
+	TaskConfig *cfg;
+	Query *q;
+} AnalyseTry;
+
+static bool analyse_work(void *arg) {
+	AnalyseTry *t = arg;
+	int nest = fn_pin_deparse_settings(t->cfg->timezone);
+
+	t->q = fn_analyze_flow_query(t->cfg->query, t->cfg->timezone)->query;
+	fn_unpin_settings(nest);
+	return true;
+}
+
 static Query *analyse_or_null(TaskConfig *cfg) {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	Query *volatile q = NULL;
+	AnalyseTry t = {cfg, NULL};
+	ErrorData *edata = fn_try_in_subxact(analyse_work, &t);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		int nest = fn_pin_deparse_settings(cfg->timezone);
-
-		q = fn_analyze_flow_query(cfg->query, cfg->timezone)->query;
-		fn_unpin_settings(nest);
-		ReleaseCurrentSubTransaction();
+	if (edata != NULL) {
+		FreeErrorData(edata);
+		return NULL;
 	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(cxt);
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		q = NULL;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return q;
+	return t.q;
 }
 
 /* Before a rename: the flows it may touch, analysed while the old names hold. A
