@@ -238,6 +238,23 @@ static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
 	                errmsg("%s, so %s is required", why, w->eval_interval), errhint("%s", hint)));
 }
 
+/* What the creator gave the flow, as its row keeps it (a flow's or a waiting flow's). */
+static FlowSettings settings_of(const CreateFlowArgs *a, const char *timezone, TimestampTz created_at) {
+	FlowSettings s;
+
+	s.flow_name = a->flow_name;
+	s.owner = GetUserId();
+	s.user_query = a->query;
+	s.timezone = timezone;
+	s.eval_interval = a->eval_interval;
+	s.expire_after = a->expire_after;
+	s.comment = a->comment;
+	s.dialect = a->dialect;
+	s.options = a->options;
+	s.created_at = created_at;
+	return s;
+}
+
 /*
  * A flow whose source table does not exist yet (defer_on_missing_source): its row
  * keeps the text, the sink's name and the search_path they are read with, until a
@@ -248,18 +265,9 @@ static int64 create_waiting_flow(const CreateFlowArgs *a, const char *timezone, 
 	WaitingFlowDefinition def;
 	int64 flow_id;
 
-	def.flow_name = a->flow_name;
-	def.owner = GetUserId();
-	def.user_query = a->query;
+	def.settings = settings_of(a, timezone, created_at);
 	def.sink_name = a->sink_name;
-	def.timezone = timezone;
 	def.search_path = GetConfigOption("search_path", false, false);
-	def.eval_interval = a->eval_interval;
-	def.expire_after = a->expire_after;
-	def.comment = a->comment;
-	def.dialect = a->dialect;
-	def.options = a->options;
-	def.created_at = created_at;
 	flow_id = fn_registry_insert_waiting_flow(&def);
 	ereport(NOTICE, (errmsg("flow \"%s\" waits for its source table \"%s\"", a->flow_name,
 	                        NameListToString(list_make1(makeString(source->relname)))),
@@ -306,33 +314,17 @@ int64 fn_create_flow(const CreateFlowArgs *a, bool *waiting) {
 	return flow_id;
 }
 
-static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
-	const char *timezone = a->timezone ? a->timezone : pg_get_timezone_name(session_timezone);
-	TaskConfig *existing;
-	FlowQuery *fq;
-	bool sink_is_new = false;
-	Oid source_relid, sink_relid;
-	AclResult acl;
-	FlowDefinition def;
-	int nest;
-	int64 flow_id;
-	TimestampTz clock_at;
-	TimestampTz created_at = 0;
-	FlowSlot *slot;
-	Interval *eval_interval = a->eval_interval;
-	Interval *expire_after = a->expire_after;
-	const ArgWords *w = a->clauses ? &clause_words : &api_words;
-
-	*waiting = false;
+/* Phase 1, validate: the arguments, and a transaction create_flow can run in. */
+static void validate_create(const CreateFlowArgs *a) {
 	PreventCommandDuringRecovery("create_flow()");
 	(void)fn_current_catalog_relid();
 	if (a->if_not_exists && a->or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
-	if (eval_interval != NULL)
-		fn_check_flow_interval(eval_interval, "eval_interval", MIN_EVAL_INTERVAL_USEC);
-	if (expire_after != NULL)
-		fn_check_flow_interval(expire_after, "expire_after", 1);
+	if (a->eval_interval != NULL)
+		fn_check_flow_interval(a->eval_interval, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	if (a->expire_after != NULL)
+		fn_check_flow_interval(a->expire_after, "expire_after", 1);
 	fn_check_preloaded();
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -340,11 +332,20 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		         errmsg("create_flow must run in a READ COMMITTED transaction"),
 		         errdetail("It fills the sink from a snapshot taken after it locked the source, so that "
 		                   "no concurrent write is missed.")));
+}
 
-	existing = fn_load_task_config_by_name(a->flow_name, true);
+/*
+ * Phase 2, replace: a flow of the same name is removed when it is replaced (or_replace)
+ * or is the waiting flow that starts now; *created_at keeps its creation time. Returns
+ * its id when if_not_exists keeps it instead (nothing more to do), else 0.
+ */
+static int64 replace_existing(const CreateFlowArgs *a, const ArgWords *w, TimestampTz *created_at) {
+	TaskConfig *existing = fn_load_task_config_by_name(a->flow_name, true);
+
+	*created_at = 0;
 	if (existing != NULL && a->start_waiting_flow_id > 0 && existing->flow_id == a->start_waiting_flow_id) {
 		/* a waiting flow starts: it keeps its id and its creation time */
-		created_at = existing->created_at;
+		*created_at = existing->created_at;
 		fn_remove_flow(existing);
 		CommandCounterIncrement();
 	} else if (existing != NULL) {
@@ -358,7 +359,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", a->flow_name),
 			         errhint("%s", w->exists_hint)));
 		check_owner(existing);
-		created_at = existing->created_at; /* replaced: created then, updated now */
+		*created_at = existing->created_at; /* replaced: created then, updated now */
 		fn_remove_flow(existing);
 		CommandCounterIncrement();
 	} else if (a->start_waiting_flow_id > 0)
@@ -368,21 +369,16 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	 * gone from the count already */
 	if (a->start_waiting_flow_id == 0)
 		fn_check_flow_caps(GetUserId());
+	return 0;
+}
 
-	if (a->defer_on_missing_source) {
-		RangeVar *source = fn_flow_query_source(a->query, &a->origin);
+/* Phase 3, analyse: the query read, and what its shape asks of the arguments. */
+static FlowQuery *analyse_query(const CreateFlowArgs *a, const char *timezone, const ArgWords *w) {
+	FlowQuery *fq = fn_analyze_flow_query_read(a->query, timezone, a->reading, &a->origin);
 
-		if (source != NULL && !OidIsValid(RangeVarGetRelid(source, NoLock, true))) {
-			*waiting = true;
-			return create_waiting_flow(a, timezone, created_at, source);
-		}
-	}
-
-	fq = fn_analyze_flow_query_read(a->query, timezone, a->reading, &a->origin);
-	source_relid = fq->source_relid;
-	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
+	if (fq->window.kind == FN_WINDOW_NONE && a->eval_interval == NULL)
 		window_less_needs_eval_interval(fq, w);
-	if (fq->now_preds != NIL && eval_interval == NULL)
+	if (fq->now_preds != NIL && a->eval_interval == NULL)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		         errmsg("the flow query compares its time column with now(), so %s is required",
@@ -393,81 +389,100 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		         errhint("%s: each evaluation then also refreshes the windows whose rows entered or left "
 		                 "the comparison since the one before.",
 		                 w->add_eval_cap)));
-	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
+	if (fq->window.kind == FN_WINDOW_NONE && a->expire_after != NULL)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("%s needs a time window in the flow query", w->expire_after),
 		                errhint(fq->shape == FLOW_SHAPE_COPY
 		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
 		                              "timestamp column of its source."
 		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
+	return fq;
+}
 
-	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
+/*
+ * Phase 4, check privileges and lock: SELECT and TRIGGER on the source and on every
+ * table it joins, which are locked against writes from here on (writers wait, and
+ * see the triggers once this transaction commits).
+ */
+static void check_and_lock_tables(const FlowQuery *fq) {
+	Oid source_relid = fq->source_relid;
+
+	if (pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 		                errmsg("permission denied for table %s", get_rel_name(source_relid)),
 		                errdetail("Creating a flow needs SELECT on its source table.")));
-	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_TRIGGER);
-	if (acl != ACLCHECK_OK)
+	if (pg_class_aclcheck(source_relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 		         errmsg("permission denied for table %s", get_rel_name(source_relid)),
 		         errdetail("Creating a flow needs TRIGGER on its source table (its writes are marked by a "
 		                   "trigger).")));
-
-	/* writers wait from here on, and see the trigger once we commit */
 	LockRelationOid(source_relid, ShareRowExclusiveLock);
 	check_dimensions(fq);
-	sink_relid = fn_prepare_sink(a->sink_name, fq, source_relid, &sink_is_new);
+}
+
+/* Phase 5, the sink: created or checked, and neither a table the query reads, another
+ * flow's sink, nor a loop back into the flow's own source. */
+static Oid prepare_sink(const CreateFlowArgs *a, FlowQuery *fq, bool *sink_is_new) {
+	Oid sink_relid = fn_prepare_sink(a->sink_name, fq, fq->source_relid, sink_is_new);
+
 	check_sink_not_dimension(fq, sink_relid);
 	if (fn_registry_is_sink(sink_relid))
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		         errmsg("table \"%s\" is already the sink of another flow", get_rel_name(sink_relid))));
-	/* a chain of flows may not loop back into its own source */
-	fn_check_no_cycle(a->flow_name, source_relid, sink_relid);
+	fn_check_no_cycle(a->flow_name, fq->source_relid, sink_relid);
+	return sink_relid;
+}
 
-	/* store the query with every name schema-qualified, and check it reads back (the
-	 * analysis the fill below runs) */
-	nest = fn_pin_deparse_settings(timezone);
-	def.stored_query = fn_deparse_query(fq->query);
-	def.fq = fn_analyze_flow_query(def.stored_query, timezone);
+/*
+ * Phase 6, register: the query stored with every name schema-qualified, checked to
+ * read back (def->fq: the analysis the fill runs), and the flow's row inserted.
+ */
+static int64 register_flow(const CreateFlowArgs *a, const FlowQuery *fq, const char *timezone,
+                           TimestampTz created_at, Oid sink_relid, FlowDefinition *def) {
+	int nest = fn_pin_deparse_settings(timezone);
+
+	def->stored_query = fn_deparse_query(fq->query);
+	def->fq = fn_analyze_flow_query(def->stored_query, timezone);
 	fn_unpin_settings(nest);
+	def->settings = settings_of(a, timezone, created_at);
+	def->sink_relid = sink_relid;
+	def->window_text = fq->window_text;
+	def->flow_id = a->start_waiting_flow_id;
+	return fn_registry_insert_flow(def);
+}
 
-	def.flow_name = a->flow_name;
-	def.owner = GetUserId();
-	def.sink_relid = sink_relid;
-	def.user_query = a->query;
-	def.timezone = timezone;
-	def.eval_interval = eval_interval;
-	def.expire_after = expire_after;
-	def.comment = a->comment;
-	def.window_text = fq->window_text;
-	def.dialect = a->dialect;
-	def.options = a->options;
-	def.flow_id = a->start_waiting_flow_id;
-	def.created_at = created_at;
-	flow_id = fn_registry_insert_flow(&def);
+/* Phase 7, install: the triggers, on every partition too (which locks them against
+ * writes) and on the tables it joins; the flow's shared memory claimed now, so that
+ * flownode.max_flows fails here; its worker started when this transaction commits. */
+static FlowSlot *install_flow(int64 flow_id, Oid source_relid, const FlowQuery *stored) {
+	FlowSlot *slot;
 
-	/* the triggers, on every partition too (which locks them against writes) */
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(source_relid);
-	install_dimensions(flow_id, def.fq);
-
-	/* claim the flow's shared memory now, so flownode.max_flows fails here */
+	install_dimensions(flow_id, stored);
 	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
 	fn_slot_reserve(slot); /* until this transaction ends */
 	fn_on_commit_start_worker(flow_id, GetUserId());
+	return slot;
+}
 
-	/* fill the sink from what the source holds now, or let the worker do it; a query
-	 * comparing its time column with now() is evaluated at this moment's scheduled
-	 * time, which the flow's clock then holds (the worker marks the windows that
-	 * change from there) */
-	clock_at = fq->now_preds != NIL ? fn_scheduled_time(GetCurrentTimestamp(), eval_interval) : 0;
+/*
+ * Phase 8, fill: the sink filled from what the source holds now, or the worker left
+ * to fill it (backfill => 'background'). A query comparing its time column with now()
+ * is evaluated at this moment's scheduled time, which the flow's clock then holds
+ * (the worker marks the windows that change from there).
+ */
+static void fill_sink(const CreateFlowArgs *a, int64 flow_id, FlowQuery *stored, bool clocked,
+                      bool sink_is_new, FlowSlot *slot) {
+	TimestampTz clock_at = clocked ? fn_scheduled_time(GetCurrentTimestamp(), a->eval_interval) : 0;
+
 	if (a->background)
-		fn_plan_backfill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
+		fn_plan_backfill(fn_load_task_config(flow_id, false), stored, sink_is_new);
 	else {
 		TimestampTz start = GetCurrentTimestamp();
-		int64 rows = fn_fill_now(fn_load_task_config(flow_id, false), def.fq, sink_is_new, clock_at);
+		int64 rows = fn_fill_now(fn_load_task_config(flow_id, false), stored, sink_is_new, clock_at);
 		TimestampTz end = GetCurrentTimestamp();
 
 		if (end - start >= FILL_NOTICE_USEC)
@@ -477,10 +492,42 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		 * transaction's until it commits, and freed if it aborts) */
 		fn_slot_note_fill(slot, start, end, rows);
 	}
-	if (fq->now_preds != NIL)
+	if (clocked)
 		fn_registry_clock_set(flow_id, clock_at);
-	notice_missing_time_index(source_relid, fq);
-	notice_missing_join_index(source_relid, fq);
+}
+
+static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
+	const char *timezone = a->timezone ? a->timezone : pg_get_timezone_name(session_timezone);
+	const ArgWords *w = a->clauses ? &clause_words : &api_words;
+	TimestampTz created_at;
+	FlowQuery *fq;
+	FlowDefinition def;
+	bool sink_is_new = false;
+	Oid sink_relid;
+	int64 flow_id;
+	FlowSlot *slot;
+
+	*waiting = false;
+	validate_create(a);
+	flow_id = replace_existing(a, w, &created_at);
+	if (flow_id != 0)
+		return flow_id; /* if_not_exists: the flow there is kept */
+	if (a->defer_on_missing_source) {
+		RangeVar *source = fn_flow_query_source(a->query, &a->origin);
+
+		if (source != NULL && !OidIsValid(RangeVarGetRelid(source, NoLock, true))) {
+			*waiting = true;
+			return create_waiting_flow(a, timezone, created_at, source);
+		}
+	}
+	fq = analyse_query(a, timezone, w);
+	check_and_lock_tables(fq);
+	sink_relid = prepare_sink(a, fq, &sink_is_new);
+	flow_id = register_flow(a, fq, timezone, created_at, sink_relid, &def);
+	slot = install_flow(flow_id, fq->source_relid, def.fq);
+	fill_sink(a, flow_id, def.fq, fq->now_preds != NIL, sink_is_new, slot);
+	notice_missing_time_index(fq->source_relid, fq);
+	notice_missing_join_index(fq->source_relid, fq);
 	return flow_id;
 }
 
@@ -561,6 +608,22 @@ static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
+/* What the worker needs to serve a flush or refresh of the flow without waiting for
+ * the caller: the flow named and, with cascade, every flow it reads from. */
+static void check_servable(TaskConfig *cfg, const char *call) {
+	if (cfg->paused)
+		fn_request_paused_error(cfg, call);
+	/* the worker follows the committed settings, and writes the catalog row (a
+	 * backfill's progress) this transaction holds */
+	if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("cannot %s flow \"%s\" in the transaction that altered it", call, cfg->flow_name),
+		         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
+	if (!fn_flow_created_here(cfg->flow_id)) /* that one is answered without its worker */
+		check_no_conflicting_locks(cfg, call);
+}
+
 /* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
  * can serve it without waiting for the caller. */
 static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const char *call) {
@@ -577,17 +640,7 @@ static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const cha
 		                errmsg("flow \"%s\" is waiting for its source table", flow_name),
 		                errdetail("Its query reads a table that does not exist yet: %s", cfg->user_query),
 		                errhint("It starts when a table of that name is created.")));
-	if (cfg->paused)
-		fn_request_paused_error(cfg, call);
-	/* the worker follows the committed settings, and writes the catalog row (a
-	 * backfill's progress) this transaction holds */
-	if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("cannot %s flow \"%s\" in the transaction that altered it", call, cfg->flow_name),
-		         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
-	if (!fn_flow_created_here(cfg->flow_id)) /* that one is answered without its worker */
-		check_no_conflicting_locks(cfg, call);
+	check_servable(cfg, call);
 	return cfg;
 }
 
@@ -657,16 +710,7 @@ static int64 flush_cascade(const char *flow_name) {
 			         errhint("Flush \"%s\" without cascade, or as a member of the role owning every flow "
 			                 "it reads from.",
 			                 top->flow_name)));
-		/* what requested_flow checks of the flow named */
-		if (cfg->paused)
-			fn_request_paused_error(cfg, "flush");
-		if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
-			ereport(ERROR,
-			        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			         errmsg("cannot flush flow \"%s\" in the transaction that altered it", cfg->flow_name),
-			         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
-		if (!fn_flow_created_here(cfg->flow_id))
-			check_no_conflicting_locks(cfg, "flush");
+		check_servable(cfg, "flush");
 	}
 	foreach (lc, order)
 		windows += flush_one(lfirst(lc), catalog);
