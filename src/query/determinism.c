@@ -557,11 +557,21 @@ int fn_clock_now_location(Node *node) {
 	return IsA(node, FuncExpr) ? ((FuncExpr *)node)->location : ((SQLValueFunction *)node)->location;
 }
 
-static bool determinism_walker(Node *node, Walk *w) {
-	if (node == NULL)
-		return false;
-	if (fn_is_clock_now(node))
-		return false; /* where it may be is flow_query.c's to say */
+/* A cast through text (CoerceViaIO): both types' text forms must be fixed. */
+static void check_io_cast(Walk *w, CoerceViaIO *io) {
+	char *what = psprintf("the cast from %s to %s", format_type_be(exprType((Node *)io->arg)),
+	                      format_type_be(io->resulttype));
+	TextProblem problem;
+
+	if (!expr_text_fine((Node *)io->arg, &problem))
+		refuse_text(w, io->location, what, &problem, false);
+	if (!type_text_fine(io->resulttype, true, &problem))
+		refuse_text(w, io->location, what, &problem, true);
+}
+
+/* The constructs refused whatever they call: system columns, SQL value functions,
+ * TABLESAMPLE, parameters, sequences, XML expressions. */
+static void check_construct(Node *node, Walk *w) {
 	switch (nodeTag(node)) {
 	case T_Var: {
 		Var *var = (Var *)node;
@@ -597,6 +607,15 @@ static bool determinism_walker(Node *node, Walk *w) {
 		refuse(w, ((XmlExpr *)node)->location, "XML expressions are not supported",
 		       "flownode does not check which of them depend only on their arguments.", NULL);
 		break;
+	default:
+		break;
+	}
+}
+
+/* What a node calls, checked: functions, operators (those of a GROUP BY's or ORDER
+ * BY's clause too), aggregates, window functions, casts through text. */
+static void check_calls(Node *node, Walk *w) {
+	switch (nodeTag(node)) {
 	case T_FuncExpr: {
 		FuncExpr *fe = (FuncExpr *)node;
 
@@ -645,21 +664,21 @@ static bool determinism_walker(Node *node, Walk *w) {
 		check_function(w, wf->location, NULL, wf->winfnoid, wf->args);
 		break;
 	}
-	case T_CoerceViaIO: {
-		CoerceViaIO *io = (CoerceViaIO *)node;
-		char *what = psprintf("the cast from %s to %s", format_type_be(exprType((Node *)io->arg)),
-		                      format_type_be(io->resulttype));
-		TextProblem problem;
-
-		if (!expr_text_fine((Node *)io->arg, &problem))
-			refuse_text(w, io->location, what, &problem, false);
-		if (!type_text_fine(io->resulttype, true, &problem))
-			refuse_text(w, io->location, what, &problem, true);
+	case T_CoerceViaIO:
+		check_io_cast(w, (CoerceViaIO *)node);
 		break;
-	}
 	default:
 		break;
 	}
+}
+
+static bool determinism_walker(Node *node, Walk *w) {
+	if (node == NULL)
+		return false;
+	if (fn_is_clock_now(node))
+		return false; /* where it may be is flow_query.c's to say */
+	check_construct(node, w);
+	check_calls(node, w);
 	return expression_tree_walker(node, determinism_walker, (void *)w);
 }
 

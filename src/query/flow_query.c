@@ -355,26 +355,18 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
  * those seconds (the sink column holds the time itself, so sink rows of a refreshed
  * second are found by it). Without such a column it has no windows.
  */
-static void copy_keys(FlowQuery *fq) {
-	Relation rel = table_open(fq->source_relid, AccessShareLock);
-	const char *relname = RelationGetRelationName(rel);
-	Oid pk = fn_rel_primary_key_index(rel);
+/*
+ * The sink's key of a flow without aggregation: every column of the source's primary
+ * key, output as it is, compared with its type's default operator class. Returns the
+ * first timestamp column among them (NULL: none), the flow's time column then.
+ */
+static TargetEntry *primary_key_outputs(FlowQuery *fq, Oid pk, const char *relname) {
 	HeapTuple itup;
 	Form_pg_index idx;
 	oidvector *classes;
 	bool isnull;
 	TargetEntry *time_tle = NULL;
 
-	if (!OidIsValid(pk)) /* as logical replication's missing replica identity: the table lacks
-	                      * what the command needs (a restore binding the flow tells it by that) */
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("invalid flow query: a flow without aggregation needs a primary key on its source "
-		                "table \"%s\"",
-		                relname),
-		         errdetail("Its sink keeps one row per source row, keyed by the source's primary key."),
-		         errhint("Add one with ALTER TABLE %s ADD PRIMARY KEY (...), or aggregate with GROUP BY.",
-		                 quote_identifier(relname))));
 	itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pk));
 	if (!HeapTupleIsValid(itup))
 		elog(ERROR, "flownode: cache lookup failed for index %u", pk);
@@ -409,39 +401,64 @@ static void copy_keys(FlowQuery *fq) {
 			time_tle = tle;
 	}
 	ReleaseSysCache(itup);
+	return time_tle;
+}
+
+/* A NOT NULL timestamp column of the source among the outputs, or NULL. */
+static TargetEntry *notnull_time_output(FlowQuery *fq) {
+	ListCell *lc;
+
+	foreach (lc, fq->query->targetList) {
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var *var = (Var *)tle->expr;
+
+		if (!tle->resjunk && IsA(var, Var) && var->varno == fq->source_rtindex && var->varlevelsup == 0 &&
+		    var->varattno > 0 && (var->vartype == TIMESTAMPOID || var->vartype == TIMESTAMPTZOID) &&
+		    attr_notnull(fq->source_relid, var->varattno))
+			return tle;
+	}
+	return NULL;
+}
+
+/* The windows of a flow without aggregation: seconds of its time column. */
+static void copy_window(FlowQuery *fq, TargetEntry *time_tle) {
+	Var *var = (Var *)time_tle->expr;
+	FnWindowSpec *spec = &fq->window;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->kind = FN_WINDOW_DATE_BIN;
+	spec->with_time_zone = var->vartype == TIMESTAMPTZOID;
+	spec->stride_time = FN_COPY_WINDOW_USEC;
+	spec->origin = 0; /* 2000-01-01 */
+	fn_window_check(spec);
+	fq->time_attnum = var->varattno;
+	fq->time_column = get_attname(fq->source_relid, var->varattno, false);
+	fq->window_position = output_position(fq->query, time_tle);
+	fq->window_text = psprintf("date_bin('1 second', %s, '2000-01-01')", quote_identifier(fq->time_column));
+}
+
+static void copy_keys(FlowQuery *fq) {
+	Relation rel = table_open(fq->source_relid, AccessShareLock);
+	const char *relname = RelationGetRelationName(rel);
+	Oid pk = fn_rel_primary_key_index(rel);
+	TargetEntry *time_tle;
+
+	if (!OidIsValid(pk)) /* as logical replication's missing replica identity: the table lacks
+	                      * what the command needs (a restore binding the flow tells it by that) */
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("invalid flow query: a flow without aggregation needs a primary key on its source "
+		                "table \"%s\"",
+		                relname),
+		         errdetail("Its sink keeps one row per source row, keyed by the source's primary key."),
+		         errhint("Add one with ALTER TABLE %s ADD PRIMARY KEY (...), or aggregate with GROUP BY.",
+		                 quote_identifier(relname))));
+	time_tle = primary_key_outputs(fq, pk, relname);
 	table_close(rel, NoLock);
-
-	if (time_tle == NULL) { /* another NOT NULL timestamp column among the outputs */
-		ListCell *lc;
-
-		foreach (lc, fq->query->targetList) {
-			TargetEntry *tle = lfirst_node(TargetEntry, lc);
-			Var *var = (Var *)tle->expr;
-
-			if (!tle->resjunk && IsA(var, Var) && var->varno == fq->source_rtindex && var->varlevelsup == 0 &&
-			    var->varattno > 0 && (var->vartype == TIMESTAMPOID || var->vartype == TIMESTAMPTZOID) &&
-			    attr_notnull(fq->source_relid, var->varattno)) {
-				time_tle = tle;
-				break;
-			}
-		}
-	}
-	if (time_tle != NULL) {
-		Var *var = (Var *)time_tle->expr;
-		FnWindowSpec *spec = &fq->window;
-
-		memset(spec, 0, sizeof(*spec));
-		spec->kind = FN_WINDOW_DATE_BIN;
-		spec->with_time_zone = var->vartype == TIMESTAMPTZOID;
-		spec->stride_time = FN_COPY_WINDOW_USEC;
-		spec->origin = 0; /* 2000-01-01 */
-		fn_window_check(spec);
-		fq->time_attnum = var->varattno;
-		fq->time_column = get_attname(fq->source_relid, var->varattno, false);
-		fq->window_position = output_position(fq->query, time_tle);
-		fq->window_text =
-		    psprintf("date_bin('1 second', %s, '2000-01-01')", quote_identifier(fq->time_column));
-	}
+	if (time_tle == NULL) /* another NOT NULL timestamp column among the outputs */
+		time_tle = notnull_time_output(fq);
+	if (time_tle != NULL)
+		copy_window(fq, time_tle);
 }
 
 /* The first use of the evaluation's clock in a tree, or NULL. */
@@ -600,23 +617,12 @@ static void check_clock(FlowQuery *fq, const char *sql) {
 	collect_clock_predicates(fq, quals, sql);
 }
 
-static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQueryReading *reading,
-                          const FlowQueryOrigin *origin) {
-	FlowQuery *fq = palloc0(sizeof(FlowQuery));
-	ErrorContextCallback errcb;
-	QueryErrorArg errarg = {sql, origin};
+/* The query's one SELECT, raw: refused here when it is not one plain SELECT. */
+static RawStmt *parse_one_select(const char *sql) {
 	List *raw;
 	RawStmt *rs;
 	SelectStmt *sel;
-	Query *q;
-	RangeTblEntry *rte = NULL;
-	ListCell *lc;
-	int pos;
 
-	errcb.callback = flow_query_error_context;
-	errcb.arg = (void *)&errarg;
-	errcb.previous = error_context_stack;
-	error_context_stack = &errcb;
 	raw = pg_parse_query(sql);
 	if (list_length(raw) != 1)
 		QUERY_ERROR(list_length(raw) == 0 ? "the query is empty" : "the query must be exactly one statement",
@@ -636,16 +642,11 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 	if (sel->withClause != NULL)
 		QUERY_ERROR("WITH is not supported", "Join the tables in FROM instead of through a CTE.");
 
-	if (reading != NULL) {
-		if (reading->rewrite != NULL)
-			reading->rewrite(sel);
-		q = parse_analyze_withcb(rs, sql, reading->setup, copyObject(sel->targetList), NULL);
-	} else
-		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
-	error_context_stack = errcb.previous;
-	fn_flatten_group_exprs(q);
-	fq->query = q;
+	return rs;
+}
 
+/* What a flow's query may not use, on the analysed tree; its shape. */
+static void check_features(FlowQuery *fq, Query *q) {
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		QUERY_ERROR("the query must be a SELECT statement", NULL);
 	if (q->hasSubLinks)
@@ -666,6 +667,12 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 		fq->shape = FLOW_SHAPE_SINGLE;
 	else
 		fq->shape = FLOW_SHAPE_COPY;
+}
+
+/* The source: the table whose column the window reads (query/flow_joins.c), one plain
+ * or partitioned table a worker's session can read. */
+static void find_source(FlowQuery *fq, Query *q) {
+	RangeTblEntry *rte;
 
 	/* one plain table, or a fact table joined with dimension tables (flow_joins.c):
 	 * the source is the table whose column the window reads */
@@ -691,16 +698,13 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 	if (rte->relkind == RELKIND_RELATION && rte->inh && has_subclass(rte->relid))
 		QUERY_ERROR("sources with inheritance children are not supported; use FROM ONLY", NULL);
 	fq->source_relid = rte->relid;
-	/* nothing whose answer can change without a write to the source: the error names
-	 * the function or construct and points into the flow query */
-	error_context_stack = &errcb;
-	fn_check_deterministic(q, sql);
-	error_context_stack = errcb.previous;
-	if (contain_volatile_functions((Node *)q)) /* a backstop: refused above already */
-		QUERY_ERROR("volatile functions are not allowed",
-		            "A flow re-runs its query per window; its result must depend only on the rows.");
+}
 
-	/* output columns */
+/* The output columns: named, each name once, of a type a table can store. */
+static void read_outputs(FlowQuery *fq, Query *q) {
+	ListCell *lc;
+	int pos;
+
 	pos = 0;
 	foreach (lc, q->targetList) {
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
@@ -733,7 +737,40 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 		fq->out_collations = lappend_oid(fq->out_collations, exprCollation((Node *)tle->expr));
 		pos++;
 	}
+}
 
+static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQueryReading *reading,
+                          const FlowQueryOrigin *origin) {
+	FlowQuery *fq = palloc0(sizeof(FlowQuery));
+	QueryErrorArg errarg = {sql, origin};
+	ErrorContextCallback errcb = {error_context_stack, flow_query_error_context, (void *)&errarg};
+	RawStmt *rs;
+	SelectStmt *sel;
+	Query *q;
+
+	error_context_stack = &errcb;
+	rs = parse_one_select(sql);
+	sel = (SelectStmt *)rs->stmt;
+	if (reading != NULL) {
+		if (reading->rewrite != NULL)
+			reading->rewrite(sel);
+		q = parse_analyze_withcb(rs, sql, reading->setup, copyObject(sel->targetList), NULL);
+	} else
+		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
+	error_context_stack = errcb.previous;
+	fn_flatten_group_exprs(q);
+	fq->query = q;
+	check_features(fq, q);
+	find_source(fq, q);
+	/* nothing whose answer can change without a write to the source: the error names
+	 * the function or construct and points into the flow query */
+	error_context_stack = &errcb;
+	fn_check_deterministic(q, sql);
+	error_context_stack = errcb.previous;
+	if (contain_volatile_functions((Node *)q)) /* a backstop: refused above already */
+		QUERY_ERROR("volatile functions are not allowed",
+		            "A flow re-runs its query per window; its result must depend only on the rows.");
+	read_outputs(fq, q);
 	/* the sink's key and the time window */
 	fq->window_position = -1;
 	fq->window.kind = FN_WINDOW_NONE;

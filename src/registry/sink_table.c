@@ -154,40 +154,33 @@ static bool is_key_index(HeapTuple itup, Oid relid, FlowQuery *fq) {
  * groups them, one of which finds groups with NULL keys too. ERROR with the first
  * problem found.
  */
-void fn_check_sink(Oid relid, FlowQuery *fq) {
-	Relation rel = table_open(relid, AccessShareLock);
+/* The creator's rights on an existing sink: SELECT, INSERT, UPDATE and DELETE. */
+static void check_sink_privileges(Oid relid, const char *relname) {
+	AclResult acl;
+
+	static const struct {
+		AclMode mode;
+		const char *name;
+	} needed[] = {
+	    {ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"}, {ACL_DELETE, "DELETE"}};
+
+	for (size_t i = 0; i < lengthof(needed); i++) {
+		acl = pg_class_aclcheck(relid, GetUserId(), needed[i].mode);
+		if (acl != ACLCHECK_OK)
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			     errmsg("permission denied for sink table \"%s\": %s is missing", relname, needed[i].name),
+			     errdetail("A flow's owner needs SELECT, INSERT, UPDATE and DELETE on an existing sink.")));
+	}
+}
+
+/* Every output of the query a column of its type; every other column may be left out. */
+static void check_sink_columns(Relation rel, FlowQuery *fq) {
+	Oid relid = RelationGetRelid(rel);
 	TupleDesc desc = RelationGetDescr(rel);
 	const char *relname = RelationGetRelationName(rel);
 	int ncols = list_length(fq->out_names);
-	List *indexes;
-	ListCell *lc;
-	bool key_found = false;
-	const char *null_key = NULL;
-	StringInfoData keys;
-	AclResult acl;
-
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-		        (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("sink \"%s\" is not a plain table", relname)));
-
-	{
-		static const struct {
-			AclMode mode;
-			const char *name;
-		} needed[] = {
-		    {ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"}, {ACL_DELETE, "DELETE"}};
-
-		for (size_t i = 0; i < lengthof(needed); i++) {
-			acl = pg_class_aclcheck(relid, GetUserId(), needed[i].mode);
-			if (acl != ACLCHECK_OK)
-				ereport(ERROR,
-				        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				         errmsg("permission denied for sink table \"%s\": %s is missing", relname,
-				                needed[i].name),
-				         errdetail(
-				             "A flow's owner needs SELECT, INSERT, UPDATE and DELETE on an existing sink.")));
-		}
-	}
 
 	for (int i = 0; i < ncols; i++) {
 		AttrNumber att = get_attnum(relid, out_name(fq, i));
@@ -217,13 +210,18 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 			                "a default and the query does not produce it",
 			                relname, NameStr(attr->attname))));
 	}
+}
 
-	/* a flow of one row (aggregates without GROUP BY) has no key: its refresh
-	 * compares the row itself */
-	if (fq->key_positions == NIL) {
-		table_close(rel, NoLock);
-		return;
-	}
+/* The unique index ON CONFLICT arbitrates with: on exactly the keys, comparing them as
+ * the query groups them, and one that finds NULL keys too where a key can be NULL. */
+static void check_sink_key(Relation rel, FlowQuery *fq) {
+	Oid relid = RelationGetRelid(rel);
+	const char *relname = RelationGetRelationName(rel);
+	List *indexes;
+	ListCell *lc;
+	bool key_found = false;
+	const char *null_key = NULL;
+	StringInfoData keys;
 
 	/* an arbiter for ON CONFLICT: ON CONFLICT (keys) uses every unique index on
 	 * exactly the keys, so each must compare keys as the query groups them, and one
@@ -282,6 +280,20 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 		         errhint("Add one with ALTER TABLE ... ADD PRIMARY KEY (%s), or let create_flow create the "
 		                 "sink.",
 		                 keys.data)));
+}
+
+void fn_check_sink(Oid relid, FlowQuery *fq) {
+	Relation rel = table_open(relid, AccessShareLock);
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+		                errmsg("sink \"%s\" is not a plain table", RelationGetRelationName(rel))));
+	check_sink_privileges(relid, RelationGetRelationName(rel));
+	check_sink_columns(rel, fq);
+	/* a flow of one row (aggregates without GROUP BY) has no key: its refresh
+	 * compares the row itself */
+	if (fq->key_positions != NIL)
+		check_sink_key(rel, fq);
 	table_close(rel, NoLock);
 }
 
