@@ -74,13 +74,29 @@ PG_FUNCTION_INFO_V1(flownode_alter_flow);
 PG_FUNCTION_INFO_V1(flownode_pause_flow);
 PG_FUNCTION_INFO_V1(flownode_resume_flow);
 
+/* A length in the largest unit that writes it whole: "100 milliseconds", "1 second". */
+static char *duration_text(int64 usec) {
+	long long n;
+
+	if (usec % USECS_PER_SEC == 0) {
+		n = usec / USECS_PER_SEC;
+		return psprintf(ngettext("%lld second", "%lld seconds", n), n);
+	}
+	if (usec % 1000 == 0) {
+		n = usec / 1000;
+		return psprintf(ngettext("%lld millisecond", "%lld milliseconds", n), n);
+	}
+	n = usec;
+	return psprintf(ngettext("%lld microsecond", "%lld microseconds", n), n);
+}
+
 void fn_check_flow_interval(const Interval *iv, const char *name, int64 min_usec) {
 	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("the value of %s must be a positive interval", name)));
 	if (fn_interval_usec(iv) < min_usec)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("%s must be at least 100 milliseconds", name)));
+		                errmsg("the value of %s must be at least %s", name, duration_text(min_usec))));
 }
 
 static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec) {
@@ -95,7 +111,8 @@ static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *na
 
 static bool bool_arg(FunctionCallInfo fcinfo, int argno, const char *name) {
 	if (PG_ARGISNULL(argno))
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
+		ereport(ERROR,
+		        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("argument %s must not be NULL", name)));
 	return PG_GETARG_BOOL(argno);
 }
 
@@ -192,50 +209,66 @@ static void install_dimensions(int64 flow_id, const FlowQuery *fq) {
 }
 
 /* How the arguments are named in messages: create_flow's, or the clauses of the
- * CREATE FLOW statement flownode.execute ran. */
+ * CREATE FLOW statement flownode.execute ran. The hints are whole sentences, one per
+ * way of naming them (gettext_noop: translated where they are raised). */
 typedef struct ArgWords {
 	const char *eval_interval; /* eval_interval, EVAL INTERVAL */
 	const char *expire_after;
-	const char *add_eval;     /* "pass eval_interval => '1 minute'" ... */
-	const char *add_eval_cap; /* ... at the start of a sentence */
 	const char *exists_hint;
+	const char *single_hint;  /* a flow of one row needs eval_interval */
+	const char *copy_hint;    /* a flow without aggregation and without a time column needs it */
+	const char *grouped_hint; /* a GROUP BY without a time window needs it */
+	const char *now_hint;     /* a query comparing with now() needs it */
 } ArgWords;
 
 static const ArgWords api_words = {
-    "eval_interval", "expire_after", "pass eval_interval => '1 minute'", "Pass eval_interval => '1 minute'",
-    "Use or_replace => true to replace it, or if_not_exists => true to keep it."};
+    "eval_interval",
+    "expire_after",
+    gettext_noop("Use or_replace => true to replace it, or if_not_exists => true to keep it."),
+    gettext_noop("Pass eval_interval => '1 minute', for example."),
+    gettext_noop(
+        "Output the rows' time (a NOT NULL timestamp column), whose seconds become the flow's windows, "
+        "or pass eval_interval => '1 minute'."),
+    gettext_noop(
+        "Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass eval_interval => "
+        "'1 minute'."),
+    gettext_noop(
+        "Pass eval_interval => '1 minute': each evaluation then also refreshes the windows whose rows "
+        "entered or left the comparison since the one before.")};
 static const ArgWords clause_words = {
-    "EVAL INTERVAL", "EXPIRE AFTER", "add EVAL INTERVAL '1 minute'", "Add EVAL INTERVAL '1 minute'",
-    "Use CREATE OR REPLACE FLOW to replace it, or CREATE FLOW IF NOT EXISTS to keep it."};
+    "EVAL INTERVAL",
+    "EXPIRE AFTER",
+    gettext_noop("Use CREATE OR REPLACE FLOW to replace it, or CREATE FLOW IF NOT EXISTS to keep it."),
+    gettext_noop("Add EVAL INTERVAL '1 minute', for example."),
+    gettext_noop(
+        "Output the rows' time (a NOT NULL timestamp column), whose seconds become the flow's windows, "
+        "or add EVAL INTERVAL '1 minute'."),
+    gettext_noop("Group by date_bin(...) or date_trunc(...) over a timestamp column, or add EVAL INTERVAL "
+                 "'1 minute'."),
+    gettext_noop("Add EVAL INTERVAL '1 minute': each evaluation then also refreshes the windows whose rows "
+                 "entered or left the comparison since the one before.")};
 
 /* A flow without windows is recomputed whole at each evaluation after a change
  * (GreptimeDB's rule): it has no adaptive cadence, so it needs eval_interval. */
 pg_noreturn static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w);
 static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
-	const char *why, *hint;
-
-	switch (fq->shape) {
-	case FLOW_SHAPE_SINGLE:
-		why = "the flow query aggregates without GROUP BY";
-		hint = psprintf("%s: a flow of one row is recomputed whole at each evaluation after a change.",
-		                w->add_eval_cap);
-		break;
-	case FLOW_SHAPE_COPY:
-		why = "the flow query outputs no NOT NULL timestamp column of its source";
-		hint = psprintf("Output the rows' time (a NOT NULL timestamp column): its seconds become the flow's "
-		                "windows; or %s: a flow without windows is recomputed whole at each evaluation after "
-		                "a change.",
-		                w->add_eval);
-		break;
-	default:
-		why = "the flow query has no time window in its GROUP BY";
-		hint = psprintf("Group by date_bin(...) or date_trunc(...) over a timestamp column, or %s: a "
-		                "window-less flow is recomputed whole at each evaluation after a change.",
-		                w->add_eval);
-		break;
-	}
-	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-	                errmsg("%s, so %s is required", why, w->eval_interval), errhint("%s", hint)));
+	if (fq->shape == FLOW_SHAPE_SINGLE)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("a flow whose query aggregates without GROUP BY needs %s", w->eval_interval),
+		                errdetail("A flow of one row is recomputed whole at each evaluation after a change."),
+		                errhint("%s", _(w->single_hint))));
+	if (fq->shape == FLOW_SHAPE_COPY)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("a flow whose query outputs no NOT NULL timestamp column of its source needs %s",
+		                w->eval_interval),
+		         errdetail("A flow without windows is recomputed whole at each evaluation after a change."),
+		         errhint("%s", _(w->copy_hint))));
+	ereport(ERROR,
+	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+	         errmsg("a flow whose query has no time window in its GROUP BY needs %s", w->eval_interval),
+	         errdetail("A window-less flow is recomputed whole at each evaluation after a change."),
+	         errhint("%s", _(w->grouped_hint))));
 }
 
 /* What the creator gave the flow, as its row keeps it (a flow's or a waiting flow's). */
@@ -317,7 +350,7 @@ int64 fn_create_flow(const CreateFlowArgs *a, bool *waiting) {
 /* Phase 1, validate: the arguments, and a transaction create_flow can run in. */
 static void validate_create(const CreateFlowArgs *a) {
 	PreventCommandDuringRecovery("create_flow()");
-	(void)fn_current_catalog_relid();
+	fn_check_catalog_version();
 	if (a->if_not_exists && a->or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
@@ -357,7 +390,7 @@ static int64 replace_existing(const CreateFlowArgs *a, const ArgWords *w, Timest
 		if (!a->or_replace)
 			ereport(ERROR,
 			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", a->flow_name),
-			         errhint("%s", w->exists_hint)));
+			         errhint("%s", _(w->exists_hint))));
 		check_owner(existing);
 		*created_at = existing->created_at; /* replaced: created then, updated now */
 		fn_remove_flow(existing);
@@ -381,17 +414,14 @@ static FlowQuery *analyse_query(const CreateFlowArgs *a, const char *timezone, c
 	if (fq->now_preds != NIL && a->eval_interval == NULL)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("the flow query compares its time column with now(), so %s is required",
-		                w->eval_interval),
+		         errmsg("a flow whose query compares its time column with now() needs %s", w->eval_interval),
 		         errdetail("now() in a flow is the scheduled time of each evaluation (multiples of %s "
 		                   "since the Unix epoch), as in GreptimeDB.",
 		                   w->eval_interval),
-		         errhint("%s: each evaluation then also refreshes the windows whose rows entered or left "
-		                 "the comparison since the one before.",
-		                 w->add_eval_cap)));
+		         errhint("%s", _(w->now_hint))));
 	if (fq->window.kind == FN_WINDOW_NONE && a->expire_after != NULL)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("%s needs a time window in the flow query", w->expire_after),
+		                errmsg("a flow whose query has no time window cannot have %s", w->expire_after),
 		                errhint(fq->shape == FLOW_SHAPE_COPY
 		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
 		                              "timestamp column of its source."
@@ -553,7 +583,7 @@ void fn_drop_flow(const char *flow_name, bool if_exists) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery("drop_flow()");
-	(void)fn_current_catalog_relid();
+	fn_check_catalog_version();
 	cfg = fn_load_task_config_by_name(flow_name, true);
 	if (cfg == NULL) {
 		if (!if_exists)
@@ -576,7 +606,7 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 }
 
 /* A refresh needs these locks; waiting for it while holding a conflicting one would hang. */
-static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
+static void check_no_conflicting_locks(TaskConfig *cfg, FlowSlotRequest kind) {
 	Relation src = try_relation_open(cfg->source_relid, NoLock);
 	Relation sink = try_relation_open(cfg->sink_relid, NoLock);
 	bool conflict = false;
@@ -601,35 +631,42 @@ static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 		relation_close(sink, NoLock);
 	}
 	if (conflict)
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("cannot %s flow \"%s\" while this transaction holds a lock its refresh needs", call,
-		                cfg->flow_name),
-		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     kind == FN_REQUEST_FLUSH
+		         ? errmsg("cannot flush flow \"%s\" while this transaction holds a lock its refresh needs",
+		                  cfg->flow_name)
+		         : errmsg("cannot refresh flow \"%s\" while this transaction holds a lock its refresh needs",
+		                  cfg->flow_name),
+		     errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
 /* What the worker needs to serve a flush or refresh of the flow without waiting for
  * the caller: the flow named and, with cascade, every flow it reads from. */
-static void check_servable(TaskConfig *cfg, const char *call) {
+static void check_servable(TaskConfig *cfg, FlowSlotRequest kind) {
 	if (cfg->paused)
-		fn_request_paused_error(cfg, call);
+		fn_request_paused_error(cfg, kind);
 	/* the worker follows the committed settings, and writes the catalog row (a
 	 * backfill's progress) this transaction holds */
 	if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("cannot %s flow \"%s\" in the transaction that altered it", call, cfg->flow_name),
-		         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     kind == FN_REQUEST_FLUSH
+		         ? errmsg("cannot flush flow \"%s\" in the transaction that altered it", cfg->flow_name)
+		         : errmsg("cannot refresh flow \"%s\" in the transaction that altered it", cfg->flow_name),
+		     errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
 	if (!fn_flow_created_here(cfg->flow_id)) /* that one is answered without its worker */
-		check_no_conflicting_locks(cfg, call);
+		check_no_conflicting_locks(cfg, kind);
 }
 
 /* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
  * can serve it without waiting for the caller. */
-static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const char *call) {
+static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, FlowSlotRequest kind) {
 	TaskConfig *cfg;
 
-	PreventCommandDuringRecovery(psprintf("%s_flow()", call));
+	PreventCommandDuringRecovery(kind == FN_REQUEST_FLUSH ? "flush_flow()" : "refresh_flow()");
 
 	*catalog = fn_current_catalog_relid();
 	fn_check_preloaded();
@@ -640,18 +677,22 @@ static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const cha
 		                errmsg("flow \"%s\" is waiting for its source table", flow_name),
 		                errdetail("Its query reads a table that does not exist yet: %s", cfg->user_query),
 		                errhint("It starts when a table of that name is created.")));
-	check_servable(cfg, call);
+	check_servable(cfg, kind);
 	return cfg;
 }
 
 /* A flush or refresh in the transaction that created the flow: create_flow has just
  * filled the sink (0 windows), unless its worker is to fill it after the commit. */
-static int64 created_here_flush(TaskConfig *cfg, const char *call) {
+static int64 created_here_flush(TaskConfig *cfg, FlowSlotRequest kind) {
 	if (cfg->backfilling)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("cannot %s flow \"%s\" in the transaction that created it with backfill => "
-		                       "'background'",
-		                       call, cfg->flow_name),
+		                kind == FN_REQUEST_FLUSH
+		                    ? errmsg("cannot flush flow \"%s\" in the transaction that created it "
+		                             "with backfill => 'background'",
+		                             cfg->flow_name)
+		                    : errmsg("cannot refresh flow \"%s\" in the transaction that created it "
+		                             "with backfill => 'background'",
+		                             cfg->flow_name),
 		                errhint("Commit first: its worker fills the sink once the flow is committed.")));
 	return 0;
 }
@@ -669,13 +710,13 @@ static int64 flush_one(TaskConfig *cfg, Oid catalog) {
 		         errhint("SELECT flownode.refresh_flow(%s) binds it and recomputes its windows.",
 		                 quote_literal_cstr(cfg->flow_name))));
 	if (fn_flow_created_here(cfg->flow_id))
-		return created_here_flush(cfg, "flush");
+		return created_here_flush(cfg, FN_REQUEST_FLUSH);
 	return fn_request_flow_work(cfg, catalog, FN_REQUEST_FLUSH, none);
 }
 
 int64 fn_flush_flow(const char *flow_name) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(flow_name, &catalog, "flush");
+	TaskConfig *cfg = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
 
 	return flush_one(cfg, catalog);
 }
@@ -690,7 +731,7 @@ int64 fn_flush_flow(const char *flow_name) {
  */
 static int64 flush_cascade(const char *flow_name) {
 	Oid catalog;
-	TaskConfig *top = requested_flow(flow_name, &catalog, "flush");
+	TaskConfig *top = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
 	List *order = fn_flows_to_flush(top);
 	ListCell *lc;
 	int64 windows = 0;
@@ -710,7 +751,7 @@ static int64 flush_cascade(const char *flow_name) {
 			         errhint("Flush \"%s\" without cascade, or as a member of the role owning every flow "
 			                 "it reads from.",
 			                 top->flow_name)));
-		check_servable(cfg, "flush");
+		check_servable(cfg, FN_REQUEST_FLUSH);
 	}
 	foreach (lc, order)
 		windows += flush_one(lfirst(lc), catalog);
@@ -789,7 +830,7 @@ static int64 bind_and_refresh(TaskConfig *cfg, FnTimeRange want) {
  */
 Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(fn_text_arg(fcinfo, 0, "flow_name"), &catalog, "refresh");
+	TaskConfig *cfg = requested_flow(fn_text_arg(fcinfo, 0, "flow_name"), &catalog, FN_REQUEST_REPAIR);
 	FnTimeRange want = {bound_arg(fcinfo, 1, cfg, false), bound_arg(fcinfo, 2, cfg, true)};
 
 	if (want.start >= want.end)
@@ -809,7 +850,7 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 	if (!cfg->bound)
 		PG_RETURN_INT64(bind_and_refresh(cfg, want));
 	if (fn_flow_created_here(cfg->flow_id))
-		PG_RETURN_INT64(created_here_flush(cfg, "refresh"));
+		PG_RETURN_INT64(created_here_flush(cfg, FN_REQUEST_REPAIR));
 	PG_RETURN_INT64(fn_request_flow_work(cfg, catalog, FN_REQUEST_REPAIR, want));
 }
 
@@ -818,7 +859,7 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 static void both_error(const char *attr) {
 	ereport(ERROR,
 	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-	         errmsg("%s and reset_%s cannot both be given", attr, attr),
+	         errmsg("arguments %s and reset_%s cannot both be given", attr, attr),
 	         errhint("Pass %s => ... to set it, or reset_%s => true to set it back to none.", attr, attr)));
 }
 
@@ -919,8 +960,10 @@ static void set_paused(FunctionCallInfo fcinfo, bool pause) {
 	                               pause ? AccessExclusiveLock : ShareUpdateExclusiveLock);
 
 	if (cfg->paused == pause) {
-		ereport(NOTICE, (errmsg("flow \"%s\" is %s, skipping", cfg->flow_name,
-		                        pause ? "already paused" : "not paused")));
+		if (pause)
+			ereport(NOTICE, (errmsg("flow \"%s\" is already paused, skipping", cfg->flow_name)));
+		else
+			ereport(NOTICE, (errmsg("flow \"%s\" is not paused, skipping", cfg->flow_name)));
 		return;
 	}
 	fn_registry_set_paused(cfg->flow_id, pause);

@@ -253,7 +253,7 @@ void fn_bind_flow(TaskConfig *cfg) {
 	FlowQuery *fq;
 	bool busy;
 
-	(void)fn_current_catalog_relid();
+	fn_check_catalog_version();
 	cfg = lock_unbound(cfg, 0, &busy);
 	if (cfg == NULL)
 		return;

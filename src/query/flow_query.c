@@ -46,9 +46,11 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
-#define QUERY_ERROR(msg, hint)                                                                               \
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", msg),           \
-	                (hint) ? errhint("%s", (const char *)(hint)) : 0))
+/* An invalid flow query: its message and hint written whole at each use (each a
+ * string literal, so that both are translated as they stand). */
+#define QUERY_ERROR(msg) ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg(msg)))
+#define QUERY_ERROR_HINT(msg, hint)                                                                          \
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg(msg), errhint(hint)))
 
 static Const *window_const_arg(Node *arg, const char *what) {
 	Node *folded = eval_const_expressions(NULL, arg);
@@ -230,8 +232,8 @@ static void distinct_as_group_by(Query *q) {
 	if (q->distinctClause == NIL)
 		return;
 	if (q->hasDistinctOn)
-		QUERY_ERROR("DISTINCT ON is not supported",
-		            "Keep one row per key with GROUP BY and an aggregate such as max(...).");
+		QUERY_ERROR_HINT("invalid flow query: DISTINCT ON is not supported",
+		                 "Keep one row per key with GROUP BY and an aggregate such as max(...).");
 	if (q->groupClause == NIL && !q->hasAggs && q->havingQual == NULL) {
 		q->groupClause = q->distinctClause;
 		q->distinctClause = NIL;
@@ -248,8 +250,8 @@ static void distinct_as_group_by(Query *q) {
 			grouped |= tle->ressortgroupref != 0 &&
 			           lfirst_node(SortGroupClause, gc)->tleSortGroupRef == tle->ressortgroupref;
 		if (!grouped)
-			QUERY_ERROR("DISTINCT over aggregated rows is not supported",
-			            "Group by the columns you want distinct instead.");
+			QUERY_ERROR_HINT("invalid flow query: DISTINCT over aggregated rows is not supported",
+			                 "Group by the columns you want distinct instead.");
 	}
 	q->distinctClause = NIL; /* every output is a group key: the groups are distinct */
 }
@@ -624,23 +626,27 @@ static RawStmt *parse_one_select(const char *sql) {
 	SelectStmt *sel;
 
 	raw = pg_parse_query(sql);
-	if (list_length(raw) != 1)
-		QUERY_ERROR(list_length(raw) == 0 ? "the query is empty" : "the query must be exactly one statement",
-		            "Pass a single SELECT statement.");
+	if (list_length(raw) != 1) {
+		if (list_length(raw) == 0)
+			QUERY_ERROR_HINT("invalid flow query: the query is empty", "Pass a single SELECT statement.");
+		QUERY_ERROR_HINT("invalid flow query: the query must be exactly one statement",
+		                 "Pass a single SELECT statement.");
+	}
 	rs = linitial_node(RawStmt, raw);
 	if (!IsA(rs->stmt, SelectStmt))
-		QUERY_ERROR("the query must be a SELECT statement", NULL);
+		QUERY_ERROR("invalid flow query: the query must be a SELECT statement");
 	sel = (SelectStmt *)rs->stmt;
 	if (sel->intoClause != NULL)
-		QUERY_ERROR("SELECT INTO is not allowed", NULL);
+		QUERY_ERROR("invalid flow query: SELECT INTO is not allowed");
 	if (sel->op != SETOP_NONE)
-		QUERY_ERROR("UNION, INTERSECT and EXCEPT are not supported", NULL);
+		QUERY_ERROR("invalid flow query: UNION, INTERSECT and EXCEPT are not supported");
 	if (sel->valuesLists != NIL)
-		QUERY_ERROR("VALUES is not an aggregation", NULL);
+		QUERY_ERROR("invalid flow query: VALUES is not an aggregation");
 	if (sel->lockingClause != NIL)
-		QUERY_ERROR("FOR UPDATE/SHARE is not allowed", NULL);
+		QUERY_ERROR("invalid flow query: FOR UPDATE/SHARE is not allowed");
 	if (sel->withClause != NULL)
-		QUERY_ERROR("WITH is not supported", "Join the tables in FROM instead of through a CTE.");
+		QUERY_ERROR_HINT("invalid flow query: WITH is not supported",
+		                 "Join the tables in FROM instead of through a CTE.");
 
 	return rs;
 }
@@ -648,18 +654,18 @@ static RawStmt *parse_one_select(const char *sql) {
 /* What a flow's query may not use, on the analysed tree; its shape. */
 static void check_features(FlowQuery *fq, Query *q) {
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
-		QUERY_ERROR("the query must be a SELECT statement", NULL);
+		QUERY_ERROR("invalid flow query: the query must be a SELECT statement");
 	if (q->hasSubLinks)
-		QUERY_ERROR("subqueries are not supported",
-		            "A flow reads one source table, joined to dimension tables by equalities.");
+		QUERY_ERROR_HINT("invalid flow query: subqueries are not supported",
+		                 "A flow reads one source table, joined to dimension tables by equalities.");
 	if (q->hasWindowFuncs)
-		QUERY_ERROR("window functions are not supported", NULL);
+		QUERY_ERROR("invalid flow query: window functions are not supported");
 	if (q->hasTargetSRFs)
-		QUERY_ERROR("set-returning functions are not supported", NULL);
+		QUERY_ERROR("invalid flow query: set-returning functions are not supported");
 	if (q->limitCount != NULL || q->limitOffset != NULL)
-		QUERY_ERROR("LIMIT and OFFSET are not supported", NULL);
+		QUERY_ERROR("invalid flow query: LIMIT and OFFSET are not supported");
 	if (q->groupingSets != NIL)
-		QUERY_ERROR("GROUPING SETS, ROLLUP and CUBE are not supported", NULL);
+		QUERY_ERROR("invalid flow query: GROUPING SETS, ROLLUP and CUBE are not supported");
 	distinct_as_group_by(q);
 	if (q->groupClause != NIL)
 		fq->shape = FLOW_SHAPE_GROUPED;
@@ -679,15 +685,15 @@ static void find_source(FlowQuery *fq, Query *q) {
 	fq->source_rtindex = fn_join_fact_rtindex(q, window_varno(q));
 	rte = rt_fetch(fq->source_rtindex, q->rtable);
 	if (rte->rtekind != RTE_RELATION)
-		QUERY_ERROR("the query must read a table, not a subquery or function", NULL);
+		QUERY_ERROR("invalid flow query: the query must read a table, not a subquery or function");
 	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 		        (errcode(ERRCODE_WRONG_OBJECT_TYPE),
 		         errmsg("invalid flow query: source \"%s\" is not a table", get_rel_name(rte->relid)),
 		         errhint("Views, materialized views and foreign tables are not supported as flow sources.")));
 	if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP)
-		QUERY_ERROR("the source must not be a temporary table",
-		            "The flow's worker runs in its own session and cannot see it.");
+		QUERY_ERROR_HINT("invalid flow query: the source must not be a temporary table",
+		                 "The flow's worker runs in its own session and cannot see it.");
 	/* a partitioned table's rows are in its partitions, which the flow reads with it
 	 * (source_triggers.c marks them); an inheritance parent's children are not */
 	if (rte->relkind == RELKIND_PARTITIONED_TABLE && !rte->inh)
@@ -696,7 +702,7 @@ static void find_source(FlowQuery *fq, Query *q) {
 		                       get_rel_name(rte->relid)),
 		                errhint("Leave out ONLY: a flow over a partitioned table reads every partition.")));
 	if (rte->relkind == RELKIND_RELATION && rte->inh && has_subclass(rte->relid))
-		QUERY_ERROR("sources with inheritance children are not supported; use FROM ONLY", NULL);
+		QUERY_ERROR("invalid flow query: sources with inheritance children are not supported; use FROM ONLY");
 	fq->source_relid = rte->relid;
 }
 
@@ -768,8 +774,8 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 	fn_check_deterministic(q, sql);
 	error_context_stack = errcb.previous;
 	if (contain_volatile_functions((Node *)q)) /* a backstop: refused above already */
-		QUERY_ERROR("volatile functions are not allowed",
-		            "A flow re-runs its query per window; its result must depend only on the rows.");
+		QUERY_ERROR_HINT("invalid flow query: volatile functions are not allowed",
+		                 "A flow re-runs its query per window; its result must depend only on the rows.");
 	read_outputs(fq, q);
 	/* the sink's key and the time window */
 	fq->window_position = -1;
@@ -781,8 +787,8 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 	fq->dimensions =
 	    fn_join_dimensions(q, fq->source_rtindex, fq->window.kind != FN_WINDOW_NONE ? fq->time_attnum : 0);
 	if (fq->dimensions != NIL && fq->shape == FLOW_SHAPE_COPY)
-		QUERY_ERROR("a flow without aggregation cannot join tables",
-		            "Aggregate with GROUP BY, or join when you read the sink.");
+		QUERY_ERROR_HINT("invalid flow query: a flow without aggregation cannot join tables",
+		                 "Aggregate with GROUP BY, or join when you read the sink.");
 	error_context_stack = &errcb;
 	check_clock(fq, sql);
 	error_context_stack = errcb.previous;

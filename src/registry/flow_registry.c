@@ -155,9 +155,8 @@ bool fn_catalog_is_current(void) {
 	return catalog_layout == LAYOUT_CURRENT;
 }
 
-Oid fn_current_catalog_relid(void) {
-	Oid relid = fn_catalog_relid(false);
-
+void fn_check_catalog_version(void) {
+	(void)fn_catalog_relid(false);
 	if (catalog_layout != LAYOUT_CURRENT)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -167,7 +166,11 @@ Oid fn_current_catalog_relid(void) {
 		         errdetail("Writes to the sources of flows are still marked, but flows are not refreshed, "
 		                   "created, dropped or shown until the update."),
 		         errhint("Run ALTER EXTENSION flownode UPDATE in this database.")));
-	return relid;
+}
+
+Oid fn_current_catalog_relid(void) {
+	fn_check_catalog_version();
+	return fn_catalog_relid(false);
 }
 
 Oid fn_catalog_owner(void) {

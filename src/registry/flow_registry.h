@@ -201,8 +201,11 @@ extern bool fn_try_lock_flow(int64 flow_id, LOCKMODE mode);
  * marking and for the DDL that flows follow; any other version is an ERROR.
  */
 extern Oid fn_catalog_relid(bool missing_ok);
-/* The same, but ERROR (asking for ALTER EXTENSION flownode UPDATE) unless the
- * objects are this library's version: every entry point but marking and DDL. */
+/* ERROR (asking for ALTER EXTENSION flownode UPDATE) unless the extension's objects
+ * in this database are this library's version: the check of every entry point but
+ * marking and DDL. */
+extern void fn_check_catalog_version(void);
+/* The catalog's relid, after that check. */
 extern Oid fn_current_catalog_relid(void);
 /* Whether the objects are this library's version (after fn_catalog_relid). */
 extern bool fn_catalog_is_current(void);

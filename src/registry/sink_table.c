@@ -88,11 +88,18 @@ static bool same_equality_collation(Oid a, Oid b) {
 	       get_collation_isdeterministic(b);
 }
 
-/* How an arbiter index compares a key other than the query groups it, or NULL. ON
+/* What an arbiter index that compares a key otherwise than the query does breaks. */
+#define ARBITER_DETAIL                                                                                       \
+	"ON CONFLICT would take rows of different groups for one, or one group's rows for different ones."
+#define ARBITER_HINT                                                                                         \
+	"Key the sink on the columns with their own collation and default operator class, or let create_flow "   \
+	"create the sink."
+
+/* ERROR when an arbiter index compares a key otherwise than the query groups it. ON
  * CONFLICT takes two rows for one group when any arbiter calls them equal: an index
  * with a coarser equality (a case-insensitive collation) would merge two groups into
  * one sink row, a finer one would keep two rows for one group. */
-static char *arbiter_equality_problem(HeapTuple itup, Oid relid, FlowQuery *fq) {
+static void check_arbiter_equality(HeapTuple itup, Oid relid, FlowQuery *fq) {
 	Form_pg_index idx = (Form_pg_index)GETSTRUCT(itup);
 	bool isnull;
 	oidvector *classes =
@@ -113,16 +120,32 @@ static char *arbiter_equality_problem(HeapTuple itup, Oid relid, FlowQuery *fq) 
 		}
 		want = list_nth_oid(fq->out_collations, pos);
 		if (!same_equality_collation(collations->values[k], want))
-			return psprintf("compares \"%s\" with collation %s, and the query groups it with collation %s",
-			                name, generate_collation_name(collations->values[k]),
-			                generate_collation_name(want));
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			     errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" compares \"%s\" "
+			            "with collation %s, and the query groups it with collation %s",
+			            get_rel_name(relid), get_rel_name(idx->indexrelid), name,
+			            generate_collation_name(collations->values[k]), generate_collation_name(want)),
+			     errdetail(ARBITER_DETAIL), errhint(ARBITER_HINT)));
 		eqop = group_eqop(fq, pos);
-		if (!OidIsValid(eqop) ||
-		    get_op_opfamily_strategy(eqop, get_opclass_family(classes->values[k])) != BTEqualStrategyNumber)
-			return psprintf("compares \"%s\" with an operator class whose equality is not the query's %s",
-			                name, OidIsValid(eqop) ? format_operator(eqop) : "grouping");
+		if (!OidIsValid(eqop))
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			     errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" compares \"%s\" "
+			            "with an operator class whose equality is not the query's grouping",
+			            get_rel_name(relid), get_rel_name(idx->indexrelid), name),
+			     errdetail(ARBITER_DETAIL), errhint(ARBITER_HINT)));
+		if (get_op_opfamily_strategy(eqop, get_opclass_family(classes->values[k])) != BTEqualStrategyNumber)
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			     errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" compares \"%s\" "
+			            "with an operator class whose equality is not the query's %s",
+			            get_rel_name(relid), get_rel_name(idx->indexrelid), name, format_operator(eqop)),
+			     errdetail(ARBITER_DETAIL), errhint(ARBITER_HINT)));
 	}
-	return NULL;
 }
 
 /* Whether the index is unique, immediate, valid, without predicate or expressions,
@@ -236,18 +259,10 @@ static void check_sink_key(Relation rel, FlowQuery *fq) {
 		if (!HeapTupleIsValid(itup))
 			continue;
 		if (is_key_index(itup, relid, fq)) {
-			char *equality = arbiter_equality_problem(itup, relid, fq);
-			const char *problem = arbiter_null_problem((Form_pg_index)GETSTRUCT(itup), rel, fq);
+			const char *problem;
 
-			if (equality != NULL)
-				ereport(ERROR,
-				        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-				         errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" %s",
-				                relname, get_rel_name(lfirst_oid(lc)), equality),
-				         errdetail("ON CONFLICT would take rows of different groups for one, or one group's "
-				                   "rows for different ones."),
-				         errhint("Key the sink on the columns with their own collation and default operator "
-				                 "class, or let create_flow create the sink.")));
+			check_arbiter_equality(itup, relid, fq);
+			problem = arbiter_null_problem((Form_pg_index)GETSTRUCT(itup), rel, fq);
 
 			if (problem == NULL)
 				key_found = true;
@@ -269,14 +284,21 @@ static void check_sink_key(Relation rel, FlowQuery *fq) {
 		                 "DISTINCT (%s), or let create_flow create the sink.",
 		                 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), relname),
 		                 keys.data)));
+	if (!key_found && fq->shape == FLOW_SHAPE_COPY)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+		         errmsg("sink \"%s\" does not match the flow query: it has no unique key on exactly the "
+		                "columns of the source's primary key (%s)",
+		                relname, keys.data),
+		         errhint("Add one with ALTER TABLE ... ADD PRIMARY KEY (%s), or let create_flow create the "
+		                 "sink.",
+		                 keys.data)));
 	if (!key_found)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 		         errmsg("sink \"%s\" does not match the flow query: it has no unique key on exactly the "
-		                "%s (%s)",
-		                relname,
-		                fq->shape == FLOW_SHAPE_COPY ? "columns of the source's primary key" : "group keys",
-		                keys.data),
+		                "group keys (%s)",
+		                relname, keys.data),
 		         errhint("Add one with ALTER TABLE ... ADD PRIMARY KEY (%s), or let create_flow create the "
 		                 "sink.",
 		                 keys.data)));

@@ -15,11 +15,69 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-void fn_request_paused_error(TaskConfig *cfg, const char *call) {
+void fn_request_paused_error(TaskConfig *cfg, FlowSlotRequest kind) {
+	if (kind == FN_REQUEST_FLUSH)
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("cannot flush flow \"%s\" because it is paused", cfg->flow_name),
+		         errdetail("A paused flow refreshes nothing; its writes are recorded."),
+		         errhint("Resume it with flownode.resume_flow(%s).", quote_literal_cstr(cfg->flow_name))));
 	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-	                errmsg("cannot %s flow \"%s\": it is paused", call, cfg->flow_name),
+	                errmsg("cannot refresh flow \"%s\" because it is paused", cfg->flow_name),
 	                errdetail("A paused flow refreshes nothing; its writes are recorded."),
 	                errhint("Resume it with flownode.resume_flow(%s).", quote_literal_cstr(cfg->flow_name))));
+}
+
+pg_noreturn static void dropped_error(TaskConfig *cfg, FlowSlotRequest kind);
+static void dropped_error(TaskConfig *cfg, FlowSlotRequest kind) {
+	ConditionVariableCancelSleep();
+	if (kind == FN_REQUEST_FLUSH)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("flow \"%s\" was dropped while it was being flushed", cfg->flow_name)));
+	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+	                errmsg("flow \"%s\" was dropped while it was being refreshed", cfg->flow_name)));
+}
+
+/* No pool worker adopted the flow in time: why, as far as the slot tells. */
+pg_noreturn static void no_worker_error(TaskConfig *cfg, FlowSlotRequest kind, bool waiting_for_worker);
+static void no_worker_error(TaskConfig *cfg, FlowSlotRequest kind, bool waiting_for_worker) {
+	ConditionVariableCancelSleep();
+	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+	                kind == FN_REQUEST_FLUSH
+	                    ? errmsg("flow \"%s\" has no running worker to flush it", cfg->flow_name)
+	                    : errmsg("flow \"%s\" has no running worker to refresh it", cfg->flow_name),
+	                errdetail("No pool worker adopted it within 15 seconds."),
+	                waiting_for_worker
+	                    ? errhint("No background worker slot is free, or flownode.max_workers workers "
+	                              "serve other databases: raise max_worker_processes or "
+	                              "flownode.max_workers.")
+	                    : errhint("See the server log for why the flow's background worker exited.")));
+}
+
+/*
+ * The refresh that served the request failed: its error raised here as the worker
+ * raised it (SQLSTATE, message, detail and hint), as PostgreSQL raises a parallel
+ * worker's error in the leader, with a context line naming the flow. Without a hint
+ * of its own, the hint says where the failure stays.
+ */
+pg_noreturn static void worker_error(TaskConfig *cfg, FlowSlotRequest kind, const FnSlotError *e);
+static void worker_error(TaskConfig *cfg, FlowSlotRequest kind, const FnSlotError *e) {
+	ErrorData edata;
+
+	memset(&edata, 0, sizeof(edata));
+	edata.elevel = ERROR;
+	edata.sqlerrcode = e->sqlerrcode != 0 ? e->sqlerrcode : ERRCODE_EXTERNAL_ROUTINE_EXCEPTION;
+	edata.message = pstrdup(e->message[0] != '\0' ? e->message : _("unknown error"));
+	edata.detail = e->detail[0] != '\0' ? pstrdup(e->detail) : NULL;
+	edata.hint = e->hint[0] != '\0' ? pstrdup(e->hint)
+	                                : _("The dirty windows are kept; see flownode.flows.last_error.");
+	edata.context =
+	    kind == FN_REQUEST_FLUSH
+	        ? psprintf(_("refresh of flow \"%s\" by its worker, serving flush_flow"), cfg->flow_name)
+	        : psprintf(_("refresh of flow \"%s\" by its worker, serving refresh_flow"), cfg->flow_name);
+	/* no source location: the worker's is not kept, and this one is not where it failed */
+	ThrowErrorData(&edata);
+	pg_unreachable();
 }
 
 /*
@@ -29,8 +87,6 @@ void fn_request_paused_error(TaskConfig *cfg, const char *call) {
  * start is pending).
  */
 static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlotRequest kind, uint64 mine) {
-	const char *what = kind == FN_REQUEST_FLUSH ? "flush" : "refresh";
-	const char *doing = kind == FN_REQUEST_FLUSH ? "flushing" : "refreshing";
 	FlowSlotAnswer a;
 	TimestampTz wait_start = GetCurrentTimestamp();
 
@@ -41,28 +97,15 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlo
 			break;
 		if (a.paused) { /* paused after the call looked: the worker will not serve it */
 			ConditionVariableCancelSleep();
-			fn_request_paused_error(cfg, kind == FN_REQUEST_FLUSH ? "flush" : "refresh");
+			fn_request_paused_error(cfg, kind);
 		}
-		if (a.gone) {
-			ConditionVariableCancelSleep();
-			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			                errmsg("flow \"%s\" was dropped while %s", cfg->flow_name, doing)));
-		}
+		if (a.gone)
+			dropped_error(cfg, kind);
 		if (!a.attached) {
 			/* a pool worker adopts it: asked again while no start is pending (the
 			 * flow may be between two workers, or the pool full a moment) */
-			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC) {
-				ConditionVariableCancelSleep();
-				ereport(ERROR,
-				        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				         errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
-				         errdetail("No pool worker adopted it within 15 seconds."),
-				         a.waiting
-				             ? errhint("No background worker slot is free, or flownode.max_workers workers "
-				                       "serve other databases: raise max_worker_processes or "
-				                       "flownode.max_workers.")
-				             : errhint("See the server log for why the flow's background worker exited.")));
-			}
+			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC)
+				no_worker_error(cfg, kind, a.waiting);
 			if (!a.registered)
 				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id);
 		}
@@ -70,9 +113,7 @@ static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlo
 	}
 	ConditionVariableCancelSleep();
 	if (a.failed)
-		ereport(ERROR, (errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-		                errmsg("%s of flow \"%s\" failed: %s", what, cfg->flow_name, a.error),
-		                errhint("The dirty windows are kept; see flownode.flows.last_error.")));
+		worker_error(cfg, kind, &a.error);
 	return a.windows;
 }
 
