@@ -54,6 +54,7 @@
 #include "query/query_rewrite.h"
 #include "record/durable_record.h"
 #include "refresh/refresh_exec.h"
+#include "refresh/sink_fill.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 #include "shmem/inflight.h"
