@@ -69,10 +69,10 @@ struct FlowSlot {
 	uint64 flush_completed;
 	int64 flush_windows;
 	bool flush_failed;
-	FnSlotError flush_error; /* why the last flush served failed: the failure it stopped at, kept
-	                          * apart from last_failure, which a later refresh may overwrite
-	                          * before the caller reads it */
-	ConditionVariable flush_cv;     /* both handshakes' answers */
+	FnSlotError flush_error;    /* why the last flush served failed: the failure it stopped at, kept
+	                             * apart from last_failure, which a later refresh may overwrite
+	                             * before the caller reads it */
+	ConditionVariable flush_cv; /* both handshakes' answers */
 
 	/* refresh_flow handshake, the same way: the range is the hull of every request
 	 * not served yet */
