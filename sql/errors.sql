@@ -149,6 +149,82 @@ PREPARE TRANSACTION 'p';
 SELECT flownode.drop_flow('f');
 DROP TABLE good_sink;
 SELECT leftovers();
+-- A refresh that fails in the flow's worker fails the flush_flow waiting for it with
+-- the worker's own SQLSTATE, message, detail and hint (the CONTEXT names the flow).
+CREATE FUNCTION say_caught() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE st text; msg text; det text; hnt text;
+BEGIN
+  PERFORM flownode.flush_flow('werr');
+  RAISE NOTICE 'flush_flow succeeded';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+                          hnt = PG_EXCEPTION_HINT;
+  RAISE NOTICE 'SQLSTATE %: % / detail: % / hint: %', st, msg, det, hnt;
+END $$;
+CREATE TABLE werr_src (ts timestamptz NOT NULL, v int NOT NULL);
+INSERT INTO werr_src VALUES ('2024-01-01 00:10', 1);
+CREATE FUNCTION werr_check(v int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+  IF v < 0 THEN
+    RAISE EXCEPTION 'negative value %', v USING ERRCODE = 'numeric_value_out_of_range',
+      DETAIL = 'The flow reads only values of zero or more.', HINT = 'Write the value as a positive number.';
+  END IF;
+  RETURN v;
+END $$;
+CREATE ROLE fn_werr;
+GRANT SELECT, TRIGGER ON werr_src TO fn_werr;
+GRANT CREATE ON SCHEMA public TO fn_werr;
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO fn_werr;
+SET ROLE fn_werr;
+SELECT flownode.create_flow('werr', 'werr_sink',
+  $$SELECT date_trunc('hour', ts) AS h, sum(100 / v) AS s, sum(werr_check(v)) AS c FROM werr_src GROUP BY 1$$,
+  eval_interval => '1 hour') > 0 AS created;
+RESET ROLE;
+-- division_by_zero (22012)
+INSERT INTO werr_src VALUES ('2024-01-01 01:10', 0);
+SELECT say_caught();
+\set VERBOSITY verbose
+SELECT flownode.flush_flow('werr');
+\set VERBOSITY default
+DO $$
+BEGIN
+  PERFORM flownode.flush_flow('werr');
+EXCEPTION WHEN division_by_zero THEN
+  RAISE NOTICE 'caught as division_by_zero';
+END $$;
+-- a detail and a hint of the failure come along (22003)
+DELETE FROM werr_src WHERE v = 0;
+INSERT INTO werr_src VALUES ('2024-01-01 02:10', -1);
+SELECT say_caught();
+-- permission denied (42501): the owner may no longer read the source
+DELETE FROM werr_src WHERE v < 0;
+REVOKE SELECT ON werr_src FROM fn_werr;
+INSERT INTO werr_src VALUES ('2024-01-01 03:10', 2);
+SELECT say_caught();
+DO $$
+BEGIN
+  PERFORM flownode.flush_flow('werr');
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'caught as insufficient_privilege';
+END $$;
+-- refresh_flow's the same way
+DO $$
+BEGIN
+  PERFORM flownode.refresh_flow('werr', NULL, NULL);
+EXCEPTION WHEN insufficient_privilege THEN
+  RAISE NOTICE 'refresh_flow caught as insufficient_privilege';
+END $$;
+-- healed: the flush succeeds, with every window exact
+GRANT SELECT ON werr_src TO fn_werr;
+SELECT say_caught();
+SELECT * FROM werr_sink ORDER BY h;
+SELECT flownode.drop_flow('werr');
+DROP TABLE werr_sink, werr_src;
+DROP FUNCTION werr_check(int);
+DROP FUNCTION say_caught();
+DROP OWNED BY fn_werr;
+DROP ROLE fn_werr;
+
 -- the trigger refuses to be called any other way
 SELECT flownode.mark_dirty();
 SELECT flownode.mark_insert();

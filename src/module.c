@@ -20,12 +20,14 @@
 #include "shmem/inflight.h"
 #include "shmem/pool.h"
 #include "storage/ipc.h"
+#include "tcop/utility.h"
 #include "worker/launcher.h"
 
 PG_MODULE_MAGIC;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 void _PG_init(void);
 
@@ -46,6 +48,19 @@ static void flownode_shmem_startup(void) {
 }
 
 /*
+ * flownode's one ProcessUtility hook: the lifecycle's part around the command (the
+ * command itself run through the hook installed before ours), then the flows that
+ * wait for a source table the command may have made appear.
+ */
+static void flownode_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+                                     ProcessUtilityContext context, ParamListInfo params,
+                                     QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc) {
+	fn_utility_command(prev_process_utility_hook, pstmt, queryString, readOnlyTree, context, params, queryEnv,
+	                   dest, qc);
+	fn_gt_after_utility(pstmt->utilityStmt);
+}
+
+/*
  * Loaded by CREATE EXTENSION or a call without preloading, SQL still works, and
  * every entry point that needs shared memory says how to fix it.
  */
@@ -61,7 +76,8 @@ void _PG_init(void) {
 	fn_xact_hooks_init();
 	fn_flow_removal_init();
 	fn_utility_hook_init(preloaded);
-	fn_gt_waiting_init();
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = flownode_process_utility;
 	if (!preloaded)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;

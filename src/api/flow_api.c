@@ -24,6 +24,7 @@
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
 #include "refresh/refresh_exec.h"
+#include "refresh/sink_fill.h"
 #include "registry/flow_chain.h"
 #include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
@@ -31,6 +32,7 @@
 #include "shmem/flow_slots.h"
 #include "shmem/inflight.h"
 #include "worker/launcher.h"
+#include "worker/requests.h"
 
 #include "access/xact.h"
 #include "catalog/dependency.h"
@@ -72,17 +74,29 @@ PG_FUNCTION_INFO_V1(flownode_alter_flow);
 PG_FUNCTION_INFO_V1(flownode_pause_flow);
 PG_FUNCTION_INFO_V1(flownode_resume_flow);
 
-/* create_flow's fill reports its progress this often (a NOTICE), and how long it
- * took once it took longer than this */
-#define FILL_NOTICE_USEC (5 * USECS_PER_SEC)
+/* A length in the largest unit that writes it whole: "100 milliseconds", "1 second". */
+static char *duration_text(int64 usec) {
+	long long n;
+
+	if (usec % USECS_PER_SEC == 0) {
+		n = usec / USECS_PER_SEC;
+		return psprintf(ngettext("%lld second", "%lld seconds", n), n);
+	}
+	if (usec % 1000 == 0) {
+		n = usec / 1000;
+		return psprintf(ngettext("%lld millisecond", "%lld milliseconds", n), n);
+	}
+	n = usec;
+	return psprintf(ngettext("%lld microsecond", "%lld microseconds", n), n);
+}
 
 void fn_check_flow_interval(const Interval *iv, const char *name, int64 min_usec) {
 	if (fn_interval_usec(iv) <= 0 || iv->month < 0 || iv->day < 0 || iv->time < 0)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must be a positive interval", name)));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("the value of %s must be a positive interval", name)));
 	if (fn_interval_usec(iv) < min_usec)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("%s must be at least 100 milliseconds", name)));
+		                errmsg("the value of %s must be at least %s", name, duration_text(min_usec))));
 }
 
 static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *name, int64 min_usec) {
@@ -97,7 +111,8 @@ static Interval *interval_arg(FunctionCallInfo fcinfo, int argno, const char *na
 
 static bool bool_arg(FunctionCallInfo fcinfo, int argno, const char *name) {
 	if (PG_ARGISNULL(argno))
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
+		ereport(ERROR,
+		        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("argument %s must not be NULL", name)));
 	return PG_GETARG_BOOL(argno);
 }
 
@@ -194,50 +209,83 @@ static void install_dimensions(int64 flow_id, const FlowQuery *fq) {
 }
 
 /* How the arguments are named in messages: create_flow's, or the clauses of the
- * CREATE FLOW statement flownode.execute ran. */
+ * CREATE FLOW statement flownode.execute ran. The hints are whole sentences, one per
+ * way of naming them (gettext_noop: translated where they are raised). */
 typedef struct ArgWords {
 	const char *eval_interval; /* eval_interval, EVAL INTERVAL */
 	const char *expire_after;
-	const char *add_eval;     /* "pass eval_interval => '1 minute'" ... */
-	const char *add_eval_cap; /* ... at the start of a sentence */
 	const char *exists_hint;
+	const char *single_hint;  /* a flow of one row needs eval_interval */
+	const char *copy_hint;    /* a flow without aggregation and without a time column needs it */
+	const char *grouped_hint; /* a GROUP BY without a time window needs it */
+	const char *now_hint;     /* a query comparing with now() needs it */
 } ArgWords;
 
 static const ArgWords api_words = {
-    "eval_interval", "expire_after", "pass eval_interval => '1 minute'", "Pass eval_interval => '1 minute'",
-    "Use or_replace => true to replace it, or if_not_exists => true to keep it."};
+    "eval_interval",
+    "expire_after",
+    gettext_noop("Use or_replace => true to replace it, or if_not_exists => true to keep it."),
+    gettext_noop("Pass eval_interval => '1 minute', for example."),
+    gettext_noop(
+        "Output the rows' time (a NOT NULL timestamp column), whose seconds become the flow's windows, "
+        "or pass eval_interval => '1 minute'."),
+    gettext_noop(
+        "Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass eval_interval => "
+        "'1 minute'."),
+    gettext_noop(
+        "Pass eval_interval => '1 minute': each evaluation then also refreshes the windows whose rows "
+        "entered or left the comparison since the one before.")};
 static const ArgWords clause_words = {
-    "EVAL INTERVAL", "EXPIRE AFTER", "add EVAL INTERVAL '1 minute'", "Add EVAL INTERVAL '1 minute'",
-    "Use CREATE OR REPLACE FLOW to replace it, or CREATE FLOW IF NOT EXISTS to keep it."};
+    "EVAL INTERVAL",
+    "EXPIRE AFTER",
+    gettext_noop("Use CREATE OR REPLACE FLOW to replace it, or CREATE FLOW IF NOT EXISTS to keep it."),
+    gettext_noop("Add EVAL INTERVAL '1 minute', for example."),
+    gettext_noop(
+        "Output the rows' time (a NOT NULL timestamp column), whose seconds become the flow's windows, "
+        "or add EVAL INTERVAL '1 minute'."),
+    gettext_noop("Group by date_bin(...) or date_trunc(...) over a timestamp column, or add EVAL INTERVAL "
+                 "'1 minute'."),
+    gettext_noop("Add EVAL INTERVAL '1 minute': each evaluation then also refreshes the windows whose rows "
+                 "entered or left the comparison since the one before.")};
 
 /* A flow without windows is recomputed whole at each evaluation after a change
  * (GreptimeDB's rule): it has no adaptive cadence, so it needs eval_interval. */
 pg_noreturn static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w);
 static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
-	const char *why, *hint;
+	if (fq->shape == FLOW_SHAPE_SINGLE)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("a flow whose query aggregates without GROUP BY needs %s", w->eval_interval),
+		                errdetail("A flow of one row is recomputed whole at each evaluation after a change."),
+		                errhint("%s", _(w->single_hint))));
+	if (fq->shape == FLOW_SHAPE_COPY)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("a flow whose query outputs no NOT NULL timestamp column of its source needs %s",
+		                w->eval_interval),
+		         errdetail("A flow without windows is recomputed whole at each evaluation after a change."),
+		         errhint("%s", _(w->copy_hint))));
+	ereport(ERROR,
+	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+	         errmsg("a flow whose query has no time window in its GROUP BY needs %s", w->eval_interval),
+	         errdetail("A window-less flow is recomputed whole at each evaluation after a change."),
+	         errhint("%s", _(w->grouped_hint))));
+}
 
-	switch (fq->shape) {
-	case FLOW_SHAPE_SINGLE:
-		why = "the flow query aggregates without GROUP BY";
-		hint = psprintf("%s: a flow of one row is recomputed whole at each evaluation after a change.",
-		                w->add_eval_cap);
-		break;
-	case FLOW_SHAPE_COPY:
-		why = "the flow query outputs no NOT NULL timestamp column of its source";
-		hint = psprintf("Output the rows' time (a NOT NULL timestamp column): its seconds become the flow's "
-		                "windows; or %s: a flow without windows is recomputed whole at each evaluation after "
-		                "a change.",
-		                w->add_eval);
-		break;
-	default:
-		why = "the flow query has no time window in its GROUP BY";
-		hint = psprintf("Group by date_bin(...) or date_trunc(...) over a timestamp column, or %s: a "
-		                "window-less flow is recomputed whole at each evaluation after a change.",
-		                w->add_eval);
-		break;
-	}
-	ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-	                errmsg("%s, so %s is required", why, w->eval_interval), errhint("%s", hint)));
+/* What the creator gave the flow, as its row keeps it (a flow's or a waiting flow's). */
+static FlowSettings settings_of(const CreateFlowArgs *a, const char *timezone, TimestampTz created_at) {
+	FlowSettings s;
+
+	s.flow_name = a->flow_name;
+	s.owner = GetUserId();
+	s.user_query = a->query;
+	s.timezone = timezone;
+	s.eval_interval = a->eval_interval;
+	s.expire_after = a->expire_after;
+	s.comment = a->comment;
+	s.dialect = a->dialect;
+	s.options = a->options;
+	s.created_at = created_at;
+	return s;
 }
 
 /*
@@ -250,18 +298,9 @@ static int64 create_waiting_flow(const CreateFlowArgs *a, const char *timezone, 
 	WaitingFlowDefinition def;
 	int64 flow_id;
 
-	def.flow_name = a->flow_name;
-	def.owner = GetUserId();
-	def.user_query = a->query;
+	def.settings = settings_of(a, timezone, created_at);
 	def.sink_name = a->sink_name;
-	def.timezone = timezone;
 	def.search_path = GetConfigOption("search_path", false, false);
-	def.eval_interval = a->eval_interval;
-	def.expire_after = a->expire_after;
-	def.comment = a->comment;
-	def.dialect = a->dialect;
-	def.options = a->options;
-	def.created_at = created_at;
 	flow_id = fn_registry_insert_waiting_flow(&def);
 	ereport(NOTICE, (errmsg("flow \"%s\" waits for its source table \"%s\"", a->flow_name,
 	                        NameListToString(list_make1(makeString(source->relname)))),
@@ -288,80 +327,6 @@ static bool background_arg(FunctionCallInfo fcinfo, int argno) {
 	return strcmp(v, "background") == 0;
 }
 
-static double usec_to_sec(int64 usec) {
-	return (double)usec / USECS_PER_SEC;
-}
-
-/*
- * backfill => 'now': the sink filled from what the source holds, in this
- * transaction. A small source (fewer rows than flownode.backfill_chunk_rows, or no
- * index on the time column to cut it with) in one statement, as ever; a larger one
- * chunk by chunk, oldest first, with a NOTICE of the progress every few seconds.
- * The chunks cover every window of the source's rows and of an existing sink's, so
- * the sink ends exact either way. Returns the rows written.
- */
-static int64 fill_now(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new, TimestampTz clock_at) {
-	FnWindow *w = cfg->window.kind != FN_WINDOW_NONE ? fn_window_create(&cfg->window) : NULL;
-	TimestampTz start = GetCurrentTimestamp();
-	TimestampTz noticed = start;
-	FnTimeRange all = {0, 0};
-	int64 end = 0;
-	int64 rows = 0;
-	int64 total;
-
-	if (w != NULL)
-		all = fn_fill_extent(cfg, fq, !sink_is_new);
-	if (all.start < all.end) {
-		all = (FnTimeRange){fn_window_of(w, all.start).start, fn_window_of(w, all.end - 1).end};
-		end = fn_fill_chunk_end(cfg, w, all, fn_backfill_chunk_rows);
-	}
-	if (all.start >= all.end || end >= all.end)
-		return fn_refresh_fill(cfg, fq, sink_is_new, clock_at); /* one statement */
-
-	if (!sink_is_new)
-		fn_fill_forget_unwindowed(cfg, fq);
-	total = fn_flow_windows(cfg, w, all);
-	for (int64 next = all.start; next < all.end; next = end) {
-		TimestampTz now;
-
-		if (next != all.start)
-			end = fn_fill_chunk_end(cfg, w, (FnTimeRange){next, all.end}, fn_backfill_chunk_rows);
-		rows += fn_refresh_fill_range(cfg, fq, sink_is_new, (FnTimeRange){next, end}, clock_at);
-		CHECK_FOR_INTERRUPTS();
-		now = GetCurrentTimestamp();
-		if (end < all.end && now - noticed >= FILL_NOTICE_USEC) {
-			ereport(NOTICE, (errmsg("flow \"%s\": filled " INT64_FORMAT " of " INT64_FORMAT
-			                        " windows (" INT64_FORMAT " sink rows) in %.1f s",
-			                        cfg->flow_name, fn_flow_windows(cfg, w, (FnTimeRange){all.start, end}),
-			                        total, rows, usec_to_sec(now - start))));
-			noticed = now;
-		}
-	}
-	return rows;
-}
-
-/*
- * backfill => 'background': instead of filling, the flow records the windows its
- * worker fills, [backfill_from, backfill_to): every window of the source's rows (and
- * of an existing sink's), from the oldest; [0, 1) for a window-less flow. Nothing
- * to fill: no backfill.
- */
-static void plan_backfill(TaskConfig *cfg, FlowQuery *fq, bool sink_is_new) {
-	FnTimeRange all = {0, 1};
-
-	if (cfg->window.kind != FN_WINDOW_NONE) {
-		FnWindow *w = fn_window_create(&cfg->window);
-
-		all = fn_fill_extent(cfg, fq, !sink_is_new);
-		if (all.start >= all.end)
-			return; /* no row in the source, nor in the sink */
-		all = (FnTimeRange){fn_window_of(w, all.start).start, fn_window_of(w, all.end - 1).end};
-		if (!sink_is_new)
-			fn_fill_forget_unwindowed(cfg, fq);
-	}
-	(void)fn_registry_set_backfill(cfg->flow_id, all.start, all.start, all.end); /* our own row */
-}
-
 static int creating_depth = 0;
 
 bool fn_creating_flow(void) {
@@ -382,33 +347,17 @@ int64 fn_create_flow(const CreateFlowArgs *a, bool *waiting) {
 	return flow_id;
 }
 
-static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
-	const char *timezone = a->timezone ? a->timezone : pg_get_timezone_name(session_timezone);
-	TaskConfig *existing;
-	FlowQuery *fq;
-	bool sink_is_new = false;
-	Oid source_relid, sink_relid;
-	AclResult acl;
-	FlowDefinition def;
-	int nest;
-	int64 flow_id;
-	TimestampTz clock_at;
-	TimestampTz created_at = 0;
-	FlowSlot *slot;
-	Interval *eval_interval = a->eval_interval;
-	Interval *expire_after = a->expire_after;
-	const ArgWords *w = a->clauses ? &clause_words : &api_words;
-
-	*waiting = false;
+/* Phase 1, validate: the arguments, and a transaction create_flow can run in. */
+static void validate_create(const CreateFlowArgs *a) {
 	PreventCommandDuringRecovery("create_flow()");
-	(void)fn_current_catalog_relid();
+	fn_check_catalog_version();
 	if (a->if_not_exists && a->or_replace)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 		                errmsg("if_not_exists and or_replace cannot both be true")));
-	if (eval_interval != NULL)
-		fn_check_flow_interval(eval_interval, "eval_interval", MIN_EVAL_INTERVAL_USEC);
-	if (expire_after != NULL)
-		fn_check_flow_interval(expire_after, "expire_after", 1);
+	if (a->eval_interval != NULL)
+		fn_check_flow_interval(a->eval_interval, "eval_interval", MIN_EVAL_INTERVAL_USEC);
+	if (a->expire_after != NULL)
+		fn_check_flow_interval(a->expire_after, "expire_after", 1);
 	fn_check_preloaded();
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -416,11 +365,20 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		         errmsg("create_flow must run in a READ COMMITTED transaction"),
 		         errdetail("It fills the sink from a snapshot taken after it locked the source, so that "
 		                   "no concurrent write is missed.")));
+}
 
-	existing = fn_load_task_config_by_name(a->flow_name, true);
+/*
+ * Phase 2, replace: a flow of the same name is removed when it is replaced (or_replace)
+ * or is the waiting flow that starts now; *created_at keeps its creation time. Returns
+ * its id when if_not_exists keeps it instead (nothing more to do), else 0.
+ */
+static int64 replace_existing(const CreateFlowArgs *a, const ArgWords *w, TimestampTz *created_at) {
+	TaskConfig *existing = fn_load_task_config_by_name(a->flow_name, true);
+
+	*created_at = 0;
 	if (existing != NULL && a->start_waiting_flow_id > 0 && existing->flow_id == a->start_waiting_flow_id) {
 		/* a waiting flow starts: it keeps its id and its creation time */
-		created_at = existing->created_at;
+		*created_at = existing->created_at;
 		fn_remove_flow(existing);
 		CommandCounterIncrement();
 	} else if (existing != NULL) {
@@ -432,9 +390,9 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		if (!a->or_replace)
 			ereport(ERROR,
 			        (errcode(ERRCODE_DUPLICATE_OBJECT), errmsg("flow \"%s\" already exists", a->flow_name),
-			         errhint("%s", w->exists_hint)));
+			         errhint("%s", _(w->exists_hint))));
 		check_owner(existing);
-		created_at = existing->created_at; /* replaced: created then, updated now */
+		*created_at = existing->created_at; /* replaced: created then, updated now */
 		fn_remove_flow(existing);
 		CommandCounterIncrement();
 	} else if (a->start_waiting_flow_id > 0)
@@ -444,7 +402,146 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	 * gone from the count already */
 	if (a->start_waiting_flow_id == 0)
 		fn_check_flow_caps(GetUserId());
+	return 0;
+}
 
+/* Phase 3, analyse: the query read, and what its shape asks of the arguments. */
+static FlowQuery *analyse_query(const CreateFlowArgs *a, const char *timezone, const ArgWords *w) {
+	FlowQuery *fq = fn_analyze_flow_query_read(a->query, timezone, a->reading, &a->origin);
+
+	if (fq->window.kind == FN_WINDOW_NONE && a->eval_interval == NULL)
+		window_less_needs_eval_interval(fq, w);
+	if (fq->now_preds != NIL && a->eval_interval == NULL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("a flow whose query compares its time column with now() needs %s", w->eval_interval),
+		         errdetail("now() in a flow is the scheduled time of each evaluation (multiples of %s "
+		                   "since the Unix epoch), as in GreptimeDB.",
+		                   w->eval_interval),
+		         errhint("%s", _(w->now_hint))));
+	if (fq->window.kind == FN_WINDOW_NONE && a->expire_after != NULL)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		                errmsg("a flow whose query has no time window cannot have %s", w->expire_after),
+		                errhint(fq->shape == FLOW_SHAPE_COPY
+		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
+		                              "timestamp column of its source."
+		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
+	return fq;
+}
+
+/*
+ * Phase 4, check privileges and lock: SELECT and TRIGGER on the source and on every
+ * table it joins, which are locked against writes from here on (writers wait, and
+ * see the triggers once this transaction commits).
+ */
+static void check_and_lock_tables(const FlowQuery *fq) {
+	Oid source_relid = fq->source_relid;
+
+	if (pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		                errmsg("permission denied for table %s", get_rel_name(source_relid)),
+		                errdetail("Creating a flow needs SELECT on its source table.")));
+	if (pg_class_aclcheck(source_relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+		         errmsg("permission denied for table %s", get_rel_name(source_relid)),
+		         errdetail("Creating a flow needs TRIGGER on its source table (its writes are marked by a "
+		                   "trigger).")));
+	LockRelationOid(source_relid, ShareRowExclusiveLock);
+	check_dimensions(fq);
+}
+
+/* Phase 5, the sink: created or checked, and neither a table the query reads, another
+ * flow's sink, nor a loop back into the flow's own source. */
+static Oid prepare_sink(const CreateFlowArgs *a, FlowQuery *fq, bool *sink_is_new) {
+	Oid sink_relid = fn_prepare_sink(a->sink_name, fq, fq->source_relid, sink_is_new);
+
+	check_sink_not_dimension(fq, sink_relid);
+	if (fn_registry_is_sink(sink_relid))
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("table \"%s\" is already the sink of another flow", get_rel_name(sink_relid))));
+	fn_check_no_cycle(a->flow_name, fq->source_relid, sink_relid);
+	return sink_relid;
+}
+
+/*
+ * Phase 6, register: the query stored with every name schema-qualified, checked to
+ * read back (def->fq: the analysis the fill runs), and the flow's row inserted.
+ */
+static int64 register_flow(const CreateFlowArgs *a, const FlowQuery *fq, const char *timezone,
+                           TimestampTz created_at, Oid sink_relid, FlowDefinition *def) {
+	int nest = fn_pin_deparse_settings(timezone);
+
+	def->stored_query = fn_deparse_query(fq->query);
+	def->fq = fn_analyze_flow_query(def->stored_query, timezone);
+	fn_unpin_settings(nest);
+	def->settings = settings_of(a, timezone, created_at);
+	def->sink_relid = sink_relid;
+	def->window_text = fq->window_text;
+	def->flow_id = a->start_waiting_flow_id;
+	return fn_registry_insert_flow(def);
+}
+
+/* Phase 7, install: the triggers, on every partition too (which locks them against
+ * writes) and on the tables it joins; the flow's shared memory claimed now, so that
+ * flownode.max_flows fails here; its worker started when this transaction commits. */
+static FlowSlot *install_flow(int64 flow_id, Oid source_relid, const FlowQuery *stored) {
+	FlowSlot *slot;
+
+	CommandCounterIncrement();
+	fn_sync_marking_triggers(source_relid);
+	install_dimensions(flow_id, stored);
+	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
+	fn_slot_reserve(slot); /* until this transaction ends */
+	fn_on_commit_start_worker(flow_id, GetUserId());
+	return slot;
+}
+
+/*
+ * Phase 8, fill: the sink filled from what the source holds now, or the worker left
+ * to fill it (backfill => 'background'). A query comparing its time column with now()
+ * is evaluated at this moment's scheduled time, which the flow's clock then holds
+ * (the worker marks the windows that change from there).
+ */
+static void fill_sink(const CreateFlowArgs *a, int64 flow_id, FlowQuery *stored, bool clocked,
+                      bool sink_is_new, FlowSlot *slot) {
+	TimestampTz clock_at = clocked ? fn_scheduled_time(GetCurrentTimestamp(), a->eval_interval) : 0;
+
+	if (a->background)
+		fn_plan_backfill(fn_load_task_config(flow_id, false), stored, sink_is_new);
+	else {
+		TimestampTz start = GetCurrentTimestamp();
+		int64 rows = fn_fill_now(fn_load_task_config(flow_id, false), stored, sink_is_new, clock_at);
+		TimestampTz end = GetCurrentTimestamp();
+
+		if (end - start >= FILL_NOTICE_USEC)
+			ereport(NOTICE, (errmsg("flow \"%s\": sink filled with " INT64_FORMAT " rows in %.1f s",
+			                        a->flow_name, rows, fn_usec_to_sec(end - start))));
+		/* the flows view shows the fill as the flow's first run (the slot is this
+		 * transaction's until it commits, and freed if it aborts) */
+		fn_slot_note_fill(slot, start, end, rows);
+	}
+	if (clocked)
+		fn_registry_clock_set(flow_id, clock_at);
+}
+
+static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
+	const char *timezone = a->timezone ? a->timezone : pg_get_timezone_name(session_timezone);
+	const ArgWords *w = a->clauses ? &clause_words : &api_words;
+	TimestampTz created_at;
+	FlowQuery *fq;
+	FlowDefinition def;
+	bool sink_is_new = false;
+	Oid sink_relid;
+	int64 flow_id;
+	FlowSlot *slot;
+
+	*waiting = false;
+	validate_create(a);
+	flow_id = replace_existing(a, w, &created_at);
+	if (flow_id != 0)
+		return flow_id; /* if_not_exists: the flow there is kept */
 	if (a->defer_on_missing_source) {
 		RangeVar *source = fn_flow_query_source(a->query, &a->origin);
 
@@ -453,110 +550,14 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 			return create_waiting_flow(a, timezone, created_at, source);
 		}
 	}
-
-	fq = fn_analyze_flow_query_dialect(a->query, timezone, a->dialect, &a->origin);
-	source_relid = fq->source_relid;
-	if (fq->window.kind == FN_WINDOW_NONE && eval_interval == NULL)
-		window_less_needs_eval_interval(fq, w);
-	if (fq->now_preds != NIL && eval_interval == NULL)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("the flow query compares its time column with now(), so %s is required",
-		                w->eval_interval),
-		         errdetail("now() in a flow is the scheduled time of each evaluation (multiples of %s "
-		                   "since the Unix epoch), as in GreptimeDB.",
-		                   w->eval_interval),
-		         errhint("%s: each evaluation then also refreshes the windows whose rows entered or left "
-		                 "the comparison since the one before.",
-		                 w->add_eval_cap)));
-	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("%s needs a time window in the flow query", w->expire_after),
-		                errhint(fq->shape == FLOW_SHAPE_COPY
-		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
-		                              "timestamp column of its source."
-		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
-
-	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
-		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-		                errmsg("permission denied for table %s", get_rel_name(source_relid)),
-		                errdetail("Creating a flow needs SELECT on its source table.")));
-	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_TRIGGER);
-	if (acl != ACLCHECK_OK)
-		ereport(ERROR,
-		        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-		         errmsg("permission denied for table %s", get_rel_name(source_relid)),
-		         errdetail("Creating a flow needs TRIGGER on its source table (its writes are marked by a "
-		                   "trigger).")));
-
-	/* writers wait from here on, and see the trigger once we commit */
-	LockRelationOid(source_relid, ShareRowExclusiveLock);
-	check_dimensions(fq);
-	sink_relid = fn_prepare_sink(a->sink_name, fq, source_relid, &sink_is_new);
-	check_sink_not_dimension(fq, sink_relid);
-	if (fn_registry_is_sink(sink_relid))
-		ereport(ERROR,
-		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("table \"%s\" is already the sink of another flow", get_rel_name(sink_relid))));
-	/* a chain of flows may not loop back into its own source */
-	fn_check_no_cycle(a->flow_name, source_relid, sink_relid);
-
-	/* store the query with every name schema-qualified, and check it reads back (the
-	 * analysis the fill below runs) */
-	nest = fn_pin_deparse_settings(timezone);
-	def.stored_query = fn_deparse_query(fq->query);
-	def.fq = fn_analyze_flow_query(def.stored_query, timezone);
-	fn_unpin_settings(nest);
-
-	def.flow_name = a->flow_name;
-	def.owner = GetUserId();
-	def.sink_relid = sink_relid;
-	def.user_query = a->query;
-	def.timezone = timezone;
-	def.eval_interval = eval_interval;
-	def.expire_after = expire_after;
-	def.comment = a->comment;
-	def.window_text = fq->window_text;
-	def.dialect = a->dialect;
-	def.options = a->options;
-	def.flow_id = a->start_waiting_flow_id;
-	def.created_at = created_at;
-	flow_id = fn_registry_insert_flow(&def);
-
-	/* the triggers, on every partition too (which locks them against writes) */
-	CommandCounterIncrement();
-	fn_sync_marking_triggers(source_relid);
-	install_dimensions(flow_id, def.fq);
-
-	/* claim the flow's shared memory now, so flownode.max_flows fails here */
-	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
-	fn_slot_reserve(slot); /* until this transaction ends */
-	fn_on_commit_start_worker(flow_id, GetUserId());
-
-	/* fill the sink from what the source holds now, or let the worker do it; a query
-	 * comparing its time column with now() is evaluated at this moment's scheduled
-	 * time, which the flow's clock then holds (the worker marks the windows that
-	 * change from there) */
-	clock_at = fq->now_preds != NIL ? fn_scheduled_time(GetCurrentTimestamp(), eval_interval) : 0;
-	if (a->background)
-		plan_backfill(fn_load_task_config(flow_id, false), def.fq, sink_is_new);
-	else {
-		TimestampTz start = GetCurrentTimestamp();
-		int64 rows = fill_now(fn_load_task_config(flow_id, false), def.fq, sink_is_new, clock_at);
-		TimestampTz end = GetCurrentTimestamp();
-
-		if (end - start >= FILL_NOTICE_USEC)
-			ereport(NOTICE, (errmsg("flow \"%s\": sink filled with " INT64_FORMAT " rows in %.1f s",
-			                        a->flow_name, rows, usec_to_sec(end - start))));
-		/* the flows view shows the fill as the flow's first run (the slot is this
-		 * transaction's until it commits, and freed if it aborts) */
-		fn_slot_note_fill(slot, start, end, rows);
-	}
-	if (fq->now_preds != NIL)
-		fn_registry_clock_set(flow_id, clock_at);
-	notice_missing_time_index(source_relid, fq);
-	notice_missing_join_index(source_relid, fq);
+	fq = analyse_query(a, timezone, w);
+	check_and_lock_tables(fq);
+	sink_relid = prepare_sink(a, fq, &sink_is_new);
+	flow_id = register_flow(a, fq, timezone, created_at, sink_relid, &def);
+	slot = install_flow(flow_id, fq->source_relid, def.fq);
+	fill_sink(a, flow_id, def.fq, fq->now_preds != NIL, sink_is_new, slot);
+	notice_missing_time_index(fq->source_relid, fq);
+	notice_missing_join_index(fq->source_relid, fq);
 	return flow_id;
 }
 
@@ -582,7 +583,7 @@ void fn_drop_flow(const char *flow_name, bool if_exists) {
 	TaskConfig *cfg;
 
 	PreventCommandDuringRecovery("drop_flow()");
-	(void)fn_current_catalog_relid();
+	fn_check_catalog_version();
 	cfg = fn_load_task_config_by_name(flow_name, true);
 	if (cfg == NULL) {
 		if (!if_exists)
@@ -605,7 +606,7 @@ Datum flownode_drop_flow(PG_FUNCTION_ARGS) {
 }
 
 /* A refresh needs these locks; waiting for it while holding a conflicting one would hang. */
-static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
+static void check_no_conflicting_locks(TaskConfig *cfg, FlowSlotRequest kind) {
 	Relation src = try_relation_open(cfg->source_relid, NoLock);
 	Relation sink = try_relation_open(cfg->sink_relid, NoLock);
 	bool conflict = false;
@@ -630,80 +631,42 @@ static void check_no_conflicting_locks(TaskConfig *cfg, const char *call) {
 		relation_close(sink, NoLock);
 	}
 	if (conflict)
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("cannot %s flow \"%s\" while this transaction holds a lock its refresh needs", call,
-		                cfg->flow_name),
-		         errhint("Commit the transaction that locked or truncated the source or sink first.")));
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     kind == FN_REQUEST_FLUSH
+		         ? errmsg("cannot flush flow \"%s\" while this transaction holds a lock its refresh needs",
+		                  cfg->flow_name)
+		         : errmsg("cannot refresh flow \"%s\" while this transaction holds a lock its refresh needs",
+		                  cfg->flow_name),
+		     errhint("Commit the transaction that locked or truncated the source or sink first.")));
 }
 
-static void paused_error(TaskConfig *cfg, const char *call) {
-	ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-	                errmsg("cannot %s flow \"%s\": it is paused", call, cfg->flow_name),
-	                errdetail("A paused flow refreshes nothing; its writes are recorded."),
-	                errhint("Resume it with flownode.resume_flow(%s).", quote_literal_cstr(cfg->flow_name))));
-}
-
-/*
- * Waits until the flow's worker has served request `mine`; returns the windows it
- * refreshed, or raises the refresh's error. ERROR when the flow is dropped meanwhile,
- * or no worker adopted it within 15 seconds (asking the pool for one whenever no
- * start is pending).
- */
-static int64 await_request(TaskConfig *cfg, Oid catalog, FlowSlot *slot, FlowSlotRequest kind, uint64 mine) {
-	const char *what = kind == FN_REQUEST_FLUSH ? "flush" : "refresh";
-	const char *doing = kind == FN_REQUEST_FLUSH ? "flushing" : "refreshing";
-	FlowSlotAnswer a;
-	TimestampTz wait_start = GetCurrentTimestamp();
-
-	fn_slot_wait_prepare(slot);
-	for (;;) {
-		fn_slot_poll_request(slot, cfg->flow_id, kind, mine, &a);
-		if (a.done)
-			break;
-		if (a.paused) { /* paused after the call looked: the worker will not serve it */
-			ConditionVariableCancelSleep();
-			paused_error(cfg, kind == FN_REQUEST_FLUSH ? "flush" : "refresh");
-		}
-		if (a.gone) {
-			ConditionVariableCancelSleep();
-			ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			                errmsg("flow \"%s\" was dropped while %s", cfg->flow_name, doing)));
-		}
-		if (!a.attached) {
-			/* a pool worker adopts it: asked again while no start is pending (the
-			 * flow may be between two workers, or the pool full a moment) */
-			if (GetCurrentTimestamp() - wait_start > 15 * USECS_PER_SEC) {
-				ConditionVariableCancelSleep();
-				ereport(ERROR,
-				        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				         errmsg("flow \"%s\" has no running worker to %s it", cfg->flow_name, what),
-				         errdetail("No pool worker adopted it within 15 seconds."),
-				         a.waiting
-				             ? errhint("No background worker slot is free, or flownode.max_workers workers "
-				                       "serve other databases: raise max_worker_processes or "
-				                       "flownode.max_workers.")
-				             : errhint("See the server log for why the flow's background worker exited.")));
-			}
-			if (!a.registered)
-				(void)fn_start_flow_worker(MyDatabaseId, catalog, cfg->flow_id);
-		}
-		fn_slot_wait(slot, 1000);
-	}
-	ConditionVariableCancelSleep();
-	if (a.failed)
-		ereport(ERROR, (errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-		                errmsg("%s of flow \"%s\" failed: %s", what, cfg->flow_name, a.error),
-		                errhint("The dirty windows are kept; see flownode.flows.last_error.")));
-	return a.windows;
+/* What the worker needs to serve a flush or refresh of the flow without waiting for
+ * the caller: the flow named and, with cascade, every flow it reads from. */
+static void check_servable(TaskConfig *cfg, FlowSlotRequest kind) {
+	if (cfg->paused)
+		fn_request_paused_error(cfg, kind);
+	/* the worker follows the committed settings, and writes the catalog row (a
+	 * backfill's progress) this transaction holds */
+	if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		     kind == FN_REQUEST_FLUSH
+		         ? errmsg("cannot flush flow \"%s\" in the transaction that altered it", cfg->flow_name)
+		         : errmsg("cannot refresh flow \"%s\" in the transaction that altered it", cfg->flow_name),
+		     errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
+	if (!fn_flow_created_here(cfg->flow_id)) /* that one is answered without its worker */
+		check_no_conflicting_locks(cfg, kind);
 }
 
 /* The flow a flush or refresh asks for, checked: the caller may ask, and the worker
  * can serve it without waiting for the caller. */
-static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const char *call) {
+static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, FlowSlotRequest kind) {
 	TaskConfig *cfg;
 
-	PreventCommandDuringRecovery(psprintf("%s_flow()", call));
+	PreventCommandDuringRecovery(kind == FN_REQUEST_FLUSH ? "flush_flow()" : "refresh_flow()");
 
 	*catalog = fn_current_catalog_relid();
 	fn_check_preloaded();
@@ -714,28 +677,22 @@ static TaskConfig *requested_flow(const char *flow_name, Oid *catalog, const cha
 		                errmsg("flow \"%s\" is waiting for its source table", flow_name),
 		                errdetail("Its query reads a table that does not exist yet: %s", cfg->user_query),
 		                errhint("It starts when a table of that name is created.")));
-	if (cfg->paused)
-		paused_error(cfg, call);
-	/* the worker follows the committed settings, and writes the catalog row (a
-	 * backfill's progress) this transaction holds */
-	if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("cannot %s flow \"%s\" in the transaction that altered it", call, cfg->flow_name),
-		         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
-	if (!fn_flow_created_here(cfg->flow_id)) /* that one is answered without its worker */
-		check_no_conflicting_locks(cfg, call);
+	check_servable(cfg, kind);
 	return cfg;
 }
 
 /* A flush or refresh in the transaction that created the flow: create_flow has just
  * filled the sink (0 windows), unless its worker is to fill it after the commit. */
-static int64 created_here_flush(TaskConfig *cfg, const char *call) {
+static int64 created_here_flush(TaskConfig *cfg, FlowSlotRequest kind) {
 	if (cfg->backfilling)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		                errmsg("cannot %s flow \"%s\" in the transaction that created it with backfill => "
-		                       "'background'",
-		                       call, cfg->flow_name),
+		                kind == FN_REQUEST_FLUSH
+		                    ? errmsg("cannot flush flow \"%s\" in the transaction that created it "
+		                             "with backfill => 'background'",
+		                             cfg->flow_name)
+		                    : errmsg("cannot refresh flow \"%s\" in the transaction that created it "
+		                             "with backfill => 'background'",
+		                             cfg->flow_name),
 		                errhint("Commit first: its worker fills the sink once the flow is committed.")));
 	return 0;
 }
@@ -743,7 +700,6 @@ static int64 created_here_flush(TaskConfig *cfg, const char *call) {
 /* One flow's flush: every change committed before the call is in its sink when it
  * returns; the windows refreshed. */
 static int64 flush_one(TaskConfig *cfg, Oid catalog) {
-	FlowSlot *slot;
 	FnTimeRange none = {0, 0};
 
 	if (!cfg->bound)
@@ -754,18 +710,13 @@ static int64 flush_one(TaskConfig *cfg, Oid catalog) {
 		         errhint("SELECT flownode.refresh_flow(%s) binds it and recomputes its windows.",
 		                 quote_literal_cstr(cfg->flow_name))));
 	if (fn_flow_created_here(cfg->flow_id))
-		return created_here_flush(cfg, "flush");
-	/* writers that committed before this call but have not yet published (for a flow
-	 * downstream of another, that flow's refresh that has just written its source) */
-	fn_inflight_wait_all();
-	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	return await_request(cfg, catalog, slot, FN_REQUEST_FLUSH,
-	                     fn_slot_post_request(slot, FN_REQUEST_FLUSH, none));
+		return created_here_flush(cfg, FN_REQUEST_FLUSH);
+	return fn_request_flow_work(cfg, catalog, FN_REQUEST_FLUSH, none);
 }
 
 int64 fn_flush_flow(const char *flow_name) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(flow_name, &catalog, "flush");
+	TaskConfig *cfg = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
 
 	return flush_one(cfg, catalog);
 }
@@ -780,7 +731,7 @@ int64 fn_flush_flow(const char *flow_name) {
  */
 static int64 flush_cascade(const char *flow_name) {
 	Oid catalog;
-	TaskConfig *top = requested_flow(flow_name, &catalog, "flush");
+	TaskConfig *top = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
 	List *order = fn_flows_to_flush(top);
 	ListCell *lc;
 	int64 windows = 0;
@@ -800,16 +751,7 @@ static int64 flush_cascade(const char *flow_name) {
 			         errhint("Flush \"%s\" without cascade, or as a member of the role owning every flow "
 			                 "it reads from.",
 			                 top->flow_name)));
-		/* what requested_flow checks of the flow named */
-		if (cfg->paused)
-			paused_error(cfg, "flush");
-		if (fn_flow_changed_here(cfg->flow_id) && !fn_flow_created_here(cfg->flow_id))
-			ereport(ERROR,
-			        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			         errmsg("cannot flush flow \"%s\" in the transaction that altered it", cfg->flow_name),
-			         errhint("Commit the alter_flow, pause_flow or resume_flow first.")));
-		if (!fn_flow_created_here(cfg->flow_id))
-			check_no_conflicting_locks(cfg, "flush");
+		check_servable(cfg, FN_REQUEST_FLUSH);
 	}
 	foreach (lc, order)
 		windows += flush_one(lfirst(lc), catalog);
@@ -888,9 +830,8 @@ static int64 bind_and_refresh(TaskConfig *cfg, FnTimeRange want) {
  */
 Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 	Oid catalog;
-	TaskConfig *cfg = requested_flow(fn_text_arg(fcinfo, 0, "flow_name"), &catalog, "refresh");
+	TaskConfig *cfg = requested_flow(fn_text_arg(fcinfo, 0, "flow_name"), &catalog, FN_REQUEST_REPAIR);
 	FnTimeRange want = {bound_arg(fcinfo, 1, cfg, false), bound_arg(fcinfo, 2, cfg, true)};
-	FlowSlot *slot;
 
 	if (want.start >= want.end)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -909,11 +850,8 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 	if (!cfg->bound)
 		PG_RETURN_INT64(bind_and_refresh(cfg, want));
 	if (fn_flow_created_here(cfg->flow_id))
-		PG_RETURN_INT64(created_here_flush(cfg, "refresh"));
-	fn_inflight_wait_all();
-	slot = fn_acquire_slot(MyDatabaseId, catalog, cfg->flow_id, true);
-	PG_RETURN_INT64(await_request(cfg, catalog, slot, FN_REQUEST_REPAIR,
-	                              fn_slot_post_request(slot, FN_REQUEST_REPAIR, want)));
+		PG_RETURN_INT64(created_here_flush(cfg, FN_REQUEST_REPAIR));
+	PG_RETURN_INT64(fn_request_flow_work(cfg, catalog, FN_REQUEST_REPAIR, want));
 }
 
 /* ---- steering: alter_flow, pause_flow, resume_flow ---- */
@@ -921,7 +859,7 @@ Datum flownode_refresh_flow(PG_FUNCTION_ARGS) {
 static void both_error(const char *attr) {
 	ereport(ERROR,
 	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-	         errmsg("%s and reset_%s cannot both be given", attr, attr),
+	         errmsg("arguments %s and reset_%s cannot both be given", attr, attr),
 	         errhint("Pass %s => ... to set it, or reset_%s => true to set it back to none.", attr, attr)));
 }
 
@@ -1022,8 +960,10 @@ static void set_paused(FunctionCallInfo fcinfo, bool pause) {
 	                               pause ? AccessExclusiveLock : ShareUpdateExclusiveLock);
 
 	if (cfg->paused == pause) {
-		ereport(NOTICE, (errmsg("flow \"%s\" is %s, skipping", cfg->flow_name,
-		                        pause ? "already paused" : "not paused")));
+		if (pause)
+			ereport(NOTICE, (errmsg("flow \"%s\" is already paused, skipping", cfg->flow_name)));
+		else
+			ereport(NOTICE, (errmsg("flow \"%s\" is not paused, skipping", cfg->flow_name)));
 		return;
 	}
 	fn_registry_set_paused(cfg->flow_id, pause);

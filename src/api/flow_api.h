@@ -23,14 +23,15 @@ typedef struct CreateFlowArgs {
 	const char *comment;
 	bool if_not_exists;
 	bool or_replace;
-	FlowDialect dialect;          /* how `query` is read */
-	const char *options;          /* the WITH options as jsonb text; NULL: none */
-	bool defer_on_missing_source; /* a source that does not exist yet makes the flow wait for it */
-	const char *timezone;         /* NULL: the session's */
-	int64 start_waiting_flow_id;  /* > 0: starts that waiting flow (keeping its id and creation time) */
-	FlowQueryOrigin origin;       /* where errors in `query` point (statement NULL: into the query) */
-	bool clauses;                 /* messages name CREATE FLOW's clauses (EVAL INTERVAL), not arguments */
-	bool background;              /* backfill => 'background': the worker fills the sink */
+	FlowDialect dialect;             /* the dialect `query` is written in, as the flow records it */
+	const FlowQueryReading *reading; /* how `query` is read (NULL: as PostgreSQL reads it) */
+	const char *options;             /* the WITH options as jsonb text; NULL: none */
+	bool defer_on_missing_source;    /* a source that does not exist yet makes the flow wait for it */
+	const char *timezone;            /* NULL: the session's */
+	int64 start_waiting_flow_id;     /* > 0: starts that waiting flow (keeping its id and creation time) */
+	FlowQueryOrigin origin;          /* where errors in `query` point (statement NULL: into the query) */
+	bool clauses;                    /* messages name CREATE FLOW's clauses (EVAL INTERVAL), not arguments */
+	bool background;                 /* backfill => 'background': the worker fills the sink */
 } CreateFlowArgs;
 
 /* create_flow (docs/user-guide.md §3): returns the flow's id; *waiting tells that the

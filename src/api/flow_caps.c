@@ -107,7 +107,7 @@ Datum flownode_flow_caps(PG_FUNCTION_ARGS) {
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "flownode: flow_caps must return a row");
-	(void)fn_current_catalog_relid();
+	fn_check_catalog_version();
 	fn_registry_count_flows(GetUserId(), &in_database, &of_owner);
 	values[0] = Int64GetDatum(in_database);
 	values[1] = Int32GetDatum(fn_max_flows_per_database);

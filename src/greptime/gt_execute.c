@@ -13,9 +13,11 @@
 
 #include "api/flow_api.h"
 #include "api/flow_caps.h"
+#include "greptime/gt_dialect.h"
 #include "greptime/gt_parser.h"
 #include "greptime/gt_waiting.h"
 #include "pgutil/pg_util.h"
+#include "pgutil/subxact_try.h"
 #include "query/query_rewrite.h"
 
 #include "access/xact.h"
@@ -90,35 +92,34 @@ static char *options_clause(const char *options) {
  * the stored query, which follows renames and names every table with its schema. The
  * user's text is tried in a subtransaction: it may not analyse any more at all.
  */
+typedef struct SameTry {
+	TaskConfig *cfg;
+	bool same;
+} SameTry;
+
+static bool same_work(void *arg) {
+	SameTry *t = arg;
+	FlowQuery *fq = fn_analyze_flow_query_read(t->cfg->user_query, t->cfg->timezone,
+	                                           fn_gt_reading(t->cfg->dialect), NULL);
+	int nest = fn_pin_deparse_settings(t->cfg->timezone);
+
+	t->same = strcmp(fn_deparse_query(fq->query), t->cfg->query) == 0;
+	fn_unpin_settings(nest);
+	return true;
+}
+
 static const char *definition_query(TaskConfig *cfg) {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool same = false;
+	SameTry t = {cfg, false};
+	ErrorData *edata;
 
 	if (cfg->waiting)
 		return cfg->user_query;
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		FlowQuery *fq = fn_analyze_flow_query_dialect(cfg->user_query, cfg->timezone, cfg->dialect, NULL);
-		int nest = fn_pin_deparse_settings(cfg->timezone);
-
-		same = strcmp(fn_deparse_query(fq->query), cfg->query) == 0;
-		fn_unpin_settings(nest);
-		ReleaseCurrentSubTransaction();
+	edata = fn_try_in_subxact(same_work, &t);
+	if (edata != NULL) {
+		FreeErrorData(edata);
+		return cfg->query;
 	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(cxt);
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		same = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return same ? cfg->user_query : cfg->query;
+	return t.same ? cfg->user_query : cfg->query;
 }
 
 char *fn_gt_flow_definition(TaskConfig *cfg) {
@@ -231,6 +232,7 @@ static void execute_create(GtStatement *st) {
 	a.if_not_exists = st->if_not_exists;
 	a.or_replace = st->or_replace;
 	a.dialect = FLOW_DIALECT_GREPTIME;
+	a.reading = fn_gt_reading(FLOW_DIALECT_GREPTIME);
 	a.options = read_options(st, &a.defer_on_missing_source);
 	a.origin.statement = st->shown;
 	a.origin.offset = st->query_location;

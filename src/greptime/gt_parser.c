@@ -380,7 +380,7 @@ static Interval *parse_interval(GtParser *p, const char *clause, int64 min_usec,
 	if (iv->month != 0)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		         errmsg("%s must not contain months or years", clause),
+		         errmsg("the interval of %s must not contain months or years", clause),
 		         errdetail("A month or a year has no fixed length."), errhint("Write days: '30 days'.")));
 	fn_check_flow_interval(iv, clause, min_usec);
 	fn_gt_error_scope_pop(&scope);

@@ -13,6 +13,8 @@
 #include "greptime/gt_waiting.h"
 
 #include "api/flow_api.h"
+#include "greptime/gt_dialect.h"
+#include "pgutil/subxact_try.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -22,8 +24,6 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
-
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 bool fn_gt_start_waiting_flow(TaskConfig *cfg) {
 	Oid save_userid;
@@ -51,6 +51,7 @@ bool fn_gt_start_waiting_flow(TaskConfig *cfg) {
 		a.expire_after = cfg->expire_after;
 		a.comment = cfg->comment;
 		a.dialect = cfg->dialect;
+		a.reading = fn_gt_reading(cfg->dialect);
 		a.options = cfg->options;
 		a.timezone = cfg->timezone;
 		a.start_waiting_flow_id = cfg->flow_id;
@@ -63,6 +64,18 @@ bool fn_gt_start_waiting_flow(TaskConfig *cfg) {
 	return found && !waiting;
 }
 
+typedef struct StartTry {
+	TaskConfig *cfg;
+	bool started;
+} StartTry;
+
+static bool start_work(void *arg) {
+	StartTry *t = arg;
+
+	t->started = fn_gt_start_waiting_flow(t->cfg);
+	return true;
+}
+
 /* Starts every waiting flow that can start; the others keep waiting, and those that
  * found their table but could not start say why. */
 static void start_waiting_flows(void) {
@@ -70,36 +83,18 @@ static void start_waiting_flows(void) {
 	ListCell *lc;
 
 	foreach (lc, flows) {
-		TaskConfig *cfg = lfirst(lc);
-		MemoryContext cxt = CurrentMemoryContext;
-		ResourceOwner owner = CurrentResourceOwner;
-		volatile bool started = false;
+		StartTry t = {lfirst(lc), false};
+		TaskConfig *cfg = t.cfg;
+		ErrorData *edata = fn_try_in_subxact(start_work, &t);
 
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		PG_TRY();
-		{
-			started = fn_gt_start_waiting_flow(cfg);
-			ReleaseCurrentSubTransaction();
-		}
-		PG_CATCH();
-		{
-			ErrorData *edata;
-
-			MemoryContextSwitchTo(cxt);
-			edata = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
+		if (edata != NULL) {
 			ereport(WARNING, (errmsg("flow \"%s\" found its source table but did not start: %s",
 			                         cfg->flow_name, edata->message),
 			                  errdetail("It keeps waiting for a source table it can read."),
 			                  edata->hint ? errhint("%s", edata->hint) : 0));
 			FreeErrorData(edata);
 		}
-		PG_END_TRY();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (started)
+		if (t.started)
 			ereport(NOTICE, (errmsg("flow \"%s\" started: its source table exists now", cfg->flow_name)));
 	}
 }
@@ -123,20 +118,9 @@ static bool may_start_flows(Node *stmt) {
 	}
 }
 
-static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-                            ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
-                            DestReceiver *dest, QueryCompletion *qc) {
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+void fn_gt_after_utility(Node *stmt) {
 	/* not within a flow's own DDL (its sink), an extension's script or pg_upgrade */
-	if (may_start_flows(pstmt->utilityStmt) && IsTransactionState() && !creating_extension &&
-	    !IsBinaryUpgrade && !fn_creating_flow() && OidIsValid(fn_catalog_relid(true)))
+	if (may_start_flows(stmt) && IsTransactionState() && !creating_extension && !IsBinaryUpgrade &&
+	    !fn_creating_flow() && OidIsValid(fn_catalog_relid(true)))
 		start_waiting_flows();
-}
-
-void fn_gt_waiting_init(void) {
-	prev_process_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = process_utility;
 }

@@ -15,7 +15,8 @@
  * search_path it was created with; false if it still waits. Errors propagate. */
 extern bool fn_gt_start_waiting_flow(TaskConfig *cfg);
 
-/* The utility hook that starts them (from _PG_init). */
-extern void fn_gt_waiting_init(void);
+/* After a utility command has run (module.c's ProcessUtility hook): starts the
+ * waiting flows that can start, when the command can make a source table appear. */
+extern void fn_gt_after_utility(Node *stmt);
 
 #endif

@@ -40,10 +40,12 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "lifecycle/xact_hooks.h"
+#include "marking/mark_rows.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_triggers.h"
 #include "miscadmin.h"
 #include "pgutil/pg_util.h"
+#include "pgutil/subxact_try.h"
 #include "record/durable_record.h"
 #include "executor/spi.h"
 #include "query/flow_joins.h"
@@ -251,7 +253,7 @@ void fn_bind_flow(TaskConfig *cfg) {
 	FlowQuery *fq;
 	bool busy;
 
-	(void)fn_current_catalog_relid();
+	fn_check_catalog_version();
 	cfg = lock_unbound(cfg, 0, &busy);
 	if (cfg == NULL)
 		return;
@@ -302,7 +304,7 @@ static bool awaits_key(TaskConfig *cfg, ErrorData *edata, bool sink_step) {
 /* The checks and the binding, once the flow is locked; with FN_BIND_UPGRADED as the
  * flow's owner (a writer's statement may bind it, upgrade_binding.c), as its worker
  * refreshes. *sink_step says that the sink's check was under way. */
-static void bind_locked(TaskConfig *cfg, int flags, volatile bool *sink_step) {
+static void bind_locked(TaskConfig *cfg, int flags, bool *sink_step) {
 	bool upgraded = (flags & FN_BIND_UPGRADED) != 0;
 	Oid user;
 	int sec;
@@ -374,45 +376,37 @@ static void report_unbound(TaskConfig *cfg, int flags, ErrorData *edata, bool si
 		                 quote_literal_cstr(cfg->flow_name))));
 }
 
+/* One binding tried (fn_try_in_subxact's work): kept unless a lock was busy. */
+typedef struct BindTry {
+	TaskConfig *cfg;
+	int flags;
+	bool sink_step;
+	FnBindResult result;
+} BindTry;
+
+static bool bind_work(void *arg) {
+	BindTry *t = arg;
+	bool busy;
+	TaskConfig *locked = lock_unbound(t->cfg, t->flags, &busy);
+
+	if (locked != NULL && (t->flags & FN_BIND_UPGRADED) && unbound_for_subscription(locked))
+		t->result = FN_BIND_UNBOUND;
+	else if (locked != NULL)
+		bind_locked(locked, t->flags, &t->sink_step);
+	if (busy) /* the locks it did take go with the subtransaction */
+		t->result = FN_BIND_BUSY;
+	return !busy;
+}
+
 FnBindResult fn_try_bind_flow(TaskConfig *cfg, int flags) {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool sink_step = false;
-	volatile FnBindResult result = FN_BIND_DONE;
+	BindTry t = {cfg, flags, false, FN_BIND_DONE};
+	ErrorData *edata = fn_try_in_subxact(bind_work, &t);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		bool busy;
-		TaskConfig *locked = lock_unbound(cfg, flags, &busy);
-
-		if (locked != NULL && (flags & FN_BIND_UPGRADED) && unbound_for_subscription(locked))
-			result = FN_BIND_UNBOUND;
-		else if (locked != NULL)
-			bind_locked(locked, flags, &sink_step);
-		if (busy) { /* the locks it did take go with the subtransaction */
-			result = FN_BIND_BUSY;
-			RollbackAndReleaseCurrentSubTransaction();
-		} else
-			ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		report_unbound(cfg, flags, edata, sink_step);
-		FreeErrorData(edata);
-		result = FN_BIND_FAILED;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return result;
+	if (edata == NULL)
+		return t.result;
+	report_unbound(cfg, flags, edata, t.sink_step);
+	FreeErrorData(edata);
+	return FN_BIND_FAILED;
 }
 
 /* Whether the flow's query analyses and its sink fits it now. */

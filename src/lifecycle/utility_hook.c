@@ -37,6 +37,7 @@
 #include "lifecycle/utility_hook.h"
 #include "lifecycle/upgrade_binding.h"
 #include "pgutil/pg_util.h"
+#include "pgutil/subxact_try.h"
 
 #include "access/sysattr.h"
 #include "access/xact.h"
@@ -49,7 +50,9 @@
 #include "commands/extension.h"
 #include "lifecycle/flow_binding.h"
 #include "lifecycle/flow_removal.h"
+#include "marking/mark_rows.h"
 #include "marking/mark_triggers.h"
+#include "marking/mark_truncate.h"
 #include "marking/source_cache.h"
 #include "marking/source_triggers.h"
 #include "miscadmin.h"
@@ -68,7 +71,6 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static bool preloaded_hooks = false;
 
 /* Whether the ALTER TABLE enables or disables triggers that may be ours (USER ones
@@ -179,32 +181,29 @@ static bool renames(Node *stmt) {
 
 /* The stored query analysed, or NULL when it does not analyse (a flow already broken
  * stays broken: its refreshes say why); the error is swallowed in a subtransaction. */
+typedef struct AnalyseTry {
+	TaskConfig *cfg;
+	Query *q;
+} AnalyseTry;
+
+static bool analyse_work(void *arg) {
+	AnalyseTry *t = arg;
+	int nest = fn_pin_deparse_settings(t->cfg->timezone);
+
+	t->q = fn_analyze_flow_query(t->cfg->query, t->cfg->timezone)->query;
+	fn_unpin_settings(nest);
+	return true;
+}
+
 static Query *analyse_or_null(TaskConfig *cfg) {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	Query *volatile q = NULL;
+	AnalyseTry t = {cfg, NULL};
+	ErrorData *edata = fn_try_in_subxact(analyse_work, &t);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		int nest = fn_pin_deparse_settings(cfg->timezone);
-
-		q = fn_analyze_flow_query(cfg->query, cfg->timezone)->query;
-		fn_unpin_settings(nest);
-		ReleaseCurrentSubTransaction();
+	if (edata != NULL) {
+		FreeErrorData(edata);
+		return NULL;
 	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(cxt);
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		q = NULL;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return q;
+	return t.q;
 }
 
 /* Before a rename: the flows it may touch, analysed while the old names hold. A
@@ -700,13 +699,14 @@ static void after_retype(Retyped *r) {
 }
 
 /* The command itself; the lists the TRUNCATE and DROP set up live only while it runs. */
-static void run_command(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-                        ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
-                        DestReceiver *dest, QueryCompletion *qc, PartitionDdl *ddl) {
+static void run_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const char *queryString,
+                        bool readOnlyTree, ProcessUtilityContext context, ParamListInfo params,
+                        QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc,
+                        PartitionDdl *ddl) {
 	PG_TRY();
 	{
-		if (prev_process_utility_hook)
-			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		if (next)
+			next(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 		else
 			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 	}
@@ -719,9 +719,9 @@ static void run_command(PlannedStmt *pstmt, const char *queryString, bool readOn
 	end_partition_ddl(ddl);
 }
 
-static void process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-                            ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *queryEnv,
-                            DestReceiver *dest, QueryCompletion *qc) {
+void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const char *queryString,
+                        bool readOnlyTree, ProcessUtilityContext context, ParamListInfo params,
+                        QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc) {
 	Node *stmt = pstmt->utilityStmt;
 	bool ours = IsTransactionState() && !fn_in_own_script();
 	PartitionDdl ddl = {0};
@@ -743,7 +743,7 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 			retyped = before_retype((AlterTableStmt *)stmt);
 		guard_upgraded_writes(stmt);
 	}
-	run_command(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
+	run_command(next, pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
 	if (OidIsValid(dropped_db))
 		fn_after_drop_database(dropped_db); /* the drop succeeded: nothing rolls it back */
 	if (!IsTransactionState() || fn_in_own_script())
@@ -762,6 +762,4 @@ static void process_utility(PlannedStmt *pstmt, const char *queryString, bool re
 /* Stopping workers before DROP DATABASE needs shared memory (preloaded). */
 void fn_utility_hook_init(bool preloaded) {
 	preloaded_hooks = preloaded;
-	prev_process_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = process_utility;
 }

@@ -15,6 +15,7 @@
 #include "access/xact.h"
 #include "marking/commit_marks.h"
 #include "marking/dimension_marks.h"
+#include "marking/mark_rows.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_triggers.h"
 #include "miscadmin.h"

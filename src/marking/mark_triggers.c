@@ -11,7 +11,9 @@
  * - The flows of a table come from the per-backend cache (source_cache.c).
  * - Marks become visible to workers only when the writer commits (docs/internals.md §2, invariant 2; see
  *   commit_marks.c). A rolled-back subtransaction's marks are dropped with it.
- * - TRUNCATE of a source empties its flows' sinks.
+ * - TRUNCATE of a source empties its flows' sinks (mark_truncate.c); the rows of a
+ *   table that joins or leaves a source are read and marked (mark_rows.c), into the
+ *   sets kept here.
  */
 #include "flownode.h"
 
@@ -22,36 +24,27 @@
 #include "access/relation.h"
 #include "access/xlog.h"
 #include "catalog/partition.h"
-#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
-#include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "marking/source_cache.h"
 #include "miscadmin.h"
 #include "pgutil/pg_util.h"
 #include "query/flow_query.h"
-#include "query/query_rewrite.h"
-#include "query/time_column.h"
 #include "registry/flow_registry.h"
-#include "registry/stored_query.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(flownode_mark_dirty);
 PG_FUNCTION_INFO_V1(flownode_mark_insert);
 PG_FUNCTION_INFO_V1(flownode_mark_row);
 PG_FUNCTION_INFO_V1(flownode_mark_row_removed);
-PG_FUNCTION_INFO_V1(flownode_mark_truncate);
 
 static List *xact_marks = NIL; /* LocalMarks *, in TopTransactionContext */
 /* The flows whose source this transaction truncated (int64 ids as pointers to them,
@@ -371,262 +364,21 @@ Datum flownode_mark_insert(PG_FUNCTION_ARGS) {
 	return PointerGetDatum(NULL);
 }
 
-/* The sink's window column (its name, unquoted), from the flow's analysed query. */
-static const char *sink_window_name(int64 flow_id) {
-	TaskConfig *cfg = fn_load_task_config(flow_id, false);
-	int nest = fn_pin_deparse_settings(cfg->timezone);
-	FlowQuery *fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+/* ---- the group's set, for the reads of a table's rows (mark_rows.c) ---- */
 
-	fn_unpin_settings(nest);
-	return list_nth(fq->out_names, fq->window_position);
+LocalMarks *fn_marks_of_group(SourceEntry *e, MarkGroup *g) {
+	return current_marks(e, g, mark_scope());
 }
 
-static const char *sink_window_column(int64 flow_id) {
-	return quote_identifier(sink_window_name(flow_id));
+void fn_marks_group_time(SourceEntry *e, MarkGroup *g, int64 ts) {
+	mark_time(current_marks(e, g, mark_scope()), g->leader, ts);
 }
 
-/* What TRUNCATE does to one flow's sink, decided before anything runs. */
-typedef struct SinkEmptying {
-	int64 flow_id;
-	Oid owner;
-	Oid sink_relid;
-	Oid coltype;
-	int64 frozen_before; /* expire_after's line, 0: none */
-} SinkEmptying;
-
-/* Empties the sink as its owner: the windows not frozen by expire_after (a DELETE
- * of those), or all of it (TRUNCATE when the owner may, as of a sink it created,
- * else DELETE: an existing sink needs only DELETE). The caller checked that the
- * owner may (owner_may_empty). */
-static void empty_sink(const SinkEmptying *s) {
-	const char *sink = fn_qualified_relname(s->sink_relid);
-	SpiAs scope;
-	int rc;
-
-	if (s->frozen_before != 0) {
-		char *sql = psprintf("DELETE FROM ONLY %s WHERE %s OPERATOR(pg_catalog.>=) $1", sink,
-		                     sink_window_column(s->flow_id));
-		Datum arg = Int64GetDatum(s->frozen_before);
-
-		fn_spi_begin_as(&scope, s->owner, 0);
-		rc = SPI_execute_with_args(sql, 1, (Oid *)&s->coltype, &arg, NULL, false, 0);
-	} else {
-		bool can_truncate = pg_class_aclcheck(s->sink_relid, s->owner, ACL_TRUNCATE) == ACLCHECK_OK;
-		char *sql = psprintf("%s %s", can_truncate ? "TRUNCATE ONLY" : "DELETE FROM ONLY", sink);
-
-		fn_spi_begin_as(&scope, s->owner, 0);
-		rc = SPI_execute(sql, false, 0);
-	}
-	if (rc < 0)
-		elog(ERROR, "flownode: emptying sink failed");
-	fn_spi_end(&scope);
+void fn_marks_group_windowless(SourceEntry *e, MarkGroup *g) {
+	mark_value(e, g, mark_scope(), (Datum)0, true);
 }
 
-/* Whether the owner may run empty_sink's statement: DELETE (or TRUNCATE when nothing
- * is frozen), and SELECT on the window column that the DELETE of the windows not
- * frozen reads. */
-static bool owner_may_empty(const SinkEmptying *s) {
-	AttrNumber col;
-
-	if (!OidIsValid(get_rel_namespace(s->sink_relid)))
-		return false; /* gone: nothing to empty, the marks say so to the worker */
-	if (pg_class_aclcheck(s->sink_relid, s->owner, ACL_DELETE) != ACLCHECK_OK)
-		return s->frozen_before == 0 &&
-		       pg_class_aclcheck(s->sink_relid, s->owner, ACL_TRUNCATE) == ACLCHECK_OK;
-	if (s->frozen_before == 0 || pg_class_aclcheck(s->sink_relid, s->owner, ACL_SELECT) == ACLCHECK_OK)
-		return true;
-	col = get_attnum(s->sink_relid, sink_window_name(s->flow_id));
-	return col != InvalidAttrNumber &&
-	       pg_attribute_aclcheck(s->sink_relid, col, s->owner, ACL_SELECT) == ACLCHECK_OK;
-}
-
-static bool time_extent(const char *rel, const char *col, Oid coltype, FnTimeInput *in, int64 *lo, int64 *hi);
-
-/*
- * A sink its owner may not empty now (pg_restore -j truncates a new source before
- * the last pass grants the sink to the flow's owner): the windows it holds are
- * marked for the flow instead, as removals, and its worker empties them once the
- * owner may, failing visibly until then. The TRUNCATE itself does not fail on the
- * owner's privileges, as no other write to the source does. The source has no row
- * left, so the sink's windows are the only ones whose answer changed. Read as the
- * catalog's owner in the latest snapshot (no refresh runs: TRUNCATE holds the
- * source). Frozen windows are cut at PRE_COMMIT as every mark is.
- */
-static void mark_sink_windows(const FlowMarker *m) {
-	LocalMarks *lm = fn_marks_for_flow(m);
-	Oid coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-	int64 lo, hi;
-	bool found;
-	SpiAs scope;
-
-	lm->removes = true;
-	if (m->window == NULL) {
-		fn_marks_add_time(lm, m, 0);
-		return;
-	}
-	if (!OidIsValid(get_rel_namespace(m->sink_relid)))
-		return;
-	PushActiveSnapshot(GetLatestSnapshot());
-	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
-	found = time_extent(psprintf("ONLY %s", fn_qualified_relname(m->sink_relid)),
-	                    sink_window_column(m->flow_id), coltype, NULL, &lo, &hi);
-	fn_spi_end(&scope);
-	PopActiveSnapshot();
-	if (found)
-		fn_marks_add_range(lm, (FnTimeRange){fn_flow_window_at(m, lo).start, fn_flow_window_at(m, hi).end});
-}
-
-/* ---- TRUNCATE ---- */
-
-/* The tables each TRUNCATE statement in progress truncates (its named tables and
- * the partitions under them), innermost statement first; TopMemoryContext. */
-static List *truncating_stack = NIL;
-
-void fn_truncate_begin(List *relids) {
-	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-	truncating_stack = lcons(list_copy(relids), truncating_stack);
-	MemoryContextSwitchTo(old);
-}
-
-void fn_truncate_end(void) {
-	List *top;
-
-	if (truncating_stack == NIL)
-		return;
-	top = linitial(truncating_stack);
-	truncating_stack = list_delete_first(truncating_stack);
-	list_free(top);
-}
-
-/* Whether the TRUNCATE statement running now empties the table too. A truncated
- * table is locked ACCESS EXCLUSIVE before any trigger fires; the lock is checked as
- * well, so a stale list can only cost a redundant mark, never a missing one. A
- * TRUNCATE that bypasses the utility hook (a logical replication apply) leaves the
- * list empty: its partitions then mark for tables it empties too, which is only
- * redundant. */
-static bool truncated_too(Oid relid) {
-	LOCKTAG tag;
-
-	if (truncating_stack == NIL || !list_member_oid(linitial(truncating_stack), relid))
-		return false;
-	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-	return fn_lock_held_by_me(&tag, AccessExclusiveLock);
-}
-
-/* TRUNCATE of a flow's source: its flows' sinks are emptied (the windows that are not
- * frozen), as each flow's owner, or their windows marked where the owner may not, or
- * where a restored flow that reads the sink awaits its key (mark_sink_windows). Only the table's own flows: a
- * partition's rows are marked for the flows above it by its BEFORE trigger. */
-static void empty_sinks_of(Oid relid) {
-	TimestampTz now = GetCurrentTimestamp();
-	SourceEntry *e = fn_source_entry(relid);
-	SinkEmptying *todo = palloc(sizeof(SinkEmptying) * Max(e->nflows, 1));
-	int n = 0;
-
-	/* Marks first, emptying after: emptying a sink can invalidate the cache entry,
-	 * so what it needs is copied out. */
-	for (int i = 0; i < e->nflows; i++) {
-		const FlowMarker *m = &e->flows[i];
-		MemoryContext old;
-		int64 *id;
-
-		if (m->source_relid != relid)
-			continue;
-		if (m->window == NULL) {
-			/* a window-less flow is recomputed whole anyway, and an empty source is
-			 * not an empty answer for all of them: count(*) without GROUP BY is one
-			 * row of 0 */
-			mark_sink_windows(m);
-			continue;
-		}
-		old = MemoryContextSwitchTo(TopTransactionContext);
-		id = palloc(sizeof(int64));
-		*id = m->flow_id;
-		truncated_flows = lappend(truncated_flows, id);
-		MemoryContextSwitchTo(old);
-		todo[n].flow_id = m->flow_id;
-		todo[n].owner = m->owner;
-		todo[n].sink_relid = m->sink_relid;
-		todo[n].coltype = m->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-		todo[n].frozen_before =
-		    fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
-		/* a restored flow that reads the sink and awaits its key would be bound
-		 * trusting its own sink, with the emptying unmarked for it: the windows are
-		 * marked instead, and the worker's refresh waits for that binding
-		 * (refresh_exec.c; pg_restore -j truncates a new source before COPY) */
-		if (owner_may_empty(&todo[n]) && fn_unbound_reader_awaiting_key(m->sink_relid, m->flow_id) == NULL)
-			n++;
-		else
-			mark_sink_windows(m);
-	}
-	for (int i = 0; i < n; i++)
-		empty_sink(&todo[i]);
-}
-
-/* BEFORE TRUNCATE of a partition under a flow's source: its rows are about to go from
- * every table above it that this TRUNCATE leaves alone, so their windows are marked
- * for the flows of those tables. A table above it that is truncated too empties its
- * own sinks (and every partition under it goes with it), so marking stops below it. */
-static void mark_truncated_rows(Oid relid) {
-	List *above = get_partition_ancestors(relid); /* nearest first */
-	ListCell *lc;
-
-	foreach (lc, above)
-		if (!truncated_too(lfirst_oid(lc))) {
-			fn_mark_rows_of(relid, lfirst_oid(lc), true);
-			return;
-		}
-}
-
-/*
- * The TRUNCATE triggers. AFTER, on a flow's source: the sinks of its flows are
- * emptied in the truncating transaction, as each flow's owner; windows that ended
- * before now - expire_after are frozen and keep their rows. A refresh in flight
- * holds a lock on the source that TRUNCATE waits for, so it cannot write stale rows
- * afterwards. BEFORE, on a partition under a flow's source: the windows of its rows
- * are marked for the flows above it (mark_truncated_rows).
- */
-Datum flownode_mark_truncate(PG_FUNCTION_ARGS) {
-	TriggerData *td = (TriggerData *)fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(td->tg_event))
-		ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-		                errmsg("flownode.mark_truncate() must be called as a TRUNCATE trigger")));
-	if (TRIGGER_FIRED_BEFORE(td->tg_event))
-		mark_truncated_rows(RelationGetRelid(td->tg_relation));
-	else
-		empty_sinks_of(RelationGetRelid(td->tg_relation));
-	return PointerGetDatum(NULL);
-}
-
-/* ---- the rows of a table that joins or leaves a flow's source ---- */
-
-/* Distinct windows looked up one by one through a time index, at most this many per
- * group of flows; the rest of the table's rows are marked as one range. */
-#define MAX_WINDOW_PROBES 10000
-
-/* The first line below which none of the group's flows refreshes anything (every one
- * of them has expire_after), 0 when one of them never expires: rows below it need
- * not be read (PRE_COMMIT cuts each flow's marks at its own line anyway). */
-static int64 group_line(SourceEntry *e, const MarkGroup *g, TimestampTz now) {
-	int64 line = PG_INT64_MAX;
-
-	for (int k = 0; k < g->nmembers; k++) {
-		const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
-		int64 l = m == NULL
-		              ? 0
-		              : fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
-
-		if (l == 0)
-			return 0;
-		line = Min(line, l);
-	}
-	return line;
-}
-
-/* A union of whole windows of the group's leader added to its set at once. */
-static void mark_range(SourceEntry *e, MarkGroup *g, FnTimeRange r) {
+void fn_marks_group_range(SourceEntry *e, MarkGroup *g, FnTimeRange r) {
 	LocalMarks *lm = current_marks(e, g, mark_scope());
 
 	fn_marks_flush_stage(lm);
@@ -635,263 +387,13 @@ static void mark_range(SourceEntry *e, MarkGroup *g, FnTimeRange r) {
 	lm->lo = FN_TS_MIN; /* windows, not rows */
 }
 
-/* The rows of a table whose times a group's windows are marked with. */
-typedef struct GroupRows {
-	SourceEntry *e;
-	MarkGroup *g;
-	bool marked;
-} GroupRows;
+void fn_marks_note_truncated(int64 flow_id) {
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	int64 *id = palloc(sizeof(int64));
 
-static void mark_group_time(int64 ts, void *arg) {
-	GroupRows *rows = arg;
-
-	mark_time(current_marks(rows->e, rows->g, mark_scope()), rows->g->leader, ts);
-	rows->marked = true;
-}
-
-/* Through a time index: one probe per distinct window (the first row at or after the
- * end of the window found last), at most MAX_WINDOW_PROBES, then the rest as one
- * range up to the last row's window. */
-static bool mark_windows_probed(GroupRows *rows, const FnTimeColumn *c, int64 from) {
-	FlowMarker *leader = rows->g->leader;
-	FnTimeProbe *first = fn_time_probe_prepare(c, false);
-	int probes = 0;
-	int64 ts;
-
-	while (probes++ < MAX_WINDOW_PROBES && fn_time_probe(first, (FnTimeRange){from, DT_NOEND}, &ts)) {
-		FnTimeRange r = fn_flow_window_at(leader, ts);
-
-		mark_group_time(ts, rows);
-		if (r.end == FN_TS_NOEND || r.end <= ts)
-			break; /* the last window */
-		from = r.end;
-	}
-	fn_time_probe_free(first);
-	if (probes > MAX_WINDOW_PROBES) {
-		FnTimeProbe *last = fn_time_probe_prepare(c, true);
-
-		if (fn_time_probe(last, (FnTimeRange){from, DT_NOEND}, &ts))
-			mark_range(rows->e, rows->g, (FnTimeRange){from, fn_flow_window_at(leader, ts).end});
-		fn_time_probe_free(last);
-	}
-	return rows->marked;
-}
-
-/*
- * Marks, in the group's windows, the windows of rel's rows at or after `from`:
- * through a time index by probes (mark_windows_probed); without one, every row is
- * read and marked as a writer's would be. Rows at +-infinity belong to no window.
- * Returns whether anything was marked.
- */
-static bool mark_windows_read(SourceEntry *e, MarkGroup *g, const char *rel, const char *col, Oid coltype,
-                              bool indexed, int64 from) {
-	FnTimeColumn c = {rel, col, coltype, &g->leader->input};
-	GroupRows rows = {e, g, false};
-
-	if (indexed)
-		return mark_windows_probed(&rows, &c, from);
-	fn_time_column_scan(&c, (FnTimeRange){from, DT_NOEND}, NULL, 0, NULL, NULL, mark_group_time, &rows);
-	return rows.marked;
-}
-
-/* Whether the table holds a row (a window-less group: any row dirties it). */
-static bool has_rows(const char *rel) {
-	if (SPI_execute(psprintf("SELECT 1 FROM %s LIMIT 1", rel), true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "flownode: reading a table failed");
-	return SPI_processed > 0;
-}
-
-/*
- * Marks, for the flows over flows_relid (its own and those above it:
- * fn_source_entry), the windows of the rows rows_relid holds (with its partitions):
- * rows that join those flows' sources (ATTACH PARTITION) or leave them (DETACH,
- * DROP or TRUNCATE of a partition; `removes`: groups may vanish). Read in a fresh
- * snapshot, as the catalog's owner (row-level security must not hide rows), in the
- * caller's transaction: the marks are published when it commits, or dropped with
- * it. Windows frozen by expire_after are not even read; the rest are cut at
- * PRE_COMMIT as every mark is.
- */
-void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes) {
-	/* nothing below reads the cache (a SELECT fires no trigger), so the entry and its
-	 * groups stay in place while the table is read */
-	SourceEntry *e = fn_source_entry(flows_relid);
-	TimestampTz now = GetCurrentTimestamp();
-	char *rel;
-	SpiAs scope;
-
-	if (e->nflows == 0)
-		return;
-	rel = fn_qualified_relname(rows_relid);
-	PushActiveSnapshot(GetLatestSnapshot());
-	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
-	for (int i = 0; i < e->ngroups; i++) {
-		MarkGroup *g = &e->groups[i];
-		FlowMarker *leader = g->leader;
-		bool marked;
-
-		if (leader->window == NULL) {
-			marked = has_rows(rel);
-			if (marked)
-				mark_value(e, g, mark_scope(), (Datum)0, true);
-		} else {
-			const char *name = get_attname(flows_relid, leader->time_attnum, false);
-			int64 line = group_line(e, g, now);
-
-			marked = mark_windows_read(e, g, rel, quote_identifier(name),
-			                           leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID,
-			                           fn_btree_index_leads_with(rows_relid, get_attnum(rows_relid, name)),
-			                           line != 0 ? line : FN_TS_MIN);
-		}
-		if (marked && removes)
-			current_marks(e, g, mark_scope())->removes = true;
-	}
-	fn_spi_end(&scope);
-	PopActiveSnapshot();
-}
-
-/* The first and last time of a column that has a window (of the table with its
- * partitions; `in`: how the column becomes the window's timestamp, NULL for a sink's
- * window column); false when it has none. */
-static bool time_extent(const char *rel, const char *col, Oid coltype, FnTimeInput *in, int64 *lo,
-                        int64 *hi) {
-	FnTimeColumn c = {rel, col, coltype, in};
-
-	return fn_time_column_extent(&c, (FnTimeRange){FN_TS_MIN, DT_NOEND}, lo, hi);
-}
-
-/* Whether flow_ids (NIL: every flow) holds the flow. */
-static bool listed(const List *flow_ids, int64 flow_id) {
-	ListCell *lc;
-
-	if (flow_ids == NIL)
-		return true;
-	foreach (lc, flow_ids) {
-		if (*(const int64 *)lfirst(lc) == flow_id)
-			return true;
-	}
-	return false;
-}
-
-/* The one range of the window-less flows of the group (of those listed: in a set of
- * each one's own), as a removal. */
-static void mark_windowless(SourceEntry *e, MarkGroup *g, const List *flow_ids) {
-	if (flow_ids == NIL) {
-		mark_value(e, g, mark_scope(), (Datum)0, true);
-		current_marks(e, g, mark_scope())->removes = true;
-		return;
-	}
-	for (int k = 0; k < g->nmembers; k++) {
-		const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
-		LocalMarks *lm;
-
-		if (m == NULL || !listed(flow_ids, m->flow_id))
-			continue;
-		lm = fn_marks_for_flow(m);
-		lm->removes = true;
-		fn_marks_add_time(lm, m, 0);
-	}
-}
-
-/* The windows from the first to the last time of [lo, hi], and of the sinks' windows
- * of the group's listed members when with_sinks, marked as removals: in the group's
- * set for every member, or in a set of each listed flow's own, so that the others of
- * its group are not marked (fn_marks_for_flow; a row written later in the
- * transaction that finds such a set adds its group's flows to it: more marks, never
- * fewer). */
-static void mark_extent(SourceEntry *e, MarkGroup *g, const List *flow_ids, bool with_sinks, int64 lo,
-                        int64 hi) {
-	Oid coltype = g->leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-	int64 all_lo = lo, all_hi = hi, a, b;
-
-	for (int k = 0; k < g->nmembers; k++) {
-		const FlowMarker *m = fn_find_flow(e, g->member_ids[k]);
-		int64 my_lo = lo, my_hi = hi;
-		LocalMarks *lm;
-
-		if (m == NULL || !listed(flow_ids, m->flow_id))
-			continue;
-		if (with_sinks && OidIsValid(get_rel_namespace(m->sink_relid)) &&
-		    time_extent(psprintf("ONLY %s", fn_qualified_relname(m->sink_relid)),
-		                sink_window_column(m->flow_id), coltype, NULL, &a, &b)) {
-			my_lo = Min(my_lo, a);
-			my_hi = Max(my_hi, b);
-		}
-		all_lo = Min(all_lo, my_lo);
-		all_hi = Max(all_hi, my_hi);
-		if (flow_ids == NIL || my_lo > my_hi)
-			continue;
-		lm = fn_marks_for_flow(m);
-		lm->removes = true;
-		fn_marks_add_range(lm,
-		                   (FnTimeRange){fn_flow_window_at(m, my_lo).start, fn_flow_window_at(m, my_hi).end});
-	}
-	if (flow_ids != NIL || all_lo > all_hi)
-		return;
-	mark_range(
-	    e, g,
-	    (FnTimeRange){fn_flow_window_at(g->leader, all_lo).start, fn_flow_window_at(g->leader, all_hi).end});
-	current_marks(e, g, mark_scope())->removes = true;
-}
-
-/* Marks, for the flows over relid listed in flow_ids (NIL: all of them), every window
- * from the first to the last time of relid's rows (and of the flows' sinks when
- * with_sinks), as removals. */
-static void mark_windows_between(Oid relid, const List *flow_ids, bool with_sinks) {
-	SourceEntry *e = fn_source_entry(relid);
-	SpiAs scope;
-
-	if (e->nflows == 0)
-		return;
-	PushActiveSnapshot(GetLatestSnapshot());
-	fn_spi_begin_as(&scope, fn_catalog_owner(), SECURITY_RESTRICTED_OPERATION);
-	for (int i = 0; i < e->ngroups; i++) {
-		MarkGroup *g = &e->groups[i];
-		FlowMarker *leader = g->leader;
-		Oid coltype = leader->spec.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
-		int64 lo = PG_INT64_MAX, hi = PG_INT64_MIN;
-		bool any = false;
-
-		for (int k = 0; k < g->nmembers && !any; k++)
-			any = listed(flow_ids, g->member_ids[k]);
-		if (!any)
-			continue;
-		if (leader->window == NULL) {
-			mark_windowless(e, g, flow_ids);
-			continue;
-		}
-		(void)time_extent(fn_qualified_relname(relid),
-		                  quote_identifier(get_attname(relid, leader->time_attnum, false)), coltype,
-		                  &leader->input, &lo, &hi);
-		mark_extent(e, g, flow_ids, with_sinks, lo, hi);
-	}
-	fn_spi_end(&scope);
-	PopActiveSnapshot();
-}
-
-/*
- * A partition dropped without its rows being read first (a drop that cascaded from
- * another object: DROP SCHEMA ... CASCADE, DROP OWNED BY): the windows its rows were
- * in are unknown. Marked instead, for the flows over relid (the table it was a
- * partition of, and those above), every window from the first to the last that the
- * flows' sinks or the table's remaining rows hold. A window outside both had no
- * group in the sink and has no row now: its answer is empty either way. Frozen
- * windows are cut at PRE_COMMIT as every mark is.
- */
-void fn_mark_all_windows(Oid relid) {
-	mark_windows_between(relid, NIL, true);
-}
-
-/*
- * ALTER COLUMN TYPE of a column the listed flows read: the table was rewritten in
- * place, every row keeping its time (the time column itself is refused), so the
- * windows whose answer may have changed are those holding rows, all between the
- * first and the last row. The sinks are not read: a window without a pending mark
- * holds sink rows only where it holds source rows, and reading a sink needs its
- * flow's query, which the new type may have broken (its refresh then fails and says
- * why, as after any ALTER that breaks it). Frozen windows are cut at PRE_COMMIT.
- */
-void fn_mark_rows_extent(Oid relid, const List *flow_ids) {
-	mark_windows_between(relid, flow_ids, false);
+	*id = flow_id;
+	truncated_flows = lappend(truncated_flows, id);
+	MemoryContextSwitchTo(old);
 }
 
 /* ---- a flow's own set: the windows of the fact rows a dimension write joins ---- */

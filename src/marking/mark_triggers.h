@@ -75,23 +75,6 @@ extern List *fn_marks_truncated_flows(void);
 /* Whether the transaction marked anything (it cannot be PREPAREd then). */
 extern bool fn_marks_pending(void);
 
-/*
- * Marks, for the flows whose source is flows_relid or a table above it, the windows
- * of the rows rows_relid (and its partitions) holds: rows that join those sources
- * (ATTACH PARTITION) or leave them (DETACH, DROP or TRUNCATE of a partition:
- * `removes`, groups may vanish). Windows frozen by expire_after are left alone.
- */
-extern void fn_mark_rows_of(Oid rows_relid, Oid flows_relid, bool removes);
-
-/* Marks, for the flows over relid, every window from the first to the last that
- * their sinks or relid's rows hold: after a partition of relid went unread. */
-extern void fn_mark_all_windows(Oid relid);
-
-/* Marks, for the flows over relid listed in flow_ids (int64 *), each in a set of its
- * own, every window from the first to the last of relid's rows, as removals: after
- * ALTER COLUMN TYPE of a column they read rewrote the rows in place. */
-extern void fn_mark_rows_extent(Oid relid, const List *flow_ids);
-
 /* Whether the role may write the table (INSERT, UPDATE or DELETE on it or on a
  * column): the marking functions mark only for such a role. */
 extern bool fn_may_write_table(Oid relid, Oid user);
@@ -106,9 +89,17 @@ extern void fn_marks_add_time(LocalMarks *lm, const struct FlowMarker *m, int64 
 /* Adds a union of whole windows of the set's flow. */
 extern void fn_marks_add_range(LocalMarks *lm, FnTimeRange r);
 
-/* Around a TRUNCATE statement: the tables it truncates (its partitions mark their
- * rows only for tables above them that it leaves alone). */
-extern void fn_truncate_begin(List *relids);
-extern void fn_truncate_end(void);
+/* The group's set in the current (sub)transaction, for the reads of a table's rows
+ * (mark_rows.c) and TRUNCATE (mark_truncate.c): the set itself, a time marked in
+ * the leader's windows, the one window of a window-less group, a union of whole
+ * windows of the leader. */
+struct SourceEntry;
+struct MarkGroup;
+extern LocalMarks *fn_marks_of_group(struct SourceEntry *e, struct MarkGroup *g);
+extern void fn_marks_group_time(struct SourceEntry *e, struct MarkGroup *g, int64 ts);
+extern void fn_marks_group_windowless(struct SourceEntry *e, struct MarkGroup *g);
+extern void fn_marks_group_range(struct SourceEntry *e, struct MarkGroup *g, FnTimeRange r);
+/* The transaction truncated the flow's source (fn_marks_truncated_flows). */
+extern void fn_marks_note_truncated(int64 flow_id);
 
 #endif

@@ -46,10 +46,12 @@ char *fn_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname) {
 	char *s;
 
 	if (PG_ARGISNULL(argno))
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", argname)));
+		ereport(ERROR,
+		        (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("argument %s must not be NULL", argname)));
 	s = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	if (s[0] == '\0')
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must not be empty", argname)));
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("argument %s must not be empty", argname)));
 	return s;
 }
 

@@ -227,53 +227,102 @@ static int cursor_position(const Walk *w, int location) {
 	return errposition(pg_mbstrlen_with_len(w->sql, location) + 1);
 }
 
-pg_noreturn static void refuse(const Walk *w, int location, const char *message, const char *detail,
-                               const char *hint);
-static void refuse(const Walk *w, int location, const char *message, const char *detail, const char *hint) {
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", message),
-	                detail ? errdetail("%s", detail) : 0, hint ? errhint("%s", hint) : 0,
-	                cursor_position(w, location)));
-	pg_unreachable();
+/* Refuses the query: errmsg(...) and any errdetail(...) and errhint(...), each written
+ * whole at the call, the cursor at `location` in the flow query. */
+#define REFUSE(w, location, ...)                                                                             \
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), __VA_ARGS__, cursor_position(w, location)))
+
+/* How what refuse_function names (`via`) uses the function. */
+typedef enum ViaLink {
+	VIA_NONE,        /* the query calls it by name */
+	VIA_CALLS,       /* an operator or an aggregate calls it */
+	VIA_READS_TEXT,  /* it reads a type from text for `via` */
+	VIA_WRITES_TEXT, /* it turns a type into text for `via` */
+} ViaLink;
+
+/* The message of a function refused: it is not IMMUTABLE (a user's function), or it
+ * can change without a write, named by itself or through what uses it. */
+static int refused_function_message(ViaLink link, const char *via, const char *type, const char *name,
+                                    bool not_immutable) {
+	if (not_immutable)
+		switch (link) {
+		case VIA_NONE:
+			return errmsg("invalid flow query: function %s is not IMMUTABLE", name);
+		case VIA_CALLS:
+			return errmsg("invalid flow query: function %s, called by %s, is not IMMUTABLE", name, via);
+		case VIA_READS_TEXT:
+			return errmsg("invalid flow query: function %s, which reads type %s from text for %s, is not "
+			              "IMMUTABLE",
+			              name, type, via);
+		case VIA_WRITES_TEXT:
+			return errmsg("invalid flow query: function %s, which turns type %s into text for %s, is not "
+			              "IMMUTABLE",
+			              name, type, via);
+		}
+	switch (link) {
+	case VIA_NONE:
+		return errmsg("invalid flow query: function %s can change without a write to the source", name);
+	case VIA_CALLS:
+		return errmsg("invalid flow query: function %s, called by %s, can change without a write to the "
+		              "source",
+		              name, via);
+	case VIA_READS_TEXT:
+		return errmsg("invalid flow query: function %s, which reads type %s from text for %s, can change "
+		              "without a write to the source",
+		              name, type, via);
+	case VIA_WRITES_TEXT:
+		return errmsg("invalid flow query: function %s, which turns type %s into text for %s, can change "
+		              "without a write to the source",
+		              name, type, via);
+	}
+	return 0;
 }
 
 /*
- * Refuses function `fn` (VOLATILE, or STABLE and not allowed). `via` says what uses
- * it, `link` how: "operator ~~~(text,text)" "calls", "the cast from mood to text"
- * "turns type mood into text with"; via NULL: called by name.
+ * Refuses function `fn` (VOLATILE, or STABLE and not allowed), used by `via` ("operator
+ * ~~~(text,text)", "the cast from mood to text"; NULL: called by name) as `link`
+ * says, for type `type` (the text links only).
  */
-pg_noreturn static void refuse_function(const Walk *w, int location, const char *via, const char *link,
-                                        Oid fn);
-static void refuse_function(const Walk *w, int location, const char *via, const char *link, Oid fn) {
+pg_noreturn static void refuse_function(const Walk *w, int location, const char *via, ViaLink link,
+                                        const char *type, Oid fn);
+static void refuse_function(const Walk *w, int location, const char *via, ViaLink link, const char *type,
+                            Oid fn) {
 	char *name = format_procedure(fn);
-	char *subject =
-	    via ? psprintf("%s %s function %s, which", via, link, name) : psprintf("function %s", name);
 	char vol = func_volatile(fn);
 
 	if (fn >= FirstGenbkiObjectId)
-		refuse(w, location, psprintf("%s is not IMMUTABLE", subject),
-		       psprintf("A flow refreshes a window only when rows of it are written, so every function it "
-		                "calls must give the same result for the same arguments at any time; %s is %s.",
-		                name, vol == PROVOLATILE_VOLATILE ? "VOLATILE" : "STABLE"),
-		       HINT_USER_FUNCTION);
+		REFUSE(
+		    w, location, refused_function_message(link, via, type, name, true),
+		    vol == PROVOLATILE_VOLATILE
+		        ? errdetail("A flow refreshes a window only when rows of it are written, so every function "
+		                    "it calls must give the same result for the same arguments at any time; %s is "
+		                    "VOLATILE.",
+		                    name)
+		        : errdetail("A flow refreshes a window only when rows of it are written, so every function "
+		                    "it calls must give the same result for the same arguments at any time; %s is "
+		                    "STABLE.",
+		                    name),
+		    errhint(HINT_USER_FUNCTION));
 	switch (fn) {
 	case F_DATE_IN:
 	case F_TIME_IN:
 	case F_TIMETZ_IN:
 	case F_TIMESTAMP_IN:
 	case F_TIMESTAMPTZ_IN:
-		refuse(w, location, psprintf("%s can change without a write to the source", subject),
-		       psprintf("%s reads 'now', 'today', 'tomorrow' and 'yesterday' as the current time.", name),
-		       "Store the value in the source with its own type, or write a constant as a typed literal "
-		       "(timestamptz '2024-01-01 00:00'), which is read once, when the flow is created.");
+		REFUSE(w, location, refused_function_message(link, via, type, name, false),
+		       errdetail("%s reads 'now', 'today', 'tomorrow' and 'yesterday' as the current time.", name),
+		       errhint("Store the value in the source with its own type, or write a constant as a typed "
+		               "literal (timestamptz '2024-01-01 00:00'), which is read once, when the flow is "
+		               "created."));
 		break;
 	default:
 		break;
 	}
-	refuse(w, location, psprintf("%s can change without a write to the source", subject),
+	REFUSE(w, location, refused_function_message(link, via, type, name, false),
 	       vol == PROVOLATILE_VOLATILE
-	           ? psprintf("%s is VOLATILE: its result can change from one call to the next.", name)
-	           : psprintf(DETAIL_STABLE, name),
-	       HINT_ROWS);
+	           ? errdetail("%s is VOLATILE: its result can change from one call to the next.", name)
+	           : errdetail(DETAIL_STABLE, name),
+	       errhint(HINT_ROWS));
 }
 
 /* A function that must be acceptable on its own (a type's input or output, a cast
@@ -369,12 +418,12 @@ pg_noreturn static void refuse_text(const Walk *w, int location, const char *via
 static void refuse_text(const Walk *w, int location, const char *via, const TextProblem *problem,
                         bool input) {
 	if (!OidIsValid(problem->type))
-		refuse(w, location, psprintf("%s turns a record of unknown columns into text", via),
-		       "Its columns' types, and so whether their text depends on the values alone, are not known.",
-		       "Aggregate named columns, or a row of the source table.");
-	refuse_function(w, location, via,
-	                psprintf(input ? "reads type %s from text with" : "turns type %s into text with",
-	                         format_type_be(problem->type)),
+		REFUSE(w, location,
+		       errmsg("invalid flow query: a record of unknown columns is turned into text by %s", via),
+		       errdetail("Its columns' types, and so whether their text depends on the values alone, are not "
+		                 "known."),
+		       errhint("Aggregate named columns, or a row of the source table."));
+	refuse_function(w, location, via, input ? VIA_READS_TEXT : VIA_WRITES_TEXT, format_type_be(problem->type),
 	                problem->fn);
 }
 
@@ -419,21 +468,23 @@ static void check_template(const Walk *w, int location, const char *what, Oid fn
 		folded = IsA(folded, RelabelType) ? (Node *)((RelabelType *)folded)->arg
 		                                  : (Node *)((CollateExpr *)folded)->arg;
 	if (folded == NULL || !IsA(folded, Const))
-		refuse(w, location, psprintf("the template of %s must be a constant", what),
-		       "Whether a template names a field that follows a setting a flow does not pin (lc_time, "
-		       "lc_numeric, lc_monetary) can be checked only on a constant.",
-		       NULL);
+		REFUSE(w, location, errmsg("invalid flow query: the template of %s must be a constant", what),
+		       errdetail("Whether a template names a field that follows a setting a flow does not pin "
+		                 "(lc_time, lc_numeric, lc_monetary) can be checked only on a constant."));
 	if (((Const *)folded)->constisnull)
 		return;
-	if (template_localized(TextDatumGetCString(((Const *)folded)->constvalue), numbers))
-		refuse(w, location,
-		       psprintf(numbers ? "the template of %s uses D, G, L or S, which follow lc_numeric and "
-		                          "lc_monetary"
-		                        : "the template of %s uses TM, which follows lc_time",
-		                what),
-		       psprintf("%s then depends on a setting a flow does not pin.", format_procedure(fn)),
-		       numbers ? "Write '.' and ',' instead of D and G, and MI, PL or SG instead of S."
-		               : "Leave out TM: day and month names are then in English.");
+	if (!template_localized(TextDatumGetCString(((Const *)folded)->constvalue), numbers))
+		return;
+	if (numbers)
+		REFUSE(w, location,
+		       errmsg("invalid flow query: the template of %s uses D, G, L or S, which follow lc_numeric and "
+		              "lc_monetary",
+		              what),
+		       errdetail("%s then depends on a setting a flow does not pin.", format_procedure(fn)),
+		       errhint("Write '.' and ',' instead of D and G, and MI, PL or SG instead of S."));
+	REFUSE(w, location, errmsg("invalid flow query: the template of %s uses TM, which follows lc_time", what),
+	       errdetail("%s then depends on a setting a flow does not pin.", format_procedure(fn)),
+	       errhint("Leave out TM: day and month names are then in English."));
 }
 
 /*
@@ -449,7 +500,7 @@ static void check_function(const Walk *w, int location, const char *via, Oid fn,
 		return;
 	allowed = find_allowed(fn);
 	if (allowed == NULL || func_volatile(fn) != PROVOLATILE_STABLE)
-		refuse_function(w, location, via, "calls", fn);
+		refuse_function(w, location, via, via != NULL ? VIA_CALLS : VIA_NONE, NULL, fn);
 	subject = via ? via : psprintf("function %s", format_procedure(fn));
 	switch (allowed->use) {
 	case USE_PINNED:
@@ -557,46 +608,67 @@ int fn_clock_now_location(Node *node) {
 	return IsA(node, FuncExpr) ? ((FuncExpr *)node)->location : ((SQLValueFunction *)node)->location;
 }
 
-static bool determinism_walker(Node *node, Walk *w) {
-	if (node == NULL)
-		return false;
-	if (fn_is_clock_now(node))
-		return false; /* where it may be is flow_query.c's to say */
+/* A cast through text (CoerceViaIO): both types' text forms must be fixed. */
+static void check_io_cast(Walk *w, CoerceViaIO *io) {
+	char *what = psprintf("the cast from %s to %s", format_type_be(exprType((Node *)io->arg)),
+	                      format_type_be(io->resulttype));
+	TextProblem problem;
+
+	if (!expr_text_fine((Node *)io->arg, &problem))
+		refuse_text(w, io->location, what, &problem, false);
+	if (!type_text_fine(io->resulttype, true, &problem))
+		refuse_text(w, io->location, what, &problem, true);
+}
+
+/* The constructs refused whatever they call: system columns, SQL value functions,
+ * TABLESAMPLE, parameters, sequences, XML expressions. */
+static void check_construct(Node *node, Walk *w) {
 	switch (nodeTag(node)) {
 	case T_Var: {
 		Var *var = (Var *)node;
 
 		if (var->varattno < 0 && var->varattno != TableOidAttributeNumber)
-			refuse(w, var->location,
-			       psprintf("system column %s can change without a write to the source",
-			                NameStr(SystemAttributeDefinition(var->varattno)->attname)),
-			       "VACUUM, row locks and table rewrites change it while the row's values stay.",
-			       "Use the table's own columns.");
+			REFUSE(w, var->location,
+			       errmsg("invalid flow query: system column %s can change without a write to the source",
+			              NameStr(SystemAttributeDefinition(var->varattno)->attname)),
+			       errdetail("VACUUM, row locks and table rewrites change it while the row's values stay."),
+			       errhint("Use the table's own columns."));
 		break;
 	}
 	case T_SQLValueFunction:
-		refuse(
+		REFUSE(
 		    w, ((SQLValueFunction *)node)->location,
-		    psprintf("%s can change without a write to the source", sql_value_name((SQLValueFunction *)node)),
-		    "It follows the clock or the session, and a flow refreshes a window only when rows of it are "
-		    "written.",
-		    HINT_ROWS);
+		    errmsg("invalid flow query: SQL value function %s can change without a write to the source",
+		           sql_value_name((SQLValueFunction *)node)),
+		    errdetail("It follows the clock or the session, and a flow refreshes a window only when rows of "
+		              "it are written."),
+		    errhint(HINT_ROWS));
 		break;
 	case T_TableSampleClause:
-		refuse(w, -1, "TABLESAMPLE can change without a write to the source",
-		       "Each refresh would read another sample of the rows.",
-		       "Aggregate every row, or filter on the rows' values.");
+		REFUSE(w, -1, errmsg("invalid flow query: TABLESAMPLE can change without a write to the source"),
+		       errdetail("Each refresh would read another sample of the rows."),
+		       errhint("Aggregate every row, or filter on the rows' values."));
 		break;
 	case T_Param:
-		refuse(w, ((Param *)node)->location, "parameters are not allowed", NULL, NULL);
+		REFUSE(w, ((Param *)node)->location, errmsg("invalid flow query: parameters are not allowed"));
 		break;
 	case T_NextValueExpr:
-		refuse(w, -1, "sequences are not allowed", NULL, HINT_ROWS);
+		REFUSE(w, -1, errmsg("invalid flow query: sequences are not allowed"), errhint(HINT_ROWS));
 		break;
 	case T_XmlExpr:
-		refuse(w, ((XmlExpr *)node)->location, "XML expressions are not supported",
-		       "flownode does not check which of them depend only on their arguments.", NULL);
+		REFUSE(w, ((XmlExpr *)node)->location,
+		       errmsg("invalid flow query: XML expressions are not supported"),
+		       errdetail("flownode does not check which of them depend only on their arguments."));
 		break;
+	default:
+		break;
+	}
+}
+
+/* What a node calls, checked: functions, operators (those of a GROUP BY's or ORDER
+ * BY's clause too), aggregates, window functions, casts through text. */
+static void check_calls(Node *node, Walk *w) {
+	switch (nodeTag(node)) {
 	case T_FuncExpr: {
 		FuncExpr *fe = (FuncExpr *)node;
 
@@ -645,21 +717,21 @@ static bool determinism_walker(Node *node, Walk *w) {
 		check_function(w, wf->location, NULL, wf->winfnoid, wf->args);
 		break;
 	}
-	case T_CoerceViaIO: {
-		CoerceViaIO *io = (CoerceViaIO *)node;
-		char *what = psprintf("the cast from %s to %s", format_type_be(exprType((Node *)io->arg)),
-		                      format_type_be(io->resulttype));
-		TextProblem problem;
-
-		if (!expr_text_fine((Node *)io->arg, &problem))
-			refuse_text(w, io->location, what, &problem, false);
-		if (!type_text_fine(io->resulttype, true, &problem))
-			refuse_text(w, io->location, what, &problem, true);
+	case T_CoerceViaIO:
+		check_io_cast(w, (CoerceViaIO *)node);
 		break;
-	}
 	default:
 		break;
 	}
+}
+
+static bool determinism_walker(Node *node, Walk *w) {
+	if (node == NULL)
+		return false;
+	if (fn_is_clock_now(node))
+		return false; /* where it may be is flow_query.c's to say */
+	check_construct(node, w);
+	check_calls(node, w);
 	return expression_tree_walker(node, determinism_walker, (void *)w);
 }
 

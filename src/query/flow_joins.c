@@ -33,9 +33,11 @@
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
 
-#define JOIN_ERROR(msg, hint)                                                                                \
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", msg),           \
-	                (hint) ? errhint("%s", (const char *)(hint)) : 0))
+/* An invalid flow query: its message and hint written whole at each use (each a
+ * string literal, so that both are translated as they stand). */
+#define JOIN_ERROR(msg) ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg(msg)))
+#define JOIN_ERROR_HINT(msg, hint)                                                                           \
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg(msg), errhint(hint)))
 
 /* The base tables of the FROM clause in join order, and whether any join is there. */
 typedef struct FromWalk {
@@ -51,8 +53,8 @@ static void walk_from(Node *node, bool nullable, FromWalk *w) {
 		RangeTblEntry *rte = rt_fetch(rtindex, w->q->rtable);
 
 		if (rte->rtekind != RTE_RELATION)
-			JOIN_ERROR("the query must read a table, not a subquery or function",
-			           "A flow reads a fact table and, through joins, dimension tables.");
+			JOIN_ERROR_HINT("invalid flow query: the query must read a table, not a subquery or function",
+			                "A flow reads a fact table and, through joins, dimension tables.");
 		w->rtindexes = lappend_int(w->rtindexes, rtindex);
 		if (nullable)
 			w->nullable = bms_add_member(w->nullable, rtindex);
@@ -61,10 +63,10 @@ static void walk_from(Node *node, bool nullable, FromWalk *w) {
 
 		w->joins = true;
 		if (j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL)
-			JOIN_ERROR("RIGHT and FULL joins are not supported",
-			           "Write the fact table first and LEFT JOIN the dimension tables to it.");
+			JOIN_ERROR_HINT("invalid flow query: RIGHT and FULL joins are not supported",
+			                "Write the fact table first and LEFT JOIN the dimension tables to it.");
 		if (j->jointype != JOIN_INNER && j->jointype != JOIN_LEFT)
-			JOIN_ERROR("only INNER and LEFT joins are supported", NULL);
+			JOIN_ERROR("invalid flow query: only INNER and LEFT joins are supported");
 		walk_from(j->larg, nullable, w);
 		walk_from(j->rarg, nullable || j->jointype == JOIN_LEFT, w);
 	} else if (IsA(node, FromExpr)) {
@@ -81,7 +83,8 @@ static FromWalk walk_query(Query *q) {
 	ListCell *lc;
 
 	if (q->jointree->fromlist == NIL)
-		JOIN_ERROR("the query must read a table", "Write SELECT ... FROM source GROUP BY ...");
+		JOIN_ERROR_HINT("invalid flow query: the query must read a table",
+		                "Write SELECT ... FROM source GROUP BY ...");
 	foreach (lc, q->jointree->fromlist)
 		walk_from(lfirst(lc), false, &w);
 	w.joins |= list_length(w.rtindexes) > 1;

@@ -46,9 +46,11 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
-#define QUERY_ERROR(msg, hint)                                                                               \
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("invalid flow query: %s", msg),           \
-	                (hint) ? errhint("%s", (const char *)(hint)) : 0))
+/* An invalid flow query: its message and hint written whole at each use (each a
+ * string literal, so that both are translated as they stand). */
+#define QUERY_ERROR(msg) ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg(msg)))
+#define QUERY_ERROR_HINT(msg, hint)                                                                          \
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg(msg), errhint(hint)))
 
 static Const *window_const_arg(Node *arg, const char *what) {
 	Node *folded = eval_const_expressions(NULL, arg);
@@ -219,79 +221,6 @@ static void flow_query_error_context(void *arg) {
 	errcontext("flow query");
 }
 
-/* GreptimeDB's date_bin(stride, ts): DataFusion's origin, the Unix epoch. */
-#define GREPTIME_DATE_BIN_ORIGIN "1970-01-01 00:00:00+00"
-
-static bool is_date_bin_name(List *funcname) {
-	const char *name = strVal(llast(funcname));
-
-	if (strcmp(name, "date_bin") != 0)
-		return false;
-	return list_length(funcname) == 1 ||
-	       (list_length(funcname) == 2 && strcmp(strVal(linitial(funcname)), "pg_catalog") == 0);
-}
-
-/*
- * GreptimeDB writes date_bin(stride, ts); PostgreSQL's date_bin needs an origin. A
- * call with two arguments gets GreptimeDB's origin as its third, on the raw parse
- * tree (the text stays as written), unless a date_bin of two arguments exists here.
- */
-static bool greptime_date_bin_walker(Node *node, void *context) {
-	if (node == NULL)
-		return false;
-	if (IsA(node, FuncCall)) {
-		FuncCall *fc = (FuncCall *)node;
-
-		if (is_date_bin_name(fc->funcname) && list_length(fc->args) == 2 && fc->agg_order == NIL &&
-		    fc->agg_filter == NULL && fc->over == NULL && !fc->agg_star && !fc->agg_distinct &&
-		    !fc->func_variadic &&
-		    FuncnameGetCandidates(fc->funcname, 2, NIL, false, false, false, true) == NULL) {
-			A_Const *origin = makeNode(A_Const);
-
-			origin->val.sval.type = T_String;
-			origin->val.sval.sval = pstrdup(GREPTIME_DATE_BIN_ORIGIN);
-			origin->location = -1;
-			fc->args = lappend(fc->args, origin);
-		}
-	}
-	return raw_expression_tree_walker(node, greptime_date_bin_walker, context);
-}
-
-/*
- * GreptimeDB (DataFusion) reads an output name in HAVING as that output's
- * expression: HAVING max_temp > 100. PostgreSQL looks only at the source's columns;
- * where it finds none, the output of that name is taken, as DataFusion does (a
- * column of the source keeps precedence).
- */
-static Node *having_output_name(ParseState *pstate, ColumnRef *cref, Node *found) {
-	List *targets = (List *)pstate->p_ref_hook_state;
-	ResTarget *match = NULL;
-	const char *name;
-	ListCell *lc;
-
-	if (found != NULL || pstate->p_expr_kind != EXPR_KIND_HAVING || list_length(cref->fields) != 1 ||
-	    !IsA(linitial(cref->fields), String))
-		return NULL;
-	name = strVal(linitial(cref->fields));
-	foreach (lc, targets) {
-		ResTarget *rt = lfirst_node(ResTarget, lc);
-
-		if (rt->name != NULL && strcmp(rt->name, name) == 0) {
-			if (match != NULL)
-				return NULL; /* ambiguous: PostgreSQL's error stands */
-			match = rt;
-		}
-	}
-	if (match == NULL)
-		return NULL;
-	return transformExpr(pstate, copyObject(match->val), EXPR_KIND_HAVING);
-}
-
-static void greptime_parser_setup(ParseState *pstate, void *arg) {
-	pstate->p_post_columnref_hook = having_output_name;
-	pstate->p_ref_hook_state = arg;
-}
-
 /*
  * SELECT DISTINCT is the GROUP BY of its outputs. Over a GROUP BY, DISTINCT changes
  * nothing when every output is a group key (GreptimeDB's user guide writes both);
@@ -303,8 +232,8 @@ static void distinct_as_group_by(Query *q) {
 	if (q->distinctClause == NIL)
 		return;
 	if (q->hasDistinctOn)
-		QUERY_ERROR("DISTINCT ON is not supported",
-		            "Keep one row per key with GROUP BY and an aggregate such as max(...).");
+		QUERY_ERROR_HINT("invalid flow query: DISTINCT ON is not supported",
+		                 "Keep one row per key with GROUP BY and an aggregate such as max(...).");
 	if (q->groupClause == NIL && !q->hasAggs && q->havingQual == NULL) {
 		q->groupClause = q->distinctClause;
 		q->distinctClause = NIL;
@@ -321,8 +250,8 @@ static void distinct_as_group_by(Query *q) {
 			grouped |= tle->ressortgroupref != 0 &&
 			           lfirst_node(SortGroupClause, gc)->tleSortGroupRef == tle->ressortgroupref;
 		if (!grouped)
-			QUERY_ERROR("DISTINCT over aggregated rows is not supported",
-			            "Group by the columns you want distinct instead.");
+			QUERY_ERROR_HINT("invalid flow query: DISTINCT over aggregated rows is not supported",
+			                 "Group by the columns you want distinct instead.");
 	}
 	q->distinctClause = NIL; /* every output is a group key: the groups are distinct */
 }
@@ -428,26 +357,18 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
  * those seconds (the sink column holds the time itself, so sink rows of a refreshed
  * second are found by it). Without such a column it has no windows.
  */
-static void copy_keys(FlowQuery *fq) {
-	Relation rel = table_open(fq->source_relid, AccessShareLock);
-	const char *relname = RelationGetRelationName(rel);
-	Oid pk = fn_rel_primary_key_index(rel);
+/*
+ * The sink's key of a flow without aggregation: every column of the source's primary
+ * key, output as it is, compared with its type's default operator class. Returns the
+ * first timestamp column among them (NULL: none), the flow's time column then.
+ */
+static TargetEntry *primary_key_outputs(FlowQuery *fq, Oid pk, const char *relname) {
 	HeapTuple itup;
 	Form_pg_index idx;
 	oidvector *classes;
 	bool isnull;
 	TargetEntry *time_tle = NULL;
 
-	if (!OidIsValid(pk)) /* as logical replication's missing replica identity: the table lacks
-	                      * what the command needs (a restore binding the flow tells it by that) */
-		ereport(ERROR,
-		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-		         errmsg("invalid flow query: a flow without aggregation needs a primary key on its source "
-		                "table \"%s\"",
-		                relname),
-		         errdetail("Its sink keeps one row per source row, keyed by the source's primary key."),
-		         errhint("Add one with ALTER TABLE %s ADD PRIMARY KEY (...), or aggregate with GROUP BY.",
-		                 quote_identifier(relname))));
 	itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(pk));
 	if (!HeapTupleIsValid(itup))
 		elog(ERROR, "flownode: cache lookup failed for index %u", pk);
@@ -482,39 +403,64 @@ static void copy_keys(FlowQuery *fq) {
 			time_tle = tle;
 	}
 	ReleaseSysCache(itup);
+	return time_tle;
+}
+
+/* A NOT NULL timestamp column of the source among the outputs, or NULL. */
+static TargetEntry *notnull_time_output(FlowQuery *fq) {
+	ListCell *lc;
+
+	foreach (lc, fq->query->targetList) {
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var *var = (Var *)tle->expr;
+
+		if (!tle->resjunk && IsA(var, Var) && var->varno == fq->source_rtindex && var->varlevelsup == 0 &&
+		    var->varattno > 0 && (var->vartype == TIMESTAMPOID || var->vartype == TIMESTAMPTZOID) &&
+		    attr_notnull(fq->source_relid, var->varattno))
+			return tle;
+	}
+	return NULL;
+}
+
+/* The windows of a flow without aggregation: seconds of its time column. */
+static void copy_window(FlowQuery *fq, TargetEntry *time_tle) {
+	Var *var = (Var *)time_tle->expr;
+	FnWindowSpec *spec = &fq->window;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->kind = FN_WINDOW_DATE_BIN;
+	spec->with_time_zone = var->vartype == TIMESTAMPTZOID;
+	spec->stride_time = FN_COPY_WINDOW_USEC;
+	spec->origin = 0; /* 2000-01-01 */
+	fn_window_check(spec);
+	fq->time_attnum = var->varattno;
+	fq->time_column = get_attname(fq->source_relid, var->varattno, false);
+	fq->window_position = output_position(fq->query, time_tle);
+	fq->window_text = psprintf("date_bin('1 second', %s, '2000-01-01')", quote_identifier(fq->time_column));
+}
+
+static void copy_keys(FlowQuery *fq) {
+	Relation rel = table_open(fq->source_relid, AccessShareLock);
+	const char *relname = RelationGetRelationName(rel);
+	Oid pk = fn_rel_primary_key_index(rel);
+	TargetEntry *time_tle;
+
+	if (!OidIsValid(pk)) /* as logical replication's missing replica identity: the table lacks
+	                      * what the command needs (a restore binding the flow tells it by that) */
+		ereport(ERROR,
+		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		         errmsg("invalid flow query: a flow without aggregation needs a primary key on its source "
+		                "table \"%s\"",
+		                relname),
+		         errdetail("Its sink keeps one row per source row, keyed by the source's primary key."),
+		         errhint("Add one with ALTER TABLE %s ADD PRIMARY KEY (...), or aggregate with GROUP BY.",
+		                 quote_identifier(relname))));
+	time_tle = primary_key_outputs(fq, pk, relname);
 	table_close(rel, NoLock);
-
-	if (time_tle == NULL) { /* another NOT NULL timestamp column among the outputs */
-		ListCell *lc;
-
-		foreach (lc, fq->query->targetList) {
-			TargetEntry *tle = lfirst_node(TargetEntry, lc);
-			Var *var = (Var *)tle->expr;
-
-			if (!tle->resjunk && IsA(var, Var) && var->varno == fq->source_rtindex && var->varlevelsup == 0 &&
-			    var->varattno > 0 && (var->vartype == TIMESTAMPOID || var->vartype == TIMESTAMPTZOID) &&
-			    attr_notnull(fq->source_relid, var->varattno)) {
-				time_tle = tle;
-				break;
-			}
-		}
-	}
-	if (time_tle != NULL) {
-		Var *var = (Var *)time_tle->expr;
-		FnWindowSpec *spec = &fq->window;
-
-		memset(spec, 0, sizeof(*spec));
-		spec->kind = FN_WINDOW_DATE_BIN;
-		spec->with_time_zone = var->vartype == TIMESTAMPTZOID;
-		spec->stride_time = FN_COPY_WINDOW_USEC;
-		spec->origin = 0; /* 2000-01-01 */
-		fn_window_check(spec);
-		fq->time_attnum = var->varattno;
-		fq->time_column = get_attname(fq->source_relid, var->varattno, false);
-		fq->window_position = output_position(fq->query, time_tle);
-		fq->window_text =
-		    psprintf("date_bin('1 second', %s, '2000-01-01')", quote_identifier(fq->time_column));
-	}
+	if (time_tle == NULL) /* another NOT NULL timestamp column among the outputs */
+		time_tle = notnull_time_output(fq);
+	if (time_tle != NULL)
+		copy_window(fq, time_tle);
 }
 
 /* The first use of the evaluation's clock in a tree, or NULL. */
@@ -673,64 +619,53 @@ static void check_clock(FlowQuery *fq, const char *sql) {
 	collect_clock_predicates(fq, quals, sql);
 }
 
-static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dialect,
-                          const FlowQueryOrigin *origin) {
-	FlowQuery *fq = palloc0(sizeof(FlowQuery));
-	ErrorContextCallback errcb;
-	QueryErrorArg errarg = {sql, origin};
+/* The query's one SELECT, raw: refused here when it is not one plain SELECT. */
+static RawStmt *parse_one_select(const char *sql) {
 	List *raw;
 	RawStmt *rs;
 	SelectStmt *sel;
-	Query *q;
-	RangeTblEntry *rte = NULL;
-	ListCell *lc;
-	int pos;
 
-	errcb.callback = flow_query_error_context;
-	errcb.arg = (void *)&errarg;
-	errcb.previous = error_context_stack;
-	error_context_stack = &errcb;
 	raw = pg_parse_query(sql);
-	if (list_length(raw) != 1)
-		QUERY_ERROR(list_length(raw) == 0 ? "the query is empty" : "the query must be exactly one statement",
-		            "Pass a single SELECT statement.");
+	if (list_length(raw) != 1) {
+		if (list_length(raw) == 0)
+			QUERY_ERROR_HINT("invalid flow query: the query is empty", "Pass a single SELECT statement.");
+		QUERY_ERROR_HINT("invalid flow query: the query must be exactly one statement",
+		                 "Pass a single SELECT statement.");
+	}
 	rs = linitial_node(RawStmt, raw);
 	if (!IsA(rs->stmt, SelectStmt))
-		QUERY_ERROR("the query must be a SELECT statement", NULL);
+		QUERY_ERROR("invalid flow query: the query must be a SELECT statement");
 	sel = (SelectStmt *)rs->stmt;
 	if (sel->intoClause != NULL)
-		QUERY_ERROR("SELECT INTO is not allowed", NULL);
+		QUERY_ERROR("invalid flow query: SELECT INTO is not allowed");
 	if (sel->op != SETOP_NONE)
-		QUERY_ERROR("UNION, INTERSECT and EXCEPT are not supported", NULL);
+		QUERY_ERROR("invalid flow query: UNION, INTERSECT and EXCEPT are not supported");
 	if (sel->valuesLists != NIL)
-		QUERY_ERROR("VALUES is not an aggregation", NULL);
+		QUERY_ERROR("invalid flow query: VALUES is not an aggregation");
 	if (sel->lockingClause != NIL)
-		QUERY_ERROR("FOR UPDATE/SHARE is not allowed", NULL);
+		QUERY_ERROR("invalid flow query: FOR UPDATE/SHARE is not allowed");
 	if (sel->withClause != NULL)
-		QUERY_ERROR("WITH is not supported", "Join the tables in FROM instead of through a CTE.");
+		QUERY_ERROR_HINT("invalid flow query: WITH is not supported",
+		                 "Join the tables in FROM instead of through a CTE.");
 
-	if (dialect == FLOW_DIALECT_GREPTIME) {
-		(void)raw_expression_tree_walker((Node *)sel, greptime_date_bin_walker, NULL);
-		q = parse_analyze_withcb(rs, sql, greptime_parser_setup, copyObject(sel->targetList), NULL);
-	} else
-		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
-	error_context_stack = errcb.previous;
-	fn_flatten_group_exprs(q);
-	fq->query = q;
+	return rs;
+}
 
+/* What a flow's query may not use, on the analysed tree; its shape. */
+static void check_features(FlowQuery *fq, Query *q) {
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
-		QUERY_ERROR("the query must be a SELECT statement", NULL);
+		QUERY_ERROR("invalid flow query: the query must be a SELECT statement");
 	if (q->hasSubLinks)
-		QUERY_ERROR("subqueries are not supported",
-		            "A flow reads one source table, joined to dimension tables by equalities.");
+		QUERY_ERROR_HINT("invalid flow query: subqueries are not supported",
+		                 "A flow reads one source table, joined to dimension tables by equalities.");
 	if (q->hasWindowFuncs)
-		QUERY_ERROR("window functions are not supported", NULL);
+		QUERY_ERROR("invalid flow query: window functions are not supported");
 	if (q->hasTargetSRFs)
-		QUERY_ERROR("set-returning functions are not supported", NULL);
+		QUERY_ERROR("invalid flow query: set-returning functions are not supported");
 	if (q->limitCount != NULL || q->limitOffset != NULL)
-		QUERY_ERROR("LIMIT and OFFSET are not supported", NULL);
+		QUERY_ERROR("invalid flow query: LIMIT and OFFSET are not supported");
 	if (q->groupingSets != NIL)
-		QUERY_ERROR("GROUPING SETS, ROLLUP and CUBE are not supported", NULL);
+		QUERY_ERROR("invalid flow query: GROUPING SETS, ROLLUP and CUBE are not supported");
 	distinct_as_group_by(q);
 	if (q->groupClause != NIL)
 		fq->shape = FLOW_SHAPE_GROUPED;
@@ -738,21 +673,27 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 		fq->shape = FLOW_SHAPE_SINGLE;
 	else
 		fq->shape = FLOW_SHAPE_COPY;
+}
+
+/* The source: the table whose column the window reads (query/flow_joins.c), one plain
+ * or partitioned table a worker's session can read. */
+static void find_source(FlowQuery *fq, Query *q) {
+	RangeTblEntry *rte;
 
 	/* one plain table, or a fact table joined with dimension tables (flow_joins.c):
 	 * the source is the table whose column the window reads */
 	fq->source_rtindex = fn_join_fact_rtindex(q, window_varno(q));
 	rte = rt_fetch(fq->source_rtindex, q->rtable);
 	if (rte->rtekind != RTE_RELATION)
-		QUERY_ERROR("the query must read a table, not a subquery or function", NULL);
+		QUERY_ERROR("invalid flow query: the query must read a table, not a subquery or function");
 	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 		        (errcode(ERRCODE_WRONG_OBJECT_TYPE),
 		         errmsg("invalid flow query: source \"%s\" is not a table", get_rel_name(rte->relid)),
 		         errhint("Views, materialized views and foreign tables are not supported as flow sources.")));
 	if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP)
-		QUERY_ERROR("the source must not be a temporary table",
-		            "The flow's worker runs in its own session and cannot see it.");
+		QUERY_ERROR_HINT("invalid flow query: the source must not be a temporary table",
+		                 "The flow's worker runs in its own session and cannot see it.");
 	/* a partitioned table's rows are in its partitions, which the flow reads with it
 	 * (source_triggers.c marks them); an inheritance parent's children are not */
 	if (rte->relkind == RELKIND_PARTITIONED_TABLE && !rte->inh)
@@ -761,18 +702,15 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 		                       get_rel_name(rte->relid)),
 		                errhint("Leave out ONLY: a flow over a partitioned table reads every partition.")));
 	if (rte->relkind == RELKIND_RELATION && rte->inh && has_subclass(rte->relid))
-		QUERY_ERROR("sources with inheritance children are not supported; use FROM ONLY", NULL);
+		QUERY_ERROR("invalid flow query: sources with inheritance children are not supported; use FROM ONLY");
 	fq->source_relid = rte->relid;
-	/* nothing whose answer can change without a write to the source: the error names
-	 * the function or construct and points into the flow query */
-	error_context_stack = &errcb;
-	fn_check_deterministic(q, sql);
-	error_context_stack = errcb.previous;
-	if (contain_volatile_functions((Node *)q)) /* a backstop: refused above already */
-		QUERY_ERROR("volatile functions are not allowed",
-		            "A flow re-runs its query per window; its result must depend only on the rows.");
+}
 
-	/* output columns */
+/* The output columns: named, each name once, of a type a table can store. */
+static void read_outputs(FlowQuery *fq, Query *q) {
+	ListCell *lc;
+	int pos;
+
 	pos = 0;
 	foreach (lc, q->targetList) {
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
@@ -805,7 +743,40 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 		fq->out_collations = lappend_oid(fq->out_collations, exprCollation((Node *)tle->expr));
 		pos++;
 	}
+}
 
+static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQueryReading *reading,
+                          const FlowQueryOrigin *origin) {
+	FlowQuery *fq = palloc0(sizeof(FlowQuery));
+	QueryErrorArg errarg = {sql, origin};
+	ErrorContextCallback errcb = {error_context_stack, flow_query_error_context, (void *)&errarg};
+	RawStmt *rs;
+	SelectStmt *sel;
+	Query *q;
+
+	error_context_stack = &errcb;
+	rs = parse_one_select(sql);
+	sel = (SelectStmt *)rs->stmt;
+	if (reading != NULL) {
+		if (reading->rewrite != NULL)
+			reading->rewrite(sel);
+		q = parse_analyze_withcb(rs, sql, reading->setup, copyObject(sel->targetList), NULL);
+	} else
+		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
+	error_context_stack = errcb.previous;
+	fn_flatten_group_exprs(q);
+	fq->query = q;
+	check_features(fq, q);
+	find_source(fq, q);
+	/* nothing whose answer can change without a write to the source: the error names
+	 * the function or construct and points into the flow query */
+	error_context_stack = &errcb;
+	fn_check_deterministic(q, sql);
+	error_context_stack = errcb.previous;
+	if (contain_volatile_functions((Node *)q)) /* a backstop: refused above already */
+		QUERY_ERROR_HINT("invalid flow query: volatile functions are not allowed",
+		                 "A flow re-runs its query per window; its result must depend only on the rows.");
+	read_outputs(fq, q);
 	/* the sink's key and the time window */
 	fq->window_position = -1;
 	fq->window.kind = FN_WINDOW_NONE;
@@ -816,8 +787,8 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 	fq->dimensions =
 	    fn_join_dimensions(q, fq->source_rtindex, fq->window.kind != FN_WINDOW_NONE ? fq->time_attnum : 0);
 	if (fq->dimensions != NIL && fq->shape == FLOW_SHAPE_COPY)
-		QUERY_ERROR("a flow without aggregation cannot join tables",
-		            "Aggregate with GROUP BY, or join when you read the sink.");
+		QUERY_ERROR_HINT("invalid flow query: a flow without aggregation cannot join tables",
+		                 "Aggregate with GROUP BY, or join when you read the sink.");
 	error_context_stack = &errcb;
 	check_clock(fq, sql);
 	error_context_stack = errcb.previous;
@@ -825,12 +796,12 @@ static FlowQuery *analyze(const char *sql, const char *timezone, FlowDialect dia
 }
 
 FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone) {
-	return analyze(sql, timezone, FLOW_DIALECT_POSTGRES, NULL);
+	return analyze(sql, timezone, NULL, NULL);
 }
 
-FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect,
-                                         const FlowQueryOrigin *origin) {
-	return analyze(sql, timezone, dialect, origin);
+FlowQuery *fn_analyze_flow_query_read(const char *sql, const char *timezone, const FlowQueryReading *reading,
+                                      const FlowQueryOrigin *origin) {
+	return analyze(sql, timezone, reading, origin);
 }
 
 RangeVar *fn_flow_query_source(const char *sql, const FlowQueryOrigin *origin) {

@@ -10,6 +10,7 @@
 #include "access/attnum.h"
 
 #include "nodes/parsenodes.h"
+#include "nodes/params.h"
 #include "nodes/primnodes.h"
 
 #include "bridge/core_bridge.h"
@@ -51,10 +52,19 @@ typedef struct FlowQuery {
 	List *dimensions;  /* FlowDimension * (flow_joins.h): the tables joined to the source, NIL if none */
 } FlowQuery;
 
-/* How the query text is read: as written (create_flow), or as GreptimeDB writes it
- * (flownode.execute): date_bin(stride, ts) with GreptimeDB's origin, the Unix epoch,
- * and output names in HAVING (HAVING max_temp > 100). */
+/* The dialect a flow's query text was written in, as the flow records it: as
+ * PostgreSQL reads it (create_flow), or as GreptimeDB writes it (flownode.execute;
+ * greptime/gt_dialect.h reads it). */
 typedef enum FlowDialect { FLOW_DIALECT_POSTGRES, FLOW_DIALECT_GREPTIME } FlowDialect;
+
+/* How a dialect other than PostgreSQL's is read, given by the module that knows it
+ * (the analysis calls back, so that it need not know the dialects): a rewrite of the
+ * raw SELECT before analysis (NULL: none), then the analysis with `setup` as its
+ * parser setup, called with a copy of the raw target list. */
+typedef struct FlowQueryReading {
+	void (*rewrite)(SelectStmt *sel);
+	ParserSetupHook setup;
+} FlowQueryReading;
 
 /* Where a flow query's text sits, for errors to point at: inside `statement`, from
  * byte `offset` (a CREATE FLOW statement given to flownode.execute). */
@@ -66,10 +76,10 @@ typedef struct FlowQueryOrigin {
 /* Parses and analyses `sql` under the current search_path; validates; ERROR on bad
  * input. date_trunc on a timestamptz without a zone is in `timezone`. */
 extern FlowQuery *fn_analyze_flow_query(const char *sql, const char *timezone);
-/* The same for a query in `dialect`; errors point into origin's statement when not
- * NULL (else into `sql`). */
-extern FlowQuery *fn_analyze_flow_query_dialect(const char *sql, const char *timezone, FlowDialect dialect,
-                                                const FlowQueryOrigin *origin);
+/* The same for a query read through `reading` (NULL: as PostgreSQL reads it); errors
+ * point into origin's statement when not NULL (else into `sql`). */
+extern FlowQuery *fn_analyze_flow_query_read(const char *sql, const char *timezone,
+                                             const FlowQueryReading *reading, const FlowQueryOrigin *origin);
 
 /* The table a flow query reads, from its raw parse tree alone (it may not exist);
  * NULL when the text is not one SELECT from one table (analysis says why). */

@@ -68,18 +68,6 @@ extern FnTimeRange fn_refresh_extent(TaskConfig *cfg, FnTimeRange within);
  * sink's windows only if with_sink. */
 extern FnTimeRange fn_fill_extent(TaskConfig *cfg, FlowQuery *fq, bool with_sink);
 
-/*
- * A chunk of a fill: where the chunk of `range` that starts at range.start ends, so
- * that it reads about `rows` rows of the source: the end of the window of the
- * rows-th row from range.start (whole windows), or range.end if fewer rows are left.
- * Found through the source's index on the time column; without one (or for a
- * window-less flow, w NULL) the chunk is the whole range. As the flow's owner.
- */
-extern int64 fn_fill_chunk_end(TaskConfig *cfg, FnWindow *w, FnTimeRange range, int64 rows);
-/* A fill in chunks covers every window of the sink's rows but rows without a
- * window: an existing sink loses those first (the whole fill's DELETE would). */
-extern void fn_fill_forget_unwindowed(TaskConfig *cfg, FlowQuery *fq);
-
 /* The flow's windows in r (a window-less flow: 1 when r is not empty), counted from
  * the unit's usual width past a million calendar windows: what refresh_flow returns
  * for the extent above. */

@@ -155,9 +155,8 @@ bool fn_catalog_is_current(void) {
 	return catalog_layout == LAYOUT_CURRENT;
 }
 
-Oid fn_current_catalog_relid(void) {
-	Oid relid = fn_catalog_relid(false);
-
+void fn_check_catalog_version(void) {
+	(void)fn_catalog_relid(false);
 	if (catalog_layout != LAYOUT_CURRENT)
 		ereport(ERROR,
 		        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -167,7 +166,11 @@ Oid fn_current_catalog_relid(void) {
 		         errdetail("Writes to the sources of flows are still marked, but flows are not refreshed, "
 		                   "created, dropped or shown until the update."),
 		         errhint("Run ALTER EXTENSION flownode UPDATE in this database.")));
-	return relid;
+}
+
+Oid fn_current_catalog_relid(void) {
+	fn_check_catalog_version();
+	return fn_catalog_relid(false);
 }
 
 Oid fn_catalog_owner(void) {
@@ -756,8 +759,8 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	n[24] = '\0';
 	stride->time = fq->window.stride_time;
 	stride->day = fq->window.stride_day;
-	v[0] = CStringGetTextDatum(def->flow_name);
-	v[1] = ObjectIdGetDatum(def->owner);
+	v[0] = CStringGetTextDatum(def->settings.flow_name);
+	v[1] = ObjectIdGetDatum(def->settings.owner);
 	v[2] = ObjectIdGetDatum(fq->source_relid);
 	v[3] = ObjectIdGetDatum(def->sink_relid);
 	v[4] = win ? DirectFunctionCall1(namein, CStringGetDatum(fq->time_column)) : (n[4] = 'n', 0);
@@ -770,15 +773,15 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	v[11] = (win && !bin && fq->window.zone[0]) ? CStringGetTextDatum(fq->window.zone) : (n[11] = 'n', 0);
 	v[12] = win ? BoolGetDatum(fq->window.with_time_zone) : (n[12] = 'n', 0);
 	v[13] = CStringGetTextDatum(def->stored_query);
-	v[14] = CStringGetTextDatum(def->user_query);
-	v[15] = CStringGetTextDatum(def->timezone);
-	v[16] = def->eval_interval ? IntervalPGetDatum(def->eval_interval) : (n[16] = 'n', 0);
-	v[17] = def->expire_after ? IntervalPGetDatum(def->expire_after) : (n[17] = 'n', 0);
-	v[18] = def->comment ? CStringGetTextDatum(def->comment) : (n[18] = 'n', 0);
-	v[19] = CStringGetTextDatum(dialect_name(def->dialect));
-	v[20] = CStringGetTextDatum(def->options ? def->options : "{}");
+	v[14] = CStringGetTextDatum(def->settings.user_query);
+	v[15] = CStringGetTextDatum(def->settings.timezone);
+	v[16] = def->settings.eval_interval ? IntervalPGetDatum(def->settings.eval_interval) : (n[16] = 'n', 0);
+	v[17] = def->settings.expire_after ? IntervalPGetDatum(def->settings.expire_after) : (n[17] = 'n', 0);
+	v[18] = def->settings.comment ? CStringGetTextDatum(def->settings.comment) : (n[18] = 'n', 0);
+	v[19] = CStringGetTextDatum(dialect_name(def->settings.dialect));
+	v[20] = CStringGetTextDatum(def->settings.options ? def->settings.options : "{}");
 	v[21] = Int64GetDatum(def->flow_id);
-	v[22] = def->created_at != 0 ? TimestampTzGetDatum(def->created_at) : (n[22] = 'n', 0);
+	v[22] = def->settings.created_at != 0 ? TimestampTzGetDatum(def->settings.created_at) : (n[22] = 'n', 0);
 	v[23] = win && input ? CStringGetTextDatum(input) : (n[23] = 'n', 0);
 	/* a waiting flow that starts keeps its id (OVERRIDING SYSTEM VALUE), and a flow that
 	 * replaces or starts another keeps its creation time */
@@ -834,18 +837,18 @@ int64 fn_registry_insert_waiting_flow(const WaitingFlowDefinition *def) {
 
 	memset(n, ' ', sizeof(n));
 	n[12] = '\0';
-	v[0] = CStringGetTextDatum(def->flow_name);
-	v[1] = ObjectIdGetDatum(def->owner);
-	v[2] = CStringGetTextDatum(def->user_query);
+	v[0] = CStringGetTextDatum(def->settings.flow_name);
+	v[1] = ObjectIdGetDatum(def->settings.owner);
+	v[2] = CStringGetTextDatum(def->settings.user_query);
 	v[3] = CStringGetTextDatum(def->sink_name);
-	v[4] = CStringGetTextDatum(def->timezone);
+	v[4] = CStringGetTextDatum(def->settings.timezone);
 	v[5] = CStringGetTextDatum(def->search_path);
-	v[6] = def->eval_interval ? IntervalPGetDatum(def->eval_interval) : (n[6] = 'n', 0);
-	v[7] = def->expire_after ? IntervalPGetDatum(def->expire_after) : (n[7] = 'n', 0);
-	v[8] = def->comment ? CStringGetTextDatum(def->comment) : (n[8] = 'n', 0);
-	v[9] = CStringGetTextDatum(dialect_name(def->dialect));
-	v[10] = CStringGetTextDatum(def->options ? def->options : "{}");
-	v[11] = def->created_at != 0 ? TimestampTzGetDatum(def->created_at) : (n[11] = 'n', 0);
+	v[6] = def->settings.eval_interval ? IntervalPGetDatum(def->settings.eval_interval) : (n[6] = 'n', 0);
+	v[7] = def->settings.expire_after ? IntervalPGetDatum(def->settings.expire_after) : (n[7] = 'n', 0);
+	v[8] = def->settings.comment ? CStringGetTextDatum(def->settings.comment) : (n[8] = 'n', 0);
+	v[9] = CStringGetTextDatum(dialect_name(def->settings.dialect));
+	v[10] = CStringGetTextDatum(def->settings.options ? def->settings.options : "{}");
+	v[11] = def->settings.created_at != 0 ? TimestampTzGetDatum(def->settings.created_at) : (n[11] = 'n', 0);
 	return catalog_exec("INSERT INTO " FLOWNODE_SCHEMA "." FLOWNODE_CATALOG
 	                    " (flow_name, owner, user_query, sink_name, timezone, search_path, eval_interval,"
 	                    " expire_after, comment, dialect, options, created_at)"

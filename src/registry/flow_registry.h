@@ -75,39 +75,36 @@ typedef struct FlowChanges {
 	const char *new_name; /* NULL: keep the name */
 } FlowChanges;
 
-/* A new flow's row, as create_flow validated it. */
-typedef struct FlowDefinition {
+/* What the creator gave a flow, the same for a flow and for one that waits for its
+ * source: create_flow's arguments, copied once (api/flow_api.c). */
+typedef struct FlowSettings {
 	const char *flow_name;
 	Oid owner;
-	Oid sink_relid;
-	const char *user_query;   /* as the user wrote it */
-	const char *stored_query; /* deparsed, every name schema-qualified */
+	const char *user_query; /* as the user wrote it */
 	const char *timezone;
 	Interval *eval_interval;
 	Interval *expire_after;
 	const char *comment;
-	const char *window_text; /* the window as the user's session deparses it */
-	FlowQuery *fq;           /* stored_query analysed */
-	FlowDialect dialect;     /* of user_query */
-	const char *options;     /* jsonb text of the WITH options; NULL: none */
-	int64 flow_id;           /* > 0: the id of the waiting flow this one starts */
-	TimestampTz created_at;  /* 0: now; else kept from the flow it replaces or starts */
+	FlowDialect dialect;    /* of user_query */
+	const char *options;    /* jsonb text of the WITH options; NULL: none */
+	TimestampTz created_at; /* 0: now; else kept from the flow it replaces or starts */
+} FlowSettings;
+
+/* A new flow's row, as create_flow validated it. */
+typedef struct FlowDefinition {
+	FlowSettings settings;
+	Oid sink_relid;
+	const char *stored_query; /* deparsed, every name schema-qualified */
+	const char *window_text;  /* the window as the user's session deparses it */
+	FlowQuery *fq;            /* stored_query analysed */
+	int64 flow_id;            /* > 0: the id of the waiting flow this one starts */
 } FlowDefinition;
 
 /* A flow that waits for its source table (defer_on_missing_source). */
 typedef struct WaitingFlowDefinition {
-	const char *flow_name;
-	Oid owner;
-	const char *user_query;
+	FlowSettings settings;
 	const char *sink_name;
-	const char *timezone;
 	const char *search_path;
-	Interval *eval_interval;
-	Interval *expire_after;
-	const char *comment;
-	FlowDialect dialect;
-	const char *options;
-	TimestampTz created_at; /* 0: now */
 } WaitingFlowDefinition;
 
 extern void fn_registry_init(void);
@@ -204,8 +201,11 @@ extern bool fn_try_lock_flow(int64 flow_id, LOCKMODE mode);
  * marking and for the DDL that flows follow; any other version is an ERROR.
  */
 extern Oid fn_catalog_relid(bool missing_ok);
-/* The same, but ERROR (asking for ALTER EXTENSION flownode UPDATE) unless the
- * objects are this library's version: every entry point but marking and DDL. */
+/* ERROR (asking for ALTER EXTENSION flownode UPDATE) unless the extension's objects
+ * in this database are this library's version: the check of every entry point but
+ * marking and DDL. */
+extern void fn_check_catalog_version(void);
+/* The catalog's relid, after that check. */
 extern Oid fn_current_catalog_relid(void);
 /* Whether the objects are this library's version (after fn_catalog_relid). */
 extern bool fn_catalog_is_current(void);

@@ -88,11 +88,18 @@ static bool same_equality_collation(Oid a, Oid b) {
 	       get_collation_isdeterministic(b);
 }
 
-/* How an arbiter index compares a key other than the query groups it, or NULL. ON
+/* What an arbiter index that compares a key otherwise than the query does breaks. */
+#define ARBITER_DETAIL                                                                                       \
+	"ON CONFLICT would take rows of different groups for one, or one group's rows for different ones."
+#define ARBITER_HINT                                                                                         \
+	"Key the sink on the columns with their own collation and default operator class, or let create_flow "   \
+	"create the sink."
+
+/* ERROR when an arbiter index compares a key otherwise than the query groups it. ON
  * CONFLICT takes two rows for one group when any arbiter calls them equal: an index
  * with a coarser equality (a case-insensitive collation) would merge two groups into
  * one sink row, a finer one would keep two rows for one group. */
-static char *arbiter_equality_problem(HeapTuple itup, Oid relid, FlowQuery *fq) {
+static void check_arbiter_equality(HeapTuple itup, Oid relid, FlowQuery *fq) {
 	Form_pg_index idx = (Form_pg_index)GETSTRUCT(itup);
 	bool isnull;
 	oidvector *classes =
@@ -113,16 +120,32 @@ static char *arbiter_equality_problem(HeapTuple itup, Oid relid, FlowQuery *fq) 
 		}
 		want = list_nth_oid(fq->out_collations, pos);
 		if (!same_equality_collation(collations->values[k], want))
-			return psprintf("compares \"%s\" with collation %s, and the query groups it with collation %s",
-			                name, generate_collation_name(collations->values[k]),
-			                generate_collation_name(want));
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			     errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" compares \"%s\" "
+			            "with collation %s, and the query groups it with collation %s",
+			            get_rel_name(relid), get_rel_name(idx->indexrelid), name,
+			            generate_collation_name(collations->values[k]), generate_collation_name(want)),
+			     errdetail(ARBITER_DETAIL), errhint(ARBITER_HINT)));
 		eqop = group_eqop(fq, pos);
-		if (!OidIsValid(eqop) ||
-		    get_op_opfamily_strategy(eqop, get_opclass_family(classes->values[k])) != BTEqualStrategyNumber)
-			return psprintf("compares \"%s\" with an operator class whose equality is not the query's %s",
-			                name, OidIsValid(eqop) ? format_operator(eqop) : "grouping");
+		if (!OidIsValid(eqop))
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			     errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" compares \"%s\" "
+			            "with an operator class whose equality is not the query's grouping",
+			            get_rel_name(relid), get_rel_name(idx->indexrelid), name),
+			     errdetail(ARBITER_DETAIL), errhint(ARBITER_HINT)));
+		if (get_op_opfamily_strategy(eqop, get_opclass_family(classes->values[k])) != BTEqualStrategyNumber)
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+			     errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" compares \"%s\" "
+			            "with an operator class whose equality is not the query's %s",
+			            get_rel_name(relid), get_rel_name(idx->indexrelid), name, format_operator(eqop)),
+			     errdetail(ARBITER_DETAIL), errhint(ARBITER_HINT)));
 	}
-	return NULL;
 }
 
 /* Whether the index is unique, immediate, valid, without predicate or expressions,
@@ -154,40 +177,33 @@ static bool is_key_index(HeapTuple itup, Oid relid, FlowQuery *fq) {
  * groups them, one of which finds groups with NULL keys too. ERROR with the first
  * problem found.
  */
-void fn_check_sink(Oid relid, FlowQuery *fq) {
-	Relation rel = table_open(relid, AccessShareLock);
+/* The creator's rights on an existing sink: SELECT, INSERT, UPDATE and DELETE. */
+static void check_sink_privileges(Oid relid, const char *relname) {
+	AclResult acl;
+
+	static const struct {
+		AclMode mode;
+		const char *name;
+	} needed[] = {
+	    {ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"}, {ACL_DELETE, "DELETE"}};
+
+	for (size_t i = 0; i < lengthof(needed); i++) {
+		acl = pg_class_aclcheck(relid, GetUserId(), needed[i].mode);
+		if (acl != ACLCHECK_OK)
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			     errmsg("permission denied for sink table \"%s\": %s is missing", relname, needed[i].name),
+			     errdetail("A flow's owner needs SELECT, INSERT, UPDATE and DELETE on an existing sink.")));
+	}
+}
+
+/* Every output of the query a column of its type; every other column may be left out. */
+static void check_sink_columns(Relation rel, FlowQuery *fq) {
+	Oid relid = RelationGetRelid(rel);
 	TupleDesc desc = RelationGetDescr(rel);
 	const char *relname = RelationGetRelationName(rel);
 	int ncols = list_length(fq->out_names);
-	List *indexes;
-	ListCell *lc;
-	bool key_found = false;
-	const char *null_key = NULL;
-	StringInfoData keys;
-	AclResult acl;
-
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-		        (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("sink \"%s\" is not a plain table", relname)));
-
-	{
-		static const struct {
-			AclMode mode;
-			const char *name;
-		} needed[] = {
-		    {ACL_SELECT, "SELECT"}, {ACL_INSERT, "INSERT"}, {ACL_UPDATE, "UPDATE"}, {ACL_DELETE, "DELETE"}};
-
-		for (size_t i = 0; i < lengthof(needed); i++) {
-			acl = pg_class_aclcheck(relid, GetUserId(), needed[i].mode);
-			if (acl != ACLCHECK_OK)
-				ereport(ERROR,
-				        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				         errmsg("permission denied for sink table \"%s\": %s is missing", relname,
-				                needed[i].name),
-				         errdetail(
-				             "A flow's owner needs SELECT, INSERT, UPDATE and DELETE on an existing sink.")));
-		}
-	}
 
 	for (int i = 0; i < ncols; i++) {
 		AttrNumber att = get_attnum(relid, out_name(fq, i));
@@ -217,13 +233,18 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 			                "a default and the query does not produce it",
 			                relname, NameStr(attr->attname))));
 	}
+}
 
-	/* a flow of one row (aggregates without GROUP BY) has no key: its refresh
-	 * compares the row itself */
-	if (fq->key_positions == NIL) {
-		table_close(rel, NoLock);
-		return;
-	}
+/* The unique index ON CONFLICT arbitrates with: on exactly the keys, comparing them as
+ * the query groups them, and one that finds NULL keys too where a key can be NULL. */
+static void check_sink_key(Relation rel, FlowQuery *fq) {
+	Oid relid = RelationGetRelid(rel);
+	const char *relname = RelationGetRelationName(rel);
+	List *indexes;
+	ListCell *lc;
+	bool key_found = false;
+	const char *null_key = NULL;
+	StringInfoData keys;
 
 	/* an arbiter for ON CONFLICT: ON CONFLICT (keys) uses every unique index on
 	 * exactly the keys, so each must compare keys as the query groups them, and one
@@ -238,18 +259,10 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 		if (!HeapTupleIsValid(itup))
 			continue;
 		if (is_key_index(itup, relid, fq)) {
-			char *equality = arbiter_equality_problem(itup, relid, fq);
-			const char *problem = arbiter_null_problem((Form_pg_index)GETSTRUCT(itup), rel, fq);
+			const char *problem;
 
-			if (equality != NULL)
-				ereport(ERROR,
-				        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-				         errmsg("sink \"%s\" does not match the flow query: its unique index \"%s\" %s",
-				                relname, get_rel_name(lfirst_oid(lc)), equality),
-				         errdetail("ON CONFLICT would take rows of different groups for one, or one group's "
-				                   "rows for different ones."),
-				         errhint("Key the sink on the columns with their own collation and default operator "
-				                 "class, or let create_flow create the sink.")));
+			check_arbiter_equality(itup, relid, fq);
+			problem = arbiter_null_problem((Form_pg_index)GETSTRUCT(itup), rel, fq);
 
 			if (problem == NULL)
 				key_found = true;
@@ -271,17 +284,38 @@ void fn_check_sink(Oid relid, FlowQuery *fq) {
 		                 "DISTINCT (%s), or let create_flow create the sink.",
 		                 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), relname),
 		                 keys.data)));
+	if (!key_found && fq->shape == FLOW_SHAPE_COPY)
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+		         errmsg("sink \"%s\" does not match the flow query: it has no unique key on exactly the "
+		                "columns of the source's primary key (%s)",
+		                relname, keys.data),
+		         errhint("Add one with ALTER TABLE ... ADD PRIMARY KEY (%s), or let create_flow create the "
+		                 "sink.",
+		                 keys.data)));
 	if (!key_found)
 		ereport(ERROR,
 		        (errcode(ERRCODE_INVALID_TABLE_DEFINITION),
 		         errmsg("sink \"%s\" does not match the flow query: it has no unique key on exactly the "
-		                "%s (%s)",
-		                relname,
-		                fq->shape == FLOW_SHAPE_COPY ? "columns of the source's primary key" : "group keys",
-		                keys.data),
+		                "group keys (%s)",
+		                relname, keys.data),
 		         errhint("Add one with ALTER TABLE ... ADD PRIMARY KEY (%s), or let create_flow create the "
 		                 "sink.",
 		                 keys.data)));
+}
+
+void fn_check_sink(Oid relid, FlowQuery *fq) {
+	Relation rel = table_open(relid, AccessShareLock);
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+		                errmsg("sink \"%s\" is not a plain table", RelationGetRelationName(rel))));
+	check_sink_privileges(relid, RelationGetRelationName(rel));
+	check_sink_columns(rel, fq);
+	/* a flow of one row (aggregates without GROUP BY) has no key: its refresh
+	 * compares the row itself */
+	if (fq->key_positions != NIL)
+		check_sink_key(rel, fq);
 	table_close(rel, NoLock);
 }
 

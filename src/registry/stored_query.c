@@ -11,6 +11,7 @@
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "pgutil/pg_util.h"
+#include "pgutil/subxact_try.h"
 #include "query/query_rewrite.h"
 #include "registry/sink_table.h"
 #include "utils/memutils.h"
@@ -29,31 +30,30 @@ FlowQuery *fn_analyse_stored(TaskConfig *cfg) {
 	return fq;
 }
 
-FlowQuery *fn_analysed_or_null(TaskConfig *cfg, bool check_sink) {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	FlowQuery *volatile fq = NULL;
+typedef struct AnalyseTry {
+	TaskConfig *cfg;
+	bool check_sink;
+	FlowQuery *fq;
+} AnalyseTry;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		fq = fn_analyse_stored(cfg);
-		if (check_sink)
-			fn_check_sink(cfg->sink_relid, fq);
-		ReleaseCurrentSubTransaction();
+static bool analyse_work(void *arg) {
+	AnalyseTry *t = arg;
+
+	t->fq = fn_analyse_stored(t->cfg);
+	if (t->check_sink)
+		fn_check_sink(t->cfg->sink_relid, t->fq);
+	return true;
+}
+
+FlowQuery *fn_analysed_or_null(TaskConfig *cfg, bool check_sink) {
+	AnalyseTry t = {cfg, check_sink, NULL};
+	ErrorData *edata = fn_try_in_subxact(analyse_work, &t);
+
+	if (edata != NULL) {
+		FreeErrorData(edata);
+		return NULL;
 	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(cxt);
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		fq = NULL;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
-	return fq;
+	return t.fq;
 }
 
 TaskConfig *fn_unbound_reader_awaiting_key(Oid relid, int64 except) {

@@ -69,10 +69,10 @@ struct FlowSlot {
 	uint64 flush_completed;
 	int64 flush_windows;
 	bool flush_failed;
-	char flush_error[FN_ERROR_LEN]; /* why the last flush served failed: the failure it stopped at, kept
-	                                 * apart from last_failure, which a later refresh may overwrite
-	                                 * before the caller reads it */
-	ConditionVariable flush_cv;     /* both handshakes' answers */
+	FnSlotError flush_error;    /* why the last flush served failed: the failure it stopped at, kept
+	                             * apart from last_failure, which a later refresh may overwrite
+	                             * before the caller reads it */
+	ConditionVariable flush_cv; /* both handshakes' answers */
 
 	/* refresh_flow handshake, the same way: the range is the hull of every request
 	 * not served yet */
@@ -81,7 +81,7 @@ struct FlowSlot {
 	FnTimeRange repair_range;
 	int64 repair_windows;
 	bool repair_failed;
-	char repair_error[FN_ERROR_LEN];
+	FnSlotError repair_error;
 
 	/* The folded refresh of the open window (refresh/fold_state.h): the earliest time
 	 * of the rows that commits into fold_window (any window while it is empty) added
@@ -102,7 +102,7 @@ struct FlowSlot {
 	/* the most recent failed refresh, kept after the flow heals; it is the current
 	 * error (the view's last_error) only while consecutive_failures > 0 */
 	TimestampTz last_failure_at;
-	char last_failure[FN_ERROR_LEN];
+	FnSlotError last_failure;
 
 	/* the dirty set, and the durable set: ranges known to be in flownode.pending */
 	FnSlotRanges dirty;

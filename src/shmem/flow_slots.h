@@ -77,6 +77,16 @@ typedef enum FlowRunState {
 
 #define FN_ERROR_LEN 512
 
+/* A refresh's failure as the worker caught it, kept in the flow's slot: what a
+ * flush_flow or refresh_flow waiting for that refresh raises again, with the same
+ * SQLSTATE, message, detail and hint (each cut at FN_ERROR_LEN bytes; "": none). */
+typedef struct FnSlotError {
+	int sqlerrcode;
+	char message[FN_ERROR_LEN];
+	char detail[FN_ERROR_LEN];
+	char hint[FN_ERROR_LEN];
+} FnSlotError;
+
 /* a requested start that has not attached yet is waited for this long before another */
 #define FN_WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)
 
@@ -155,7 +165,7 @@ typedef struct FlowSlotAnswer {
 	bool registered; /* a start was requested and has not attached yet */
 	int64 windows;
 	bool failed;
-	char error[FN_ERROR_LEN];
+	FnSlotError error; /* failed: the refresh's failure */
 } FlowSlotAnswer;
 
 extern uint64 fn_slot_post_request(FlowSlot *slot, FlowSlotRequest kind, FnTimeRange range);
@@ -222,7 +232,7 @@ extern void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint3
 extern void fn_slot_mark_dropped(FlowSlot *slot);
 extern bool fn_slot_is_dropped(FlowSlot *slot);
 extern void fn_slot_note_success(FlowSlot *slot, TimestampTz start, int64 rows, bool holds_nothing);
-extern void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const char *message);
+extern void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const ErrorData *edata);
 extern int32 fn_slot_failure_streak(FlowSlot *slot);
 
 /* what the worker's loop is asked to do */

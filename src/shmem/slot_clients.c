@@ -49,7 +49,7 @@ void fn_slot_poll_request(FlowSlot *slot, int64 flow_id, FlowSlotRequest kind, u
 	if (out->done) {
 		out->windows = flush ? slot->flush_windows : slot->repair_windows;
 		out->failed = flush ? slot->flush_failed : slot->repair_failed;
-		strlcpy(out->error, flush ? slot->flush_error : slot->repair_error, sizeof(out->error));
+		out->error = flush ? slot->flush_error : slot->repair_error;
 	}
 	LWLockRelease(fn_slot_lock(slot));
 }
@@ -81,7 +81,7 @@ static void copy_view(FlowSlot *slot, FlowSlotView *out) {
 	out->last_run_usec = slot->last_run_usec;
 	out->last_success_at = slot->last_success_at;
 	out->last_failure_at = slot->last_failure_at;
-	strlcpy(out->last_failure, slot->last_failure, sizeof(out->last_failure));
+	strlcpy(out->last_failure, slot->last_failure.message, sizeof(out->last_failure));
 	out->runs = slot->runs;
 	out->failures = slot->failures;
 	out->rows_written = slot->rows_written;

@@ -94,6 +94,14 @@ bool fn_slot_take_all_locked(FlowSlot *slot, FnDirtySet into) {
 	return fn_slot_take_removals_locked(slot, true);
 }
 
+/* A request's answer: the failure just recorded, or none. */
+static void answer_error(FnSlotError *answer, FlowSlot *slot, bool ok) {
+	if (ok)
+		memset(answer, 0, sizeof(*answer));
+	else
+		*answer = slot->last_failure;
+}
+
 /* Answers the requests of the kind up to `serving`; a failed one with the failure
  * the worker has just recorded (kept apart from last_failure, which a later refresh
  * may overwrite before the caller reads it). The caller wakes the waiters after
@@ -104,11 +112,11 @@ void fn_slot_answer_locked(FlowSlot *slot, FlowSlotRequest kind, uint64 serving,
 		slot->flush_completed = serving;
 		slot->flush_windows = windows;
 		slot->flush_failed = !ok;
-		strlcpy(slot->flush_error, ok ? "" : slot->last_failure, FN_ERROR_LEN);
+		answer_error(&slot->flush_error, slot, ok);
 	} else {
 		slot->repair_completed = serving;
 		slot->repair_windows = windows;
 		slot->repair_failed = !ok;
-		strlcpy(slot->repair_error, ok ? "" : slot->last_failure, FN_ERROR_LEN);
+		answer_error(&slot->repair_error, slot, ok);
 	}
 }

@@ -119,14 +119,24 @@ void fn_slot_note_success(FlowSlot *slot, TimestampTz start, int64 rows, bool ho
 
 /* A refresh failed: the flow is failing until one succeeds; the failure itself
  * stays in the slot after that. */
-void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const char *message) {
+void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const ErrorData *edata) {
+	FnSlotError e;
+
+	/* copied before the lock is taken: nothing under it may fail */
+	memset(&e, 0, sizeof(e));
+	e.sqlerrcode = edata->sqlerrcode;
+	strlcpy(e.message, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
+	if (edata->detail)
+		strlcpy(e.detail, edata->detail, FN_ERROR_LEN);
+	if (edata->hint)
+		strlcpy(e.hint, edata->hint, FN_ERROR_LEN);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->failures++;
 	slot->consecutive_failures++;
 	slot->state = FLOW_FAILING;
 	slot->last_run_at = slot->last_failure_at = GetCurrentTimestamp();
 	slot->last_run_usec = slot->last_run_at - start;
-	strlcpy(slot->last_failure, message, FN_ERROR_LEN);
+	slot->last_failure = e;
 	LWLockRelease(fn_slot_lock(slot));
 }
 

@@ -54,6 +54,7 @@
 #include "query/query_rewrite.h"
 #include "record/durable_record.h"
 #include "refresh/refresh_exec.h"
+#include "refresh/sink_fill.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 #include "shmem/inflight.h"
@@ -187,7 +188,7 @@ static void record_success(TimestampTz start, int64 rows) {
 /* The flow is failing from now until a refresh succeeds (record_success resets
  * consecutive_failures); the failure itself stays in the slot after that. */
 static void record_failure(TimestampTz start, ErrorData *edata) {
-	fn_slot_note_failure(task->slot, start, edata->message ? edata->message : "unknown error");
+	fn_slot_note_failure(task->slot, start, edata);
 }
 
 /* The slot says the flow was dropped (set when the drop commits). Caller holds the
@@ -829,7 +830,7 @@ static void load_task(int64 flow_id, Oid catalog_relid) {
 	if (fn_catalog_relid(true) != catalog_relid)
 		task->cfg = NULL;
 	else {
-		(void)fn_current_catalog_relid(); /* objects of another version: ERROR, the worker exits */
+		fn_check_catalog_version(); /* objects of another version: ERROR, the worker exits */
 		task->cfg = fn_load_task_config(flow_id, true);
 		if (task->cfg != NULL && !task->cfg->bound)
 			task->cfg = NULL; /* restored, not bound yet: no triggers mark for it */

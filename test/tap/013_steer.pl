@@ -50,7 +50,7 @@ sleep(2);
 is(fn_flow_field($node, 'postgres', 'f', 'runs'), '0', 'nothing is refreshed after the restart either');
 isnt(fn_sink_diff($node, 'postgres', 'snk', $query), '0', 'the sink still lags');
 my ($rc, $out, $err) = $node->psql('postgres', "SELECT flownode.flush_flow('f')");
-like($err, qr/cannot flush flow "f": it is paused/, 'flush_flow says it is paused');
+like($err, qr/cannot flush flow "f" because it is paused/, 'flush_flow says it is paused');
 
 # a crash while paused
 $node->safe_psql('postgres', q{INSERT INTO src VALUES ('2024-01-03 00:00', 'c', 3);});
