@@ -162,6 +162,21 @@ static void plans_for(TaskConfig *cfg) {
 	plans.time_index = plans.sink_index = -1;
 }
 
+/* The flow left the worker (dropped, handed to another): what is kept for it goes,
+ * since it may change elsewhere before it comes back (its fold's prefix above all). */
+void fn_refresh_forget_flow(int64 flow_id) {
+	if (plans.flow_id != flow_id)
+		return;
+	free_plans();
+	list_free(plans.dimensions);
+	plans.dimensions = NIL;
+	plans.dimensions_known = false;
+	plans.fq = NULL;
+	plans.flow_id = -1;
+	if (plans.cxt != NULL)
+		MemoryContextReset(plans.cxt);
+}
+
 /* Every statement kept for the flow goes: built from an analysis that no longer
  * holds, the plan cache would re-analyse its text, with the types of now. */
 static void free_plans(void) {
