@@ -343,7 +343,7 @@ static int64 take_fold_reports(void *arg pg_attribute_unused()) {
 /* The refresh's transaction ended: the fold's window goes to the slot, for the
  * commits to report against. */
 static void settle_fold(bool committed) {
-	FnFoldSettled settled = fn_fold_settle(committed);
+	FnFoldSettled settled = fn_refresh_settle_fold(task->cfg->flow_id, committed);
 
 	fn_slot_settle_fold(task->slot, settled.window, settled.folded);
 }
