@@ -165,7 +165,7 @@ static void drop_task(int i, bool detach) {
 	else if (t->slot != NULL)
 		ereport(LOG, (errmsg("flownode: flow \"%s\" was taken over by another worker", t->cfg->flow_name),
 		              errdetail("This worker spent too long in another flow's turn.")));
-	if (t->cfg != NULL)
+	if (t->cfg != NULL && !proc_exit_inprogress) /* an exiting process frees it all at once */
 		fn_refresh_forget_flow(t->cfg->flow_id);
 	if (task == t)
 		task = NULL;
