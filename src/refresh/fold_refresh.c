@@ -3,7 +3,9 @@
  * is a tuplestore in the worker's memory, handed to the statements of
  * refresh_sql.h as an ephemeral named relation (as AFTER triggers hand over their
  * transition tables); a refresh builds the next one and it replaces the kept one only
- * when the refresh commits.
+ * when the refresh commits. Each flow the worker keeps statements for has its own
+ * fold (FnFold, kept with them by refresh_exec.c), so a worker serving many flows
+ * folds each of them between the others' refreshes.
  */
 #include "flownode.h"
 
@@ -40,7 +42,7 @@ typedef struct FoldState {
 	Tuplestorestate *prefix; /* the groups of the window's rows below the line */
 } FoldState;
 
-static struct {
+struct FnFold {
 	const FlowQuery *fq; /* the analysed query all of this is for */
 	FnFoldShape *shape;  /* NULL: the query does not fold */
 	FnWindow *window;
@@ -55,39 +57,52 @@ static struct {
 	bool folded;
 	int64 reported; /* the earliest new row reported to this refresh */
 	int64 slack;    /* the line's distance below it (0: the least) */
-} fold;
+};
 
-static void drop_prefix(Tuplestorestate *ts) {
-	if (ts != NULL && ts != fold.now.prefix && ts != fold.next.prefix)
+static void drop_prefix(FnFold *f, Tuplestorestate *ts) {
+	if (ts != NULL && ts != f->now.prefix && ts != f->next.prefix)
 		tuplestore_end(ts);
 }
 
-static void drop_now(void) {
-	Tuplestorestate *ts = fold.now.prefix;
+static void drop_now(FnFold *f) {
+	Tuplestorestate *ts = f->now.prefix;
 
-	fold.now.valid = false;
-	fold.now.prefix = NULL;
-	drop_prefix(ts);
+	f->now.valid = false;
+	f->now.prefix = NULL;
+	drop_prefix(f, ts);
 }
 
-void fn_fold_forget(void) {
-	SPIPlanPtr *plans[] = {&fold.prefix_plan, &fold.upsert_plan, &fold.verify_plan};
-	Tuplestorestate *next = fold.next_set ? fold.next.prefix : NULL;
+void fn_fold_forget(FnFold *f) {
+	SPIPlanPtr *plans[] = {&f->prefix_plan, &f->upsert_plan, &f->verify_plan};
+	Tuplestorestate *next = f->next_set ? f->next.prefix : NULL;
 
-	fold.next_set = false;
-	fold.next.prefix = NULL;
-	drop_prefix(next);
-	drop_now();
+	f->next_set = false;
+	f->next.prefix = NULL;
+	drop_prefix(f, next);
+	drop_now(f);
 	for (size_t i = 0; i < lengthof(plans); i++)
 		if (*plans[i] != NULL) {
 			SPI_freeplan(*plans[i]);
 			*plans[i] = NULL;
 		}
-	fold.fq = NULL;
-	fold.shape = NULL;
-	fold.folded = false;
-	if (fold.cxt != NULL)
-		MemoryContextReset(fold.cxt);
+	f->fq = NULL;
+	f->shape = NULL;
+	f->folded = false;
+	if (f->cxt != NULL)
+		MemoryContextReset(f->cxt);
+}
+
+FnFold *fn_fold_new(void) {
+	return MemoryContextAllocZero(TopMemoryContext, sizeof(FnFold));
+}
+
+void fn_fold_free(FnFold *f) {
+	if (f == NULL)
+		return;
+	fn_fold_forget(f);
+	if (f->cxt != NULL)
+		MemoryContextDelete(f->cxt);
+	pfree(f);
 }
 
 /* The prefix's columns: the fold's parts' (query/fold_shape.h). */
@@ -102,63 +117,62 @@ static TupleDesc prefix_desc(const FnFoldShape *shape) {
 }
 
 /* The query's fold, analysed once per analysed query. */
-static FnFoldShape *shape_for(const FlowQuery *fq) {
+static FnFoldShape *shape_for(FnFold *f, const FlowQuery *fq) {
 	MemoryContext old;
 	const char *why;
 
-	if (fold.fq == fq)
-		return fold.shape;
-	fn_fold_forget();
-	if (fold.cxt == NULL)
-		fold.cxt = AllocSetContextCreate(TopMemoryContext, "flownode fold", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(fold.cxt);
-	fold.fq = fq;
-	fold.shape = fn_fold_shape(fq, &why);
-	if (fold.shape != NULL) {
-		fold.window = fn_window_create(&fq->window);
-		fold.desc = prefix_desc(fold.shape);
+	if (f->fq == fq)
+		return f->shape;
+	fn_fold_forget(f);
+	if (f->cxt == NULL)
+		f->cxt = AllocSetContextCreate(TopMemoryContext, "flownode fold", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(f->cxt);
+	f->fq = fq;
+	f->shape = fn_fold_shape(fq, &why);
+	if (f->shape != NULL) {
+		f->window = fn_window_create(&fq->window);
+		f->desc = prefix_desc(f->shape);
 	}
 	MemoryContextSwitchTo(old);
-	return fold.shape;
+	return f->shape;
 }
 
 /* A tuplestore that outlives transactions (its files too, should it spill). */
-static Tuplestorestate *new_prefix(void) {
-	MemoryContext old = MemoryContextSwitchTo(fold.cxt);
+static Tuplestorestate *new_prefix(FnFold *f) {
+	MemoryContext old = MemoryContextSwitchTo(f->cxt);
 	Tuplestorestate *ts = tuplestore_begin_heap(false, true, work_mem);
 
 	MemoryContextSwitchTo(old);
 	return ts;
 }
 
-bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *ranges, int nranges,
+bool fn_fold_begin(FnFold *f, const FlowQuery *fq, bool time_index, const FnTimeRange *ranges, int nranges,
                    const FnFoldInput *in, FnTimeRange *w) {
 	int64 reported;
 
-	fold.next_set = false;
-	fold.next.prefix = NULL;
-	fold.folded = false;
+	f->next_set = false;
+	f->next.prefix = NULL;
+	f->folded = false;
 	/* a flow that cannot fold waits for no writer: the reports it leaves in its slot
 	 * only make the first check of a fold started later stricter than it need be */
-	if (!fn_fold_open_window || !time_index || nranges == 0 || shape_for(fq) == NULL) {
-		drop_now();
+	if (!fn_fold_open_window || !time_index || nranges == 0 || shape_for(f, fq) == NULL) {
+		drop_now(f);
 		return false;
 	}
 	reported = in->take_reports(in->arg);
 	/* a row below the line that the prefix may not hold: start afresh; a late row in
 	 * the window (not a removal, nor a row of an older window) widens the slack */
-	if (fold.now.valid && !fn_fold_holds(fold.now.line, reported)) {
-		if (reported >= fold.now.window.start)
-			fold.slack =
-			    fn_fold_slack_after_late_row(fold.slack, fold.now.window.end - fold.now.window.start);
-		drop_now();
+	if (f->now.valid && !fn_fold_holds(f->now.line, reported)) {
+		if (reported >= f->now.window.start)
+			f->slack = fn_fold_slack_after_late_row(f->slack, f->now.window.end - f->now.window.start);
+		drop_now(f);
 	}
-	fold.reported = reported;
-	if (!fold.now.valid)
+	f->reported = reported;
+	if (!f->now.valid)
 		return false;
 	for (int i = 0; i < nranges; i++)
-		if (ranges[i].start <= fold.now.window.start && fold.now.window.end <= ranges[i].end) {
-			*w = fold.now.window;
+		if (ranges[i].start <= f->now.window.start && f->now.window.end <= ranges[i].end) {
+			*w = f->now.window;
 			return true;
 		}
 	return false;
@@ -167,28 +181,28 @@ bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *rang
 /* The window folds start at: the ranges' latest, but not past a day from now (a row
  * from a clock gone wrong must not take the fold from the window being written);
  * start >= end when there is none. */
-static FnTimeRange fold_window_of(const FnTimeRange *ranges, int nranges) {
+static FnTimeRange fold_window_of(FnFold *f, const FnTimeRange *ranges, int nranges) {
 	int64 limit = GetCurrentTimestamp() + USECS_PER_DAY; /* any zone's local time is before it */
 
 	for (int i = nranges - 1; i >= 0; i--)
 		if (ranges[i].start <= limit)
-			return fn_window_of(fold.window, Min(ranges[i].end - 1, limit));
+			return fn_window_of(f->window, Min(ranges[i].end - 1, limit));
 	return (FnTimeRange){0, 0};
 }
 
-void fn_fold_after_recompute(const FlowQuery *fq, const FnTimeRange *ranges, int nranges) {
+void fn_fold_after_recompute(FnFold *f, const FlowQuery *fq, const FnTimeRange *ranges, int nranges) {
 	FnTimeRange latest;
 
-	if (!fn_fold_open_window || nranges == 0 || shape_for(fq) == NULL)
+	if (!fn_fold_open_window || nranges == 0 || shape_for(f, fq) == NULL)
 		return;
-	latest = fold_window_of(ranges, nranges);
-	if (latest.start >= latest.end || (fold.now.valid && fold.now.window.start >= latest.start))
+	latest = fold_window_of(f, ranges, nranges);
+	if (latest.start >= latest.end || (f->now.valid && f->now.window.start >= latest.start))
 		return; /* late rows of older windows: the fold keeps its window */
-	fold.next.valid = true;
-	fold.next.window = latest;
-	fold.next.line = latest.start; /* the prefix holds the rows below it: none */
-	fold.next.prefix = new_prefix();
-	fold.next_set = true;
+	f->next.valid = true;
+	f->next.window = latest;
+	f->next.line = latest.start; /* the prefix holds the rows below it: none */
+	f->next.prefix = new_prefix(f);
+	f->next_set = true;
 }
 
 /* The ranges' two arrays for a statement: [lo, hi). */
@@ -213,12 +227,12 @@ static SPIPlanPtr kept_plan(SPIPlanPtr *plan, const FlowQuery *fq, const char *s
 }
 
 /* The statements see `prefix` as FN_FOLD_PREFIX until unregister_prefix. */
-static void register_prefix(Tuplestorestate *prefix) {
+static void register_prefix(FnFold *f, Tuplestorestate *prefix) {
 	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
 
 	enr->md.name = FN_FOLD_PREFIX;
 	enr->md.reliddesc = InvalidOid;
-	enr->md.tupdesc = fold.desc;
+	enr->md.tupdesc = f->desc;
 	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
 	enr->md.enrtuples = (double)tuplestore_tuple_count(prefix);
 	enr->reldata = prefix;
@@ -232,21 +246,21 @@ static void unregister_prefix(void) {
 }
 
 /* The prefix with the rows of [from, to) folded in: a new tuplestore. */
-static Tuplestorestate *fold_into_prefix(const FlowQuery *fq, Tuplestorestate *prefix, int64 from, int64 to,
-                                         Snapshot snap) {
+static Tuplestorestate *fold_into_prefix(FnFold *f, const FlowQuery *fq, Tuplestorestate *prefix, int64 from,
+                                         int64 to, Snapshot snap) {
 	SPIPlanPtr plan;
 	Tuplestorestate *out;
 	Datum values[2];
 	int rc;
 
 	one_range(fq, from, to, values);
-	register_prefix(prefix); /* before the statement is prepared: it reads it */
-	plan = kept_plan(&fold.prefix_plan, fq, fn_fold_prefix_sql(fq, fold.shape, FN_FILTER_JOIN));
+	register_prefix(f, prefix); /* before the statement is prepared: it reads it */
+	plan = kept_plan(&f->prefix_plan, fq, fn_fold_prefix_sql(fq, f->shape, FN_FILTER_JOIN));
 	rc = SPI_execute_snapshot(plan, values, NULL, snap, InvalidSnapshot, false, true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "flownode: folding rows into the prefix failed: %s", SPI_result_code_string(rc));
 	unregister_prefix();
-	out = new_prefix();
+	out = new_prefix(f);
 	for (uint64 i = 0; i < SPI_processed; i++)
 		tuplestore_puttuple(out, SPI_tuptable->vals[i]);
 	SPI_freetuptable(SPI_tuptable);
@@ -254,8 +268,8 @@ static Tuplestorestate *fold_into_prefix(const FlowQuery *fq, Tuplestorestate *p
 }
 
 /* flownode.verify_folds: the sink's window against the query over all its rows. */
-static void verify_window(const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap) {
-	SPIPlanPtr plan = kept_plan(&fold.verify_plan, fq, fn_fold_verify_sql(fq, sink, FN_FILTER_JOIN));
+static void verify_window(FnFold *f, const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap) {
+	SPIPlanPtr plan = kept_plan(&f->verify_plan, fq, fn_fold_verify_sql(fq, sink, FN_FILTER_JOIN));
 	Datum values[2];
 	int64 differ;
 
@@ -272,61 +286,61 @@ static void verify_window(const FlowQuery *fq, const char *sink, FnTimeRange w, 
 		            (long long)differ)));
 }
 
-int64 fn_fold_window(const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap) {
+int64 fn_fold_window(FnFold *f, const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap) {
 	SPIPlanPtr upsert;
-	Tuplestorestate *prefix = fold.now.prefix;
-	int64 line = fold.now.line;
+	Tuplestorestate *prefix = f->now.prefix;
+	int64 line = f->now.line;
 	int64 to;
 	Datum values[2];
 	int64 rows;
 
 	/* the rows below the new line are old enough to stay put: fold them in */
-	to = fn_fold_next_line(line, fold.reported, fold.slack, w.end);
+	to = fn_fold_next_line(line, f->reported, f->slack, w.end);
 	if (to > line) {
-		prefix = fold_into_prefix(fq, prefix, line, to, snap);
+		prefix = fold_into_prefix(f, fq, prefix, line, to, snap);
 		/* kept for the commit (or dropped at the abort) from here on */
-		fold.next.prefix = prefix;
-		fold.next_set = true;
+		f->next.prefix = prefix;
+		f->next_set = true;
 	}
 	one_range(fq, to, w.end, values);
-	register_prefix(prefix);
-	upsert = kept_plan(&fold.upsert_plan, fq, fn_fold_upsert_sql(fq, fold.shape, sink, FN_FILTER_JOIN));
+	register_prefix(f, prefix);
+	upsert = kept_plan(&f->upsert_plan, fq, fn_fold_upsert_sql(fq, f->shape, sink, FN_FILTER_JOIN));
 	rows = fn_spi_run_plan(upsert, values, snap, SPI_OK_INSERT);
 	unregister_prefix();
 	if (fn_verify_folds)
-		verify_window(fq, sink, w, snap);
-	fold.next.valid = true;
-	fold.next.window = w;
-	fold.next.line = to;
-	fold.next.prefix = prefix;
-	fold.next_set = true;
-	fold.folded = true;
+		verify_window(f, fq, sink, w, snap);
+	f->next.valid = true;
+	f->next.window = w;
+	f->next.line = to;
+	f->next.prefix = prefix;
+	f->next_set = true;
+	f->folded = true;
 	return rows;
 }
 
-FnFoldSettled fn_fold_settle(bool committed) {
+FnFoldSettled fn_fold_settle(FnFold *f, bool committed) {
 	FnFoldSettled out = {{0, 0}, false};
 
-	if (committed && fold.next_set) {
-		Tuplestorestate *old = fold.now.prefix;
+	if (committed && f->next_set) {
+		Tuplestorestate *old = f->now.prefix;
 
-		fold.now = fold.next;
-		fold.next.prefix = NULL;
-		if (old != fold.now.prefix)
-			drop_prefix(old);
-		out.folded = fold.folded;
+		f->now = f->next;
+		f->next.prefix = NULL;
+		if (old != f->now.prefix)
+			drop_prefix(f, old);
+		out.folded = f->folded;
 		if (out.folded)
-			fold.slack = fn_fold_slack_after_fold(fold.slack);
+			f->slack = fn_fold_slack_after_fold(f->slack);
 	} else if (!committed) {
-		Tuplestorestate *next = fold.next_set ? fold.next.prefix : NULL;
+		Tuplestorestate *next = f->next_set ? f->next.prefix : NULL;
 
-		fold.next.prefix = NULL;
-		drop_prefix(next);
-		drop_now(); /* what the refresh did is gone: start afresh */
+		f->next.prefix = NULL;
+		drop_prefix(f, next);
+		drop_now(f); /* what the refresh did is gone: start afresh */
 	}
-	fold.next_set = false;
-	fold.folded = false;
-	if (fold.now.valid)
-		out.window = fold.now.window;
+	f->next_set = false;
+	f->folded = false;
+	if (f->now.valid)
+		out.window = f->now.window;
 	return out;
 }

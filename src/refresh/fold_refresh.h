@@ -29,6 +29,12 @@
 #include "core/time_range.h"
 #include "query/flow_query.h"
 
+/* One flow's fold: its analysed shape, statements, kept prefix and slack (in
+ * TopMemoryContext, until fn_fold_free). */
+typedef struct FnFold FnFold;
+extern FnFold *fn_fold_new(void);
+extern void fn_fold_free(FnFold *f);
+
 /* Where the reports come from: the flow's worker reads and resets its slot's
  * fold_lo (after waiting for the writers in flight). */
 typedef struct FnFoldInput {
@@ -50,20 +56,19 @@ typedef struct FnFoldSettled {
  * the fold's window is among the ranges. Reads the reports whenever the query can
  * fold (fold or not).
  */
-extern bool fn_fold_begin(const FlowQuery *fq, bool time_index, const FnTimeRange *ranges, int nranges,
-                          const FnFoldInput *in, FnTimeRange *w);
+extern bool fn_fold_begin(FnFold *f, const FlowQuery *fq, bool time_index, const FnTimeRange *ranges,
+                          int nranges, const FnFoldInput *in, FnTimeRange *w);
 /* The folded refresh of w (after fn_fold_begin said so) in `snap`: returns the sink
  * rows written. */
-extern int64 fn_fold_window(const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap);
+extern int64 fn_fold_window(FnFold *f, const FlowQuery *fq, const char *sink, FnTimeRange w, Snapshot snap);
 /* After a refresh recomputed `ranges` (fn_fold_begin said no): a fold starts at their
  * latest window, with an empty prefix and the line at its start, unless it keeps a
  * later window already. */
-extern void fn_fold_after_recompute(const FlowQuery *fq, const FnTimeRange *ranges, int nranges);
+extern void fn_fold_after_recompute(FnFold *f, const FlowQuery *fq, const FnTimeRange *ranges, int nranges);
 /* The refresh's transaction ended: what it did becomes the fold's state if it
  * committed; otherwise the fold starts afresh. */
-extern FnFoldSettled fn_fold_settle(bool committed);
-/* The flow's query was analysed again (or another flow is refreshed): nothing kept
- * holds. */
-extern void fn_fold_forget(void);
+extern FnFoldSettled fn_fold_settle(FnFold *f, bool committed);
+/* The flow's query was analysed again: nothing kept holds. */
+extern void fn_fold_forget(FnFold *f);
 
 #endif

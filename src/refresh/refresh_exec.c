@@ -18,6 +18,7 @@
 #include "query/query_rewrite.h"
 #include "query/time_column.h"
 #include "record/durable_record.h"
+#include "refresh/refresh_plans.h"
 #include "refresh/refresh_sql.h"
 #include "registry/flow_dimensions.h"
 #include "registry/sink_table.h"
@@ -38,12 +39,13 @@
 #include "optimizer/optimizer.h"
 
 /*
- * A worker refreshes the same flow over and over: it keeps the flow's analysed query
- * and its statements prepared (SPI_keepplan) instead of analysing, parsing and
- * planning them per refresh. Every statement takes the windows as two arrays (starts
- * and ends), so one statement of each kind serves every refresh, of one window or a
- * thousand. PostgreSQL's plan cache re-validates them after DDL on the source or
- * sink; after such DDL flownode drops them anyway (analysed_query).
+ * A worker refreshes the same flows over and over: it keeps each flow's analysed
+ * query and its statements prepared (SPI_keepplan; refresh_plans.c, a set per flow)
+ * instead of analysing, parsing and planning them per refresh. Every statement takes
+ * the windows as two arrays (starts and ends), so one statement of each kind serves
+ * every refresh, of one window or a thousand. PostgreSQL's plan cache re-validates
+ * them after DDL on the source or sink; after such DDL flownode drops them anyway
+ * (analysed_query).
  */
 
 /*
@@ -74,44 +76,33 @@ typedef struct RefreshSize {
 	uint64 rows;
 } RefreshSize;
 
-/* The plan variants kept for the refresh and upsert statements. */
-typedef enum RefreshPlanKind {
-	PLAN_CUSTOM,  /* planned for each refresh's bounds (many windows) */
-	PLAN_GENERIC, /* one generic plan (few windows) */
-	PLAN_SORTED,  /* one generic plan without hash aggregation (few rows) */
-	PLAN_KINDS
-} RefreshPlanKind;
+/* The flow's kept statements (refresh/refresh_plans.h), as the refresh functions
+ * below use them: set by plans_for at each entry point, for the flow refreshed. */
+static RefreshPlans *cur = NULL;
 
-typedef struct RefreshPlans {
-	int64 flow_id;
-	MemoryContext cxt; /* holds fq and sink */
-	FlowQuery *fq;     /* the stored query, analysed once */
-	char *sink;        /* the sink's qualified name, as the statements were built */
-	bool stale;        /* the source or sink changed: analyse again before a new plan */
-	Oid source_relid;
-	Oid sink_relid;
-	SPIPlanPtr refresh[PLAN_KINDS]; /* [RefreshPlanKind] */
-	SPIPlanPtr upsert[PLAN_KINDS];  /* the same without the vanished-groups DELETE */
-	SPIPlanPtr probe;               /* does the sink hold rows in these windows? */
-	SPIPlanPtr fill;                /* plain INSERT, for windows it holds none of */
-	SPIPlanPtr count;               /* the take's probe (fn_refresh_take): rows in a range */
-	SPIPlanPtr batch;               /* and in each of many ranges, as a cursor */
-	int time_index;      /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
-	int sink_index;      /* the sink has one led by the window column: likewise */
-	bool upsert_refused; /* the query needs the DELETE even after inserts */
-	List *dimensions;    /* the tables the flow joins (Oid, TopMemoryContext) */
-	bool dimensions_known;
-} RefreshPlans;
+static void plans_for(TaskConfig *cfg) {
+	if (cur == NULL || cur->flow_id != cfg->flow_id)
+		cur = fn_plans_for(cfg);
+}
 
-static RefreshPlans plans = {.flow_id = -1};
+void fn_refresh_forget_flow(int64 flow_id) {
+	if (cur != NULL && cur->flow_id == flow_id)
+		cur = NULL;
+	fn_plans_forget(flow_id);
+}
 
-/* A relcache invalidation of the source or sink (ALTER TABLE, RENAME) makes the
- * analysed query stale: statements built later analyse it again, as the plan cache
- * re-analyses the prepared ones. Only flagged here: the refresh may be using it. */
-static void invalidate_plans(Datum arg pg_attribute_unused(), Oid relid) {
-	if (!OidIsValid(relid) || relid == plans.source_relid || relid == plans.sink_relid ||
-	    list_member_oid(plans.dimensions, relid))
-		plans.stale = true;
+/* The flow's fold (its set made the current one). */
+static FnFold *fold_of(TaskConfig *cfg) {
+	plans_for(cfg);
+	return cur->fold;
+}
+
+FnFoldSettled fn_refresh_settle_fold(int64 flow_id, bool committed) {
+	RefreshPlans *p = fn_plans_find(flow_id);
+
+	if (p == NULL) /* nothing kept: no fold to settle */
+		return (FnFoldSettled){{0, 0}, false};
+	return fn_fold_settle(p->fold, committed);
 }
 
 /*
@@ -121,71 +112,23 @@ static void invalidate_plans(Datum arg pg_attribute_unused(), Oid relid) {
  * change to the source; row-level security on one keeps the DELETE of vanished
  * groups. create_flow's fill reads them from the catalog (nothing is cached for it).
  */
-static void plans_for(TaskConfig *cfg);
-
 static List *dimension_relids(TaskConfig *cfg, bool fill) {
 	MemoryContext old;
 
 	if (fill)
 		return fn_load_flow_dimensions(cfg->flow_id);
 	plans_for(cfg);
-	if (!plans.dimensions_known) {
+	if (!cur->dimensions_known) {
 		old = MemoryContextSwitchTo(TopMemoryContext);
-		plans.dimensions = fn_load_flow_dimensions(cfg->flow_id);
+		cur->dimensions = fn_load_flow_dimensions(cfg->flow_id);
 		MemoryContextSwitchTo(old);
-		plans.dimensions_known = true;
+		cur->dimensions_known = true;
 	}
-	return plans.dimensions;
+	return cur->dimensions;
 }
 
 /* Whether a policy may hide rows of a table the query reads. */
 static bool row_security_on_any(TaskConfig *cfg);
-
-static void free_plans(void);
-
-/* The plans are the flow's (create_flow's fill keeps nothing here). A pool worker
- * refreshes many flows: another flow's statements are freed, not left behind. */
-static void plans_for(TaskConfig *cfg) {
-	MemoryContext cxt = plans.cxt;
-
-	if (plans.flow_id == cfg->flow_id)
-		return;
-	free_plans(); /* and the fold's, another flow's */
-	list_free(plans.dimensions);
-	if (cxt != NULL)
-		MemoryContextReset(cxt);
-	memset(&plans, 0, sizeof(plans));
-	plans.cxt = cxt;
-	plans.flow_id = cfg->flow_id;
-	plans.source_relid = cfg->source_relid;
-	plans.sink_relid = cfg->sink_relid;
-	plans.time_index = plans.sink_index = -1;
-}
-
-/* Every statement kept for the flow goes: built from an analysis that no longer
- * holds, the plan cache would re-analyse its text, with the types of now. */
-static void free_plans(void) {
-	SPIPlanPtr *all[] = {&plans.refresh[PLAN_CUSTOM],
-	                     &plans.refresh[PLAN_GENERIC],
-	                     &plans.refresh[PLAN_SORTED],
-	                     &plans.upsert[PLAN_CUSTOM],
-	                     &plans.upsert[PLAN_GENERIC],
-	                     &plans.upsert[PLAN_SORTED],
-	                     &plans.probe,
-	                     &plans.fill,
-	                     &plans.count,
-	                     &plans.batch};
-
-	for (size_t i = 0; i < lengthof(all); i++)
-		if (*all[i] != NULL) {
-			SPI_freeplan(*all[i]);
-			*all[i] = NULL;
-		}
-	plans.upsert_refused = false;
-	plans.time_index = -1;
-	plans.sink_index = -1;
-	fn_fold_forget(); /* its prefix and statements are of the old analysis */
-}
 
 /*
  * The flow's analysed query and sink name, for statements about to be built; called
@@ -197,32 +140,27 @@ static void free_plans(void) {
  * built before is dropped. Until the check passes the query stays stale.
  */
 static FlowQuery *analysed_query(TaskConfig *cfg) {
-	static bool registered = false;
 	TaskConfig *now;
 	FlowQuery *fq;
 	MemoryContext old;
 
 	plans_for(cfg);
-	if (!registered) {
-		CacheRegisterRelcacheCallback(invalidate_plans, (Datum)0);
-		registered = true;
-	}
-	if (plans.fq != NULL && !plans.stale)
-		return plans.fq;
-	if (plans.cxt == NULL)
-		plans.cxt = AllocSetContextCreate(TopMemoryContext, "flownode refresh", ALLOCSET_SMALL_SIZES);
-	free_plans();
-	MemoryContextReset(plans.cxt);
-	plans.fq = NULL;
-	plans.stale = false; /* an invalidation from here on is seen at the next call */
-	old = MemoryContextSwitchTo(plans.cxt);
+	if (cur->fq != NULL && !cur->stale)
+		return cur->fq;
+	if (cur->cxt == NULL)
+		cur->cxt = AllocSetContextCreate(TopMemoryContext, "flownode refresh", ALLOCSET_SMALL_SIZES);
+	fn_plans_free_statements(cur);
+	MemoryContextReset(cur->cxt);
+	cur->fq = NULL;
+	cur->stale = false; /* an invalidation from here on is seen at the next call */
+	old = MemoryContextSwitchTo(cur->cxt);
 	now = fn_load_task_config(cfg->flow_id, false);
 	fq = fn_analyze_flow_query(now->query, now->timezone);
 	fn_check_sink(cfg->sink_relid, fq);
-	plans.sink = fn_qualified_relname(cfg->sink_relid);
-	plans.fq = fq;
+	cur->sink = fn_qualified_relname(cfg->sink_relid);
+	cur->fq = fq;
 	MemoryContextSwitchTo(old);
-	return plans.fq;
+	return cur->fq;
 }
 
 typedef enum StatementKind { STMT_REFRESH, STMT_UPSERT, STMT_PROBE, STMT_FILL } StatementKind;
@@ -243,13 +181,13 @@ static char *statement_sql(TaskConfig *cfg, StatementKind kind, bool ranged) {
 	}
 	switch (kind) {
 	case STMT_REFRESH:
-		return fn_refresh_sql(fq, plans.sink, shape, false);
+		return fn_refresh_sql(fq, cur->sink, shape, false);
 	case STMT_UPSERT:
-		return fn_refresh_sql(fq, plans.sink, shape, true);
+		return fn_refresh_sql(fq, cur->sink, shape, true);
 	case STMT_PROBE:
-		return fn_sink_probe_sql(fq, plans.sink, shape.sink);
+		return fn_sink_probe_sql(fq, cur->sink, shape.sink);
 	case STMT_FILL:
-		return fn_plain_insert_sql(fq, plans.sink, shape.source);
+		return fn_plain_insert_sql(fq, cur->sink, shape.source);
 	}
 	pg_unreachable();
 }
@@ -362,7 +300,7 @@ static int64 run_refresh_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nr
 	plans_for(cfg);
 	/* the source or sink changed since the statements were built: drop them, read the
 	 * query again and check it against the sink, before any of them runs */
-	if (plans.stale || plans.fq == NULL)
+	if (cur->stale || cur->fq == NULL)
 		(void)analysed_query(cfg);
 	if (windowed)
 		range_arrays(ranges, nranges, coltype, values);
@@ -370,7 +308,7 @@ static int64 run_refresh_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nr
 		fn_refresh_input_arrays(cfg, ranges, nranges, has_time_index(cfg), values);
 	/* the evaluation's scheduled time, when the query compares its time column with
 	 * now(), follows the ranges (refresh_sql.h) */
-	if (plans.fq->now_preds != NIL) {
+	if (cur->fq->now_preds != NIL) {
 		types[nargs] = TIMESTAMPTZOID;
 		values[nargs++] = TimestampTzGetDatum(clock_at);
 	}
@@ -383,32 +321,31 @@ static int64 run_refresh_plan(TaskConfig *cfg, const FnTimeRange *ranges, int nr
 	if (windowed && g == PLAN_CUSTOM) {
 		bool held;
 
-		if (plans.probe == NULL)
-			plans.probe = fn_spi_prepare_kept(statement_sql(cfg, STMT_PROBE, true), 2, types, 0);
-		held = fn_spi_run_plan(plans.probe, values, snap, SPI_OK_SELECT) != 0;
+		if (cur->probe == NULL)
+			cur->probe = fn_spi_prepare_kept(statement_sql(cfg, STMT_PROBE, true), 2, types, 0);
+		held = fn_spi_run_plan(cur->probe, values, snap, SPI_OK_SELECT) != 0;
 		if (!held) {
-			if (plans.fill == NULL)
-				plans.fill = fn_spi_prepare_kept(statement_sql(cfg, STMT_FILL, true), nargs, types, 0);
-			return fn_spi_run_plan(plans.fill, values, snap, SPI_OK_INSERT);
+			if (cur->fill == NULL)
+				cur->fill = fn_spi_prepare_kept(statement_sql(cfg, STMT_FILL, true), nargs, types, 0);
+			return fn_spi_run_plan(cur->fill, values, snap, SPI_OK_INSERT);
 		}
 	}
 	/* Row-level security makes groups vanish without a removal: a policy change
 	 * hides rows from the owner. With RLS on, every refresh deletes. */
-	if (!removals && !plans.upsert_refused && !row_security_on_any(cfg)) {
-		if (plans.upsert[g] == NULL) {
+	if (!removals && !cur->upsert_refused && !row_security_on_any(cfg)) {
+		if (cur->upsert[g] == NULL) {
 			if (fn_refresh_can_skip_vanished(analysed_query(cfg)))
-				plans.upsert[g] =
+				cur->upsert[g] =
 				    fn_spi_prepare_kept(statement_sql(cfg, STMT_UPSERT, windowed), nargs, types, opts);
 			else
-				plans.upsert_refused = true;
+				cur->upsert_refused = true;
 		}
-		if (plans.upsert[g] != NULL)
-			return fn_spi_run_plan(plans.upsert[g], values, snap, SPI_OK_INSERT);
+		if (cur->upsert[g] != NULL)
+			return fn_spi_run_plan(cur->upsert[g], values, snap, SPI_OK_INSERT);
 	}
-	if (plans.refresh[g] == NULL)
-		plans.refresh[g] =
-		    fn_spi_prepare_kept(statement_sql(cfg, STMT_REFRESH, windowed), nargs, types, opts);
-	return fn_spi_run_plan(plans.refresh[g], values, snap, SPI_OK_SELECT);
+	if (cur->refresh[g] == NULL)
+		cur->refresh[g] = fn_spi_prepare_kept(statement_sql(cfg, STMT_REFRESH, windowed), nargs, types, opts);
+	return fn_spi_run_plan(cur->refresh[g], values, snap, SPI_OK_SELECT);
 }
 
 /* The refresh statement in the plan its size calls for (SORTED_PLAN_MAX_ROWS,
@@ -445,13 +382,13 @@ static int64 refresh_ranges(TaskConfig *cfg, const FnTimeRange *ranges, int nran
 
 	if (fold == NULL)
 		return run_refresh_statement(cfg, ranges, nranges, snap, removals, size, clock_at);
-	if (!fn_fold_begin(analysed_query(cfg), has_time_index(cfg) && !row_security_on_any(cfg), ranges, nranges,
-	                   fold, &w)) {
+	if (!fn_fold_begin(fold_of(cfg), analysed_query(cfg), has_time_index(cfg) && !row_security_on_any(cfg),
+	                   ranges, nranges, fold, &w)) {
 		rows = run_refresh_statement(cfg, ranges, nranges, snap, removals, size, clock_at);
-		fn_fold_after_recompute(analysed_query(cfg), ranges, nranges);
+		fn_fold_after_recompute(fold_of(cfg), analysed_query(cfg), ranges, nranges);
 		return rows;
 	}
-	rows = fn_fold_window(plans.fq, plans.sink, w, snap);
+	rows = fn_fold_window(cur->fold, cur->fq, cur->sink, w, snap);
 	/* the other windows: the ranges without w (which lies inside one of them) */
 	rest = palloc(sizeof(FnTimeRange) * (nranges + 1));
 	for (int i = 0; i < nranges; i++) {
@@ -773,21 +710,23 @@ int64 fn_refresh_window_count(TaskConfig *cfg, FnTimeRange r) {
 /* Whether an index of the source leads with its time column: the take's probes and
  * the refresh read through it. */
 static bool has_time_index(TaskConfig *cfg) {
-	if (plans.time_index < 0)
-		plans.time_index = fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum) ? 1 : 0;
-	return plans.time_index == 1;
+	plans_for(cfg);
+	if (cur->time_index < 0)
+		cur->time_index = fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum) ? 1 : 0;
+	return cur->time_index == 1;
 }
 
 /* Whether an index of the sink leads with the window column: the DELETE of vanished
  * groups reads the refreshed windows through it. */
 static bool sink_has_window_index(TaskConfig *cfg, FlowQuery *fq) {
-	if (plans.sink_index < 0) {
+	plans_for(cfg);
+	if (cur->sink_index < 0) {
 		AttrNumber attnum = get_attnum(cfg->sink_relid, list_nth(fq->out_names, fq->window_position));
 
-		plans.sink_index =
+		cur->sink_index =
 		    attnum != InvalidAttrNumber && fn_btree_index_leads_with(cfg->sink_relid, attnum) ? 1 : 0;
 	}
-	return plans.sink_index == 1;
+	return cur->sink_index == 1;
 }
 
 /*
@@ -830,7 +769,7 @@ static uint64 probe_one(TaskConfig *cfg, FnTimeRange r, uint64 limit, int64_t *l
 
 	if (!fn_time_input_args(&cfg->input, r, &args[0], &args[1]))
 		return 0; /* no value of the column has a time in r */
-	if (SPI_execute_plan(plans.count, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	if (SPI_execute_plan(cur->count, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "flownode: probing the source failed");
 	return probe_result(cfg, r, last);
 }
@@ -845,7 +784,7 @@ static void open_batch(TakeProbe *p, uint64 limit) {
 	args[0] = values[0];
 	args[1] = values[1];
 	args[2] = Int64GetDatum((int64)Min(limit, (uint64)PG_INT64_MAX));
-	p->cursor = SPI_cursor_open(NULL, plans.batch, args, NULL, true);
+	p->cursor = SPI_cursor_open(NULL, cur->batch, args, NULL, true);
 }
 
 /* The cursor's answer for r, if r is the range it is at and its limit gives the
@@ -872,7 +811,7 @@ static uint64_t probe_rows(void *arg, FnTimeRange r, uint64_t limit, int64_t *la
 	TakeProbe *p = (TakeProbe *)arg;
 	uint64 rows;
 
-	if (p->limit == 0 && plans.batch != NULL && p->n >= BATCH_PROBE_MIN_RANGES &&
+	if (p->limit == 0 && cur->batch != NULL && p->n >= BATCH_PROBE_MIN_RANGES &&
 	    p->cfg->input.kind == FN_INPUT_TIMESTAMP)
 		open_batch(p, limit);
 	if (probe_from_batch(p, r, limit, &rows, last))
@@ -925,15 +864,15 @@ uint32 fn_refresh_take(TaskConfig *cfg, FnWindow *w, const FnTimeRange *ranges, 
 	PushActiveSnapshot(GetTransactionSnapshot());
 	fn_spi_begin_as(&scope, cfg->owner, SECURITY_RESTRICTED_OPERATION);
 	plans_for(cfg);
-	if (plans.stale || plans.fq == NULL)
+	if (cur->stale || cur->fq == NULL)
 		(void)analysed_query(cfg);
 	if (!has_time_index(cfg))
 		k = fn_plan_take(w, ranges, n, max_rows, NULL, out, windows, rows, backlog_remains);
 	else {
-		if (plans.count == NULL)
-			plans.count = prepare_probe(cfg);
-		if (plans.batch == NULL && cfg->input.kind == FN_INPUT_TIMESTAMP && n >= BATCH_PROBE_MIN_RANGES)
-			plans.batch = prepare_batch_probe(cfg);
+		if (cur->count == NULL)
+			cur->count = prepare_probe(cfg);
+		if (cur->batch == NULL && cfg->input.kind == FN_INPUT_TIMESTAMP && n >= BATCH_PROBE_MIN_RANGES)
+			cur->batch = prepare_batch_probe(cfg);
 		k = fn_plan_take(w, ranges, n, max_rows, &probe, out, windows, rows, backlog_remains);
 		if (take.cursor != NULL)
 			SPI_cursor_close(take.cursor);

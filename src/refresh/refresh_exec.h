@@ -53,6 +53,11 @@ typedef struct FnRefreshRequest {
  * req->expired_before, leave the durable record. With a fold, fn_fold_settle when the
  * transaction has ended. */
 extern int64 fn_refresh_run(TaskConfig *cfg, const FnRefreshRequest *req);
+/* The flow left the worker: its kept statements, analysis and fold are freed. */
+extern void fn_refresh_forget_flow(int64 flow_id);
+/* The flow's refresh transaction ended: fn_fold_settle of its fold ({} if nothing is
+ * kept for it). */
+extern FnFoldSettled fn_refresh_settle_fold(int64 flow_id, bool committed);
 
 /* A flow that compares its time column with now(): the values of the time column
  * (half-open ranges, *n of them) where a row's answer to those comparisons differs

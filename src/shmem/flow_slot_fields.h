@@ -29,6 +29,15 @@ struct FlowSlot {
 	pid_t reserved_by;                /* an uncommitted create_flow holds it: neither start nor free it */
 	uint64 acquired_seq;              /* bumped whenever someone claims the slot: garbage collection
 	                                   * frees a slot only if nobody claimed it meanwhile */
+	/* the attached worker is inside a turn of this flow (a run, a flush, a request:
+	 * fn_slot_begin_turn): the flow is not handed to another worker meanwhile */
+	bool worker_busy;
+	/* when the attached worker means to serve the flow next (its next evaluation or
+	 * backfill chunk, published at the end of each turn): a worker stuck in another
+	 * flow's turn past it hands the flow over (fn_slots_hand_over) */
+	TimestampTz next_due;
+	/* handed over by a stuck worker: the adopting worker keeps this schedule (0: not) */
+	TimestampTz handed_due;
 	FlowRunState state;
 	/* some dirty window may have lost rows (an UPDATE or DELETE marked it, or it
 	 * came back from the durable record): the next refresh that takes the rest of

@@ -27,7 +27,8 @@
  *   and the scans over every slot run under the registry lock (shared is enough),
  *   so no slot changes hands during them.
  * - The slot's lock: everything else. The worker's attachment (worker_pid,
- *   worker_latch, worker_registered_at, state), the starts held back (hold_until,
+ *   worker_latch, worker_registered_at, state, worker_busy, next_due, handed_due),
+ *   the starts held back (hold_until,
  *   drop_db_until, reserved_by), dropped, paused, config_seq, the flush and
  *   refresh_flow handshakes (flush_*, repair_*), the dirty and durable sets (their
  *   ranges, count, capacity and place), removals, refreshing, refresh_seq, dirty_since,
@@ -47,6 +48,16 @@
  *   lock, never the other way; the pool never maps or creates a DSM segment and
  *   allocates with DSA_ALLOC_NO_OOM, so growing cannot fail under the lock: a set
  *   without room keeps its capacity and coalesces.
+ *
+ * - Who runs a flow: only the worker in slot->worker_pid, and only inside a turn
+ *   (fn_slot_begin_turn .. fn_slot_end_turn, which set worker_busy under the lock
+ *   and check worker_pid is still its own). Another worker changes worker_pid only
+ *   to hand a stuck worker's flow over (fn_slots_hand_over), under the lock and only
+ *   while worker_busy is false, when that worker holds no range of the flow (a take
+ *   and a flush's backlog live inside a turn). So no flow is ever run by two
+ *   workers, and a worker that lost a flow finds out at its next turn and drops
+ *   its task without touching the slot again (it frees no slot it lost:
+ *   fn_slot_detach_worker).
  *
  * Read without a lock, and why that is safe:
  * - lock_index and flush_cv: set at startup, never written again.
@@ -223,7 +234,16 @@ extern void fn_slot_load_record(FlowSlot *slot, const FnTimeRange *ranges, uint3
 
 /* ---- the flow's worker, of the pool (slot_worker.c) ---- */
 
-extern bool fn_slot_attach_worker(FlowSlot *slot);
+extern bool fn_slot_attach_worker(FlowSlot *slot, TimestampTz *handed_due);
+/* a turn of the attached worker at the flow, during which no worker takes it over;
+ * begin: false if this process no longer serves it; end: the flow's next due time */
+extern bool fn_slot_begin_turn(FlowSlot *slot);
+extern void fn_slot_end_turn(FlowSlot *slot, TimestampTz due);
+extern bool fn_slot_served_by_me(FlowSlot *slot);
+/* The flows of the database served by the `stuck` workers (in one flow's turn for
+ * too long, shmem/pool.h) that are not in that turn and are due (or a flush or
+ * refresh_flow waits for them) are let go of: a worker adopts them. How many. */
+extern int fn_slots_hand_over(Oid dboid, const pid_t *stuck, int nstuck, TimestampTz now);
 /* a flow of the database without a worker, which one may adopt now; its key */
 extern bool fn_slot_adoptable(FlowSlot *slot, Oid dboid, TimestampTz now, Oid *catalog_relid, int64 *flow_id);
 extern void fn_slot_hold_adoption(FlowSlot *slot, TimestampTz until);

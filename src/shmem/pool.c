@@ -31,6 +31,7 @@ typedef struct PoolWorker {
 	bool wakeup;       /* a request asked it to look */
 	TimestampTz since; /* registered at (pid 0), else started at */
 	int nflows;
+	TimestampTz busy_since; /* in one flow's turn since (0: between turns) */
 } PoolWorker;
 
 typedef struct FnPool {
@@ -266,4 +267,51 @@ void fn_pool_stop_database(Oid dboid, TimestampTz until) {
 			w->dboid = InvalidOid; /* not started: it finds no entry and exits */
 	}
 	LWLockRelease(pool_lock);
+}
+
+void fn_pool_note_busy(int index, TimestampTz since) {
+	LWLockAcquire(pool_lock, LW_EXCLUSIVE);
+	pool->w[index].busy_since = since;
+	LWLockRelease(pool_lock);
+}
+
+/* A running worker in one flow's turn since before `before`. Pool lock held. */
+static bool stuck_locked(const PoolWorker *w, TimestampTz before) {
+	return w->pid != 0 && w->busy_since != 0 && w->busy_since < before;
+}
+
+int fn_pool_stuck(Oid dboid, TimestampTz before, pid_t *pids, int max) {
+	int n = 0;
+
+	LWLockAcquire(pool_lock, LW_SHARED);
+	for (int i = 0; i < pool->n && n < max; i++)
+		if (pool->w[i].dboid == dboid && pool->w[i].pid != MyProcPid && stuck_locked(&pool->w[i], before))
+			pids[n++] = pool->w[i].pid;
+	LWLockRelease(pool_lock);
+	return n;
+}
+
+/* Whether every worker of the database (the one at `first` among them) is stuck.
+ * Pool lock held. */
+static bool all_stuck_locked(int first, TimestampTz before) {
+	Oid dboid = pool->w[first].dboid;
+
+	for (int j = 0; j < pool->n; j++)
+		if (pool->w[j].dboid == dboid && (j < first || !stuck_locked(&pool->w[j], before)))
+			return false; /* a worker of it free, or the database counted at j already */
+	return true;
+}
+
+int fn_pool_stranded(TimestampTz before, Oid *dbs, int max) {
+	int used = 0;
+	int n = 0;
+
+	LWLockAcquire(pool_lock, LW_SHARED);
+	for (int i = 0; i < pool->n; i++)
+		used += OidIsValid(pool->w[i].dboid);
+	for (int i = 0; i < pool->n && n < max && used < pool_cap(); i++)
+		if (OidIsValid(pool->w[i].dboid) && all_stuck_locked(i, before))
+			dbs[n++] = pool->w[i].dboid;
+	LWLockRelease(pool_lock);
+	return n;
 }

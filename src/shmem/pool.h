@@ -5,9 +5,12 @@
  * database each worker serves and how many flows it holds; which flows it holds is
  * in the flows' slots (worker_pid, flow_slots.h).
  *
- * LOCKING: one LWLock (the pool lock) guards every entry. It is never held with a
- * slot's lock or the registry lock, and nothing under it may fail: a writer's
- * COMMIT asks for a worker (fn_pool_request).
+ * LOCKING: one LWLock (the pool lock) guards every entry (database, pid, latch,
+ * wake-up flag, load, busy_since). It is never held with a slot's lock or the
+ * registry lock, and nothing under it may fail: a writer's COMMIT asks for a worker
+ * (fn_pool_claim). What an entry says of a worker's turn (busy_since) is advice
+ * only: whether a flow may change hands is decided under its slot's lock
+ * (flow_slots.h, "Who runs a flow").
  */
 #ifndef FLOWNODE_POOL_H
 #define FLOWNODE_POOL_H
@@ -50,6 +53,17 @@ extern void fn_pool_leave(int index);
 extern void fn_pool_note_load(int index, int nflows);
 /* Whether a request asked the worker to look for flows to adopt (and clears it). */
 extern bool fn_pool_take_wakeup(int index);
+/* The worker is in one flow's turn since `since` (0: between turns). */
+extern void fn_pool_note_busy(int index, TimestampTz since);
+
+/* ---- workers stuck in one flow's turn (a long refresh, a lock wait) ---- */
+
+/* The other running workers of the database in one flow's turn since before
+ * `before`, at most `max` of them (their pids). */
+extern int fn_pool_stuck(Oid dboid, TimestampTz before, pid_t *pids, int max);
+/* The databases (at most `max`) whose every worker is stuck so, while the pool has
+ * room for one more worker: the launcher asks for one. */
+extern int fn_pool_stranded(TimestampTz before, Oid *dbs, int max);
 
 /* What a worker sees of the pool when it decides to adopt, grow or leave. */
 typedef struct FnPoolCensus {

@@ -3,8 +3,9 @@
  * note the outcome of its refreshes, read what it is asked to do, answer flush_flow
  * and refresh_flow, and the steps of taking ranges out of the dirty set and giving
  * them back (the *_locked functions, under the slot's exclusive lock, which the
- * worker holds across a step so commits see it as one). The locking rules are at
- * the top of flow_slots.h.
+ * worker holds across a step so commits see it as one), its turns at the flow and
+ * the hand-over of a stuck worker's flows. The locking rules are at the top of
+ * flow_slots.h.
  */
 #include "flownode.h"
 
@@ -16,22 +17,95 @@
 /* Claims the slot for this process; false when the flow was dropped, another worker
  * serves it, or its database is being dropped: a start requested at a commit just
  * before DROP DATABASE could attach after the drop stopped the others, and the drop
- * then failed on this session. */
-bool fn_slot_attach_worker(FlowSlot *slot) {
+ * then failed on this session. *handed_due: when the flow is due, if a stuck worker
+ * handed it over (fn_slots_hand_over), else 0. */
+bool fn_slot_attach_worker(FlowSlot *slot, TimestampTz *handed_due) {
 	bool ok;
 
+	*handed_due = 0;
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	ok = !slot->dropped && slot->worker_pid == 0 && GetCurrentTimestamp() >= slot->drop_db_until;
 	if (ok) {
 		slot->worker_pid = MyProcPid;
 		slot->worker_latch = MyLatch;
 		slot->worker_registered_at = 0;
+		slot->worker_busy = false;
+		*handed_due = slot->handed_due;
+		slot->handed_due = 0;
 		slot->state = slot->consecutive_failures > 0 ? FLOW_FAILING : FLOW_ACTIVE;
 	}
 	LWLockRelease(fn_slot_lock(slot));
 	if (ok) /* a flush waiting for a worker goes on */
 		ConditionVariableBroadcast(&slot->flush_cv);
 	return ok;
+}
+
+/* The attached worker turns to the flow (a run, a flush, a request): from now until
+ * fn_slot_end_turn no other worker takes it over. False when this process no longer
+ * serves it (a worker took it over while this one was stuck in another flow): the
+ * caller drops its task, touching the slot no more. */
+bool fn_slot_begin_turn(FlowSlot *slot) {
+	bool mine;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	mine = slot->in_use && slot->worker_pid == MyProcPid;
+	if (mine)
+		slot->worker_busy = true;
+	LWLockRelease(fn_slot_lock(slot));
+	return mine;
+}
+
+/* The turn is over (or, outside a turn, the schedule moved): the flow is next due at
+ * `due` (DT_NOEND: not before a request). */
+void fn_slot_end_turn(FlowSlot *slot, TimestampTz due) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->worker_pid == MyProcPid) {
+		slot->worker_busy = false;
+		slot->next_due = due;
+	}
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* Whether this process still serves the flow (the slot's lock shared). */
+bool fn_slot_served_by_me(FlowSlot *slot) {
+	bool mine;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_SHARED);
+	mine = slot->in_use && slot->worker_pid == MyProcPid;
+	LWLockRelease(fn_slot_lock(slot));
+	return mine;
+}
+
+/* One slot handed over if its worker is one of the stuck ones, it is not in their
+ * turn, and it is due or a flush_flow or refresh_flow waits for it. */
+static bool hand_over_one(FlowSlot *slot, Oid dboid, const pid_t *stuck, int nstuck, TimestampTz now) {
+	bool handed = false;
+
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->in_use && slot->dboid == dboid && !slot->dropped && slot->worker_pid != 0 &&
+	    !slot->worker_busy &&
+	    (slot->next_due <= now || slot->flush_requested > slot->flush_completed ||
+	     slot->repair_requested > slot->repair_completed)) {
+		for (int i = 0; i < nstuck && !handed; i++)
+			handed = slot->worker_pid == stuck[i];
+		if (handed) {
+			/* it holds no range of this flow outside a turn: nothing to give back */
+			slot->worker_pid = 0;
+			slot->worker_latch = NULL;
+			slot->worker_registered_at = 0;
+			slot->handed_due = Max(slot->next_due, 1);
+		}
+	}
+	LWLockRelease(fn_slot_lock(slot));
+	return handed;
+}
+
+int fn_slots_hand_over(Oid dboid, const pid_t *stuck, int nstuck, TimestampTz now) {
+	int handed = 0;
+
+	for (int i = 0; i < fn_slot_count() && nstuck > 0; i++)
+		handed += hand_over_one(fn_slot_at(i), dboid, stuck, nstuck, now);
+	return handed;
 }
 
 /* A flow of the database with no worker, not held back (DROP DATABASE, a create_flow
@@ -66,10 +140,12 @@ void fn_slot_hold_adoption(FlowSlot *slot, TimestampTz until) {
  * flow was dropped. */
 void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld, const FnTimeRange *backlog,
                            uint32 nbacklog) {
+	bool mine;
 	bool dropped;
 
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (slot->worker_pid == MyProcPid) {
+	mine = slot->worker_pid == MyProcPid;
+	if (mine) {
 		fn_slot_end_take_locked(slot);
 		fn_dirty_add_all(fn_slot_dirty_set(slot, nheld), held, nheld);
 		fn_dirty_add_all(fn_slot_dirty_set(slot, nbacklog), backlog, nbacklog);
@@ -79,8 +155,10 @@ void fn_slot_detach_worker(FlowSlot *slot, const FnTimeRange *held, uint32 nheld
 		slot->worker_pid = 0;
 		slot->worker_latch = NULL;
 		slot->worker_registered_at = 0;
+		slot->worker_busy = false;
 	}
-	dropped = slot->dropped;
+	/* a slot taken over by another worker is that worker's to free */
+	dropped = mine && slot->dropped;
 	LWLockRelease(fn_slot_lock(slot));
 	ConditionVariableBroadcast(&slot->flush_cv);
 	if (dropped)

@@ -96,6 +96,8 @@ static bool adopted_any = false; /* it has served a flow: once it holds none, it
 static char *server_timezone = NULL;
 
 static bool run_backfill_chunk(int64 *windows);
+static void serve(TaskRun *t);
+static TimestampTz due_at(TaskRun *t);
 
 /* A background backfill has windows left to fill (not only its end to write). */
 static bool backfill_left(void) {
@@ -150,15 +152,22 @@ static void end_take(void) {
 	LWLockRelease(fn_slot_lock(task->slot));
 }
 
-/* The worker lets the flow go (dropped, or handed back): the ranges its unfinished
- * runs took go back into the slot (over-marking is safe), and the slot is free for
- * another worker. */
-static void release_task(int i) {
+/* The task of tasks[i] goes: the flow left the worker. With `detach`, the worker
+ * lets the flow go (dropped, or handed back): the ranges its unfinished runs took go
+ * back into the slot (over-marking is safe), and the slot is free for another
+ * worker; without, another worker took it over, and the slot is no longer ours to
+ * touch. What the refresh kept for the flow goes either way. */
+static void drop_task(int i, bool detach) {
 	TaskRun *t = tasks[i];
 
 	tasks[i] = tasks[--ntasks];
-	if (t->slot != NULL)
+	if (t->slot != NULL && detach)
 		fn_slot_detach_worker(t->slot, t->chunk, t->nchunk, t->backlog, t->nbacklog);
+	else if (t->slot != NULL)
+		ereport(LOG, (errmsg("flownode: flow \"%s\" was taken over by another worker", t->cfg->flow_name),
+		              errdetail("This worker spent too long in another flow's turn.")));
+	if (t->cfg != NULL && !proc_exit_inprogress) /* an exiting process frees it all at once */
+		fn_refresh_forget_flow(t->cfg->flow_id);
 	if (task == t)
 		task = NULL;
 	if (shown == t && !proc_exit_inprogress) /* it no longer shows a flow it lets go */
@@ -168,6 +177,43 @@ static void release_task(int i) {
 	MemoryContextDelete(t->cxt);
 	if (pool_index >= 0)
 		fn_pool_note_load(pool_index, ntasks);
+}
+
+static void release_task(int i) {
+	drop_task(i, true);
+}
+
+/*
+ * A turn at the flow of tasks[i] (a run, a flush, a request), made the one served:
+ * until end_turn no other worker takes the flow over, and the pool entry says since
+ * when this worker is in it (a turn much longer than a refresh lets the other
+ * workers take this one's due flows: worker/pool_policy.c). False when another
+ * worker took the flow over meanwhile: its task is dropped.
+ */
+static bool begin_turn(int i) {
+	TaskRun *t = tasks[i];
+
+	if (!fn_slot_begin_turn(t->slot)) {
+		drop_task(i, false);
+		return false;
+	}
+	fn_pool_note_busy(pool_index, GetCurrentTimestamp());
+	serve(t);
+	return true;
+}
+
+/* The turn is over: the flow's next due time is published (a stuck worker's flows
+ * are handed over once due). */
+static void end_turn(TaskRun *t) {
+	fn_pool_note_busy(pool_index, 0);
+	fn_slot_end_turn(t->slot, due_at(t));
+}
+
+/* The tasks of flows another worker took over, dropped (their load no longer ours). */
+static void drop_lost_tasks(void) {
+	for (int i = ntasks - 1; i >= 0; i--)
+		if (!fn_slot_served_by_me(tasks[i]->slot))
+			drop_task(i, false);
 }
 
 /* Exit callback: every flow is let go, then the pool entry (its flows go to the
@@ -298,7 +344,7 @@ static int64 take_fold_reports(void *arg pg_attribute_unused()) {
 /* The refresh's transaction ended: the fold's window goes to the slot, for the
  * commits to report against. */
 static void settle_fold(bool committed) {
-	FnFoldSettled settled = fn_fold_settle(committed);
+	FnFoldSettled settled = fn_refresh_settle_fold(task->cfg->flow_id, committed);
 
 	fn_slot_settle_fold(task->slot, settled.window, settled.folded);
 }
@@ -928,10 +974,10 @@ static void load_statement_timeout(void) {
  * or while its database is being dropped: a start requested at a commit just before
  * DROP DATABASE could attach after the drop stopped the others, and the drop then
  * failed on this session. */
-static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id) {
+static bool attach_slot(Oid dboid, Oid catalog_relid, int64 flow_id, TimestampTz *handed_due) {
 	FlowSlot *slot = fn_acquire_slot(dboid, catalog_relid, flow_id, true);
 
-	if (!fn_slot_attach_worker(slot))
+	if (!fn_slot_attach_worker(slot, handed_due))
 		return false;
 	task->slot = slot;
 	add_task(); /* from here on, the exit callback lets it go */
@@ -1001,9 +1047,11 @@ static TimestampTz next_after(TimestampTz started, TimestampTz finished, bool ba
  * was quicker).
  */
 static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
+	TimestampTz handed_due = 0;
+
 	new_task();
 	load_task(flow_id, catalog_relid);
-	if (task->cfg == NULL || !attach_slot(MyDatabaseId, catalog_relid, flow_id)) {
+	if (task->cfg == NULL || !attach_slot(MyDatabaseId, catalog_relid, flow_id, &handed_due)) {
 		MemoryContextDelete(task->cxt);
 		task = NULL;
 		return false;
@@ -1023,8 +1071,10 @@ static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
 	task->budget = fn_next_row_budget(0, (uint64)fn_max_rows_per_refresh, 0, false);
 	load_statement_timeout();
 	/* the first evaluation follows the cadence like every other: create_flow has
-	 * just filled the sink, and flush_flow wakes the worker when asked to */
-	task->next_eval = GetCurrentTimestamp() + first_sleep_usec();
+	 * just filled the sink, and flush_flow wakes the worker when asked to; a flow
+	 * handed over by a stuck worker keeps the schedule it had there */
+	task->next_eval = handed_due != 0 ? handed_due : GetCurrentTimestamp() + first_sleep_usec();
+	fn_slot_end_turn(task->slot, due_at(task));
 	ereport(LOG, (errmsg("flownode: worker for flow \"%s\" started", task->cfg->flow_name),
 	              errdetail("Pool worker %d serves %d flows.", pool_index, ntasks)));
 	return true;
@@ -1142,34 +1192,38 @@ static void run_due(void) {
 }
 
 /*
- * What the flow's slot asks for, served, in this order: a drop, a restore's rows,
- * new settings, refresh_flow, flush_flow (none while paused); an upstream flow's
- * write only moves the schedule. False when nothing was served; *dropped when the
- * flow was dropped (the caller lets it go).
+ * What the flow's slot asks for, served in a turn, in this order: a drop (the task
+ * goes), a restore's rows, new settings, refresh_flow, flush_flow (none while
+ * paused); an upstream flow's write only moves the schedule. False when nothing was
+ * served.
  */
-static bool serve_requests(TaskRun *t, bool *dropped) {
+static bool serve_requests(int i) {
+	TaskRun *t = tasks[i];
 	FlowSlotRequests r;
 
 	fn_slot_read_requests(t->slot, t->config_seq, &r);
-	*dropped = r.dropped;
-	if (r.dropped)
+	if (r.dropped) {
+		ereport(LOG, (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped",
+		                     t->cfg->flow_name)));
+		release_task(i); /* one taken over is not ours to free (fn_slot_detach_worker) */
 		return true;
-	if (!r.reload && !r.changed && (t->cfg->paused || (!r.repair && !r.flush))) {
-		if (r.upstream && !t->cfg->paused) {
-			serve(t);
-			t->next_eval = follow_upstream(GetCurrentTimestamp(), t->next_eval);
-		}
-		return false;
 	}
-	serve(t);
+	if (!r.reload && !r.changed && (t->cfg->paused || (!r.repair && !r.flush)) &&
+	    !(r.upstream && !t->cfg->paused))
+		return false;
+	if (!begin_turn(i))
+		return true;
 	if (r.reload)
 		reload_record(false);
 	else if (r.changed)
 		apply_new_settings(&t->next_eval);
 	else if (r.repair)
 		serve_repair();
-	else
+	else if (r.flush && !t->cfg->paused)
 		serve_flush();
+	else
+		t->next_eval = follow_upstream(GetCurrentTimestamp(), t->next_eval);
+	end_turn(t);
 	return true;
 }
 
@@ -1180,15 +1234,9 @@ static bool serve_one_request(void) {
 
 	for (int k = 0; k < ntasks; k++) {
 		int i = (next + k) % ntasks;
-		bool dropped;
 
-		if (!serve_requests(tasks[i], &dropped))
+		if (!serve_requests(i))
 			continue;
-		if (dropped) {
-			ereport(LOG, (errmsg("flownode: worker for flow \"%s\" stopped: the flow was dropped",
-			                     tasks[i]->cfg->flow_name)));
-			release_task(i);
-		}
 		next = i + 1;
 		return true;
 	}
@@ -1197,18 +1245,20 @@ static bool serve_one_request(void) {
 
 /* Runs the flow due soonest if it is due; else *wake is when one will be. */
 static bool run_soonest(TimestampTz *wake) {
-	TaskRun *soonest = NULL;
+	int soonest = -1;
 
 	*wake = DT_NOEND;
 	for (int i = 0; i < ntasks; i++)
 		if (due_at(tasks[i]) < *wake) {
 			*wake = due_at(tasks[i]);
-			soonest = tasks[i];
+			soonest = i;
 		}
-	if (soonest == NULL || *wake > GetCurrentTimestamp())
+	if (soonest < 0 || *wake > GetCurrentTimestamp())
 		return false;
-	serve(soonest);
-	run_due();
+	if (begin_turn(soonest)) {
+		run_due();
+		end_turn(task);
+	}
 	return true;
 }
 
@@ -1246,6 +1296,7 @@ static bool balance(TimestampTz *next_look) {
 	if (now < *next_look && !fn_pool_take_wakeup(pool_index))
 		return true;
 	*next_look = now + USECS_PER_SEC;
+	drop_lost_tasks();
 	plan = fn_pool_plan(pool_index, ntasks);
 	if (plan.leave)
 		return false;

@@ -42,6 +42,7 @@
 #include "replication/logicallauncher.h"
 #include "shmem/flow_slots.h"
 #include "shmem/pool.h"
+#include "worker/pool_policy.h"
 
 static void fill_worker(BackgroundWorker *w, const char *function, const char *name, const char *type) {
 	memset(w, 0, sizeof(*w));
@@ -218,7 +219,26 @@ static List *database_list(void) {
 }
 
 /*
- * Every second: flows without a worker (the server just started, a worker was
+ * A database whose every worker is stuck in one flow's turn (worker/pool_policy.c):
+ * their due flows are let go of and a new worker is asked for, while the pool has
+ * room (with another worker of the database free, that worker adopts them).
+ */
+static void rescue_stranded(TimestampTz now) {
+	Oid dbs[16];
+	int ndb = fn_pool_stranded(now - FN_TURN_STUCK_USEC, dbs, lengthof(dbs));
+
+	for (int i = 0; i < ndb; i++) {
+		pid_t stuck[64];
+		int nstuck = fn_pool_stuck(dbs[i], now - FN_TURN_STUCK_USEC, stuck, lengthof(stuck));
+
+		if (fn_slots_hand_over(dbs[i], stuck, nstuck, now) > 0)
+			(void)pool_request(dbs[i]);
+	}
+}
+
+/*
+ * Every second: flows whose database's workers are all stuck get a new worker
+ * (rescue_stranded); flows without a worker (the server just started, a worker was
  * terminated or crashed, no worker slot was free) get their database's starter,
  * at most once per 5 s per database; slots of databases that no longer exist are
  * freed.
@@ -247,6 +267,7 @@ void flownode_launcher_main(Datum arg pg_attribute_unused()) {
 			ProcessConfigFile(PGC_SIGHUP);
 			fn_check_worker_settings(); /* flownode.max_workers may have changed */
 		}
+		rescue_stranded(now);
 		wanted = fn_slots_databases_needing_workers(now);
 
 		if (first || wanted != NIL) {

@@ -21,6 +21,14 @@
  *   the databases take turns.
  * - A worker holding no flow, with none of its database's to adopt, or one beyond a
  *   lowered max_workers, leaves.
+ * - A worker stuck in one flow's turn (a long refresh, a wait on a lock: its pool
+ *   entry's busy_since) for longer than FN_TURN_STUCK_USEC holds its other flows
+ *   past their schedule: another worker of the database lets go of those that are
+ *   due (or that a flush waits for) and adopts them, beyond its part, at its next
+ *   look (a second at most). When the database has no other worker, the launcher
+ *   does it and asks for a new one while the pool has room. With a single worker
+ *   (max_workers = 1, or a full pool of other databases' workers) the flows wait
+ *   for the slow turn to end: at most the flow's statement timeout.
  */
 #include "flownode.h"
 
@@ -73,9 +81,21 @@ static bool should_leave(const FnPoolCensus *pc, const FnDbFlows *dbs, int ndb, 
 	       (ndb > fn_max_workers && now - pc->since > FN_TENURE_USEC);
 }
 
+/* The due flows of the database's stuck workers let go of, for this worker to adopt
+ * (see the top of the file). How many workers are stuck. */
+static int hand_over_stuck(TimestampTz now) {
+	pid_t stuck[64];
+	int nstuck = fn_pool_stuck(MyDatabaseId, now - FN_TURN_STUCK_USEC, stuck, lengthof(stuck));
+
+	if (nstuck > 0)
+		(void)fn_slots_hand_over(MyDatabaseId, stuck, nstuck, now);
+	return nstuck;
+}
+
 FnPoolPlan fn_pool_plan(int index, int held) {
 	FnPoolPlan plan = {false, 0, 0};
 	TimestampTz now = GetCurrentTimestamp();
+	int nstuck = hand_over_stuck(now);
 	int max = Max(fn_slot_count(), 1);
 	FnDbFlows *dbs = palloc(sizeof(FnDbFlows) * max);
 	int ndb = fn_slots_census(dbs, max, now);
@@ -99,7 +119,7 @@ FnPoolPlan fn_pool_plan(int index, int held) {
 		}
 		/* the database has the workers it wants (some starting): each takes its part;
 		 * when no more can come, the ones there take every flow */
-		plan.limit = workers >= wanted ? part : INT_MAX;
+		plan.limit = workers >= wanted && nstuck == 0 ? part : INT_MAX;
 		plan.shed = grew > 0 ? Max(0, held - part) : 0;
 	}
 	pfree(dbs);

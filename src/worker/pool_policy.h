@@ -12,6 +12,10 @@
 
 /* flows a worker adopts in one turn, before it serves the others again */
 #define FN_ADOPT_PER_TURN 32
+/* a worker in one flow's turn longer than this is stuck: its other flows that are
+ * due are handed to another worker. An ordinary refresh takes less (the adaptive
+ * row budget halves after a refresh slower than a second: core/task_state.hpp). */
+#define FN_TURN_STUCK_USEC (1 * USECS_PER_SEC)
 /* after a flow could not be adopted (not bound yet, an ERROR), the next try */
 #define FN_ADOPT_RETRY_USEC (10 * USECS_PER_SEC)
 
