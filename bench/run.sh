@@ -654,7 +654,7 @@ bench_backfill() {
       if ((k == 1)); then
         echo "CHECKPOINT;"
         echo "@flush_1 +pid=$wpid SELECT flownode.flush_flow('sc_${n}_f');"
-        echo "=runs1_0 SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+        echo "=runs1_0 SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       fi
     done
     echo "=check_0 SELECT count(*) FROM ((SELECT * FROM sc_${n}_s EXCEPT SELECT * FROM bf_plain) UNION ALL (SELECT * FROM bf_plain EXCEPT SELECT * FROM sc_${n}_s)) d"
@@ -759,9 +759,9 @@ bench_jit() {
       j0=$((j0 + 1))
       {
         echo "INSERT INTO sc_$n SELECT timestamptz '$SC_T0' + ((j * $step + $off) * 60 + 30) * interval '1 second', 4 FROM generate_series(0, $JIT_WINDOWS - 1) j;"
-        echo "=runs0${mode}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+        echo "=runs0${mode}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
         echo "@jit${mode}_$r +value SELECT flownode.flush_flow('sc_${n}_f');"
-        echo "=runs1${mode}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+        echo "=runs1${mode}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       } | "$FB" sql "$CONN" | fb_rec jit
     done
   done
@@ -815,9 +815,9 @@ sc_pair() {
     flush() {
       sc_batch "$n" "$a"
       echo "=touched${idx}_$r SELECT count(*) FROM ($(sc_windows "= $a")) w"
-      echo "=runs0${idx}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+      echo "=runs0${idx}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       echo "@flush${idx}_$r +value SELECT flownode.flush_flow('sc_${n}_f');"
-      echo "=runs1${idx}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+      echo "=runs1${idx}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       echo "CHECKPOINT;"
     }
     floor() {

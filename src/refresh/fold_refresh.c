@@ -304,6 +304,10 @@ int64 fn_fold_window(const FlowQuery *fq, const char *sink, FnTimeRange w, Snaps
 	return rows;
 }
 
+bool fn_fold_folding(void) {
+	return fold.folded;
+}
+
 FnFoldSettled fn_fold_settle(bool committed) {
 	FnFoldSettled out = {{0, 0}, false};
 

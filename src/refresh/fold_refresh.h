@@ -59,6 +59,9 @@ extern int64 fn_fold_window(const FlowQuery *fq, const char *sink, FnTimeRange w
  * latest window, with an empty prefix and the line at its start, unless it keeps a
  * later window already. */
 extern void fn_fold_after_recompute(const FlowQuery *fq, const FnTimeRange *ranges, int nranges);
+/* Whether the refresh in this transaction folded (before fn_fold_settle): what
+ * its run history row says. */
+extern bool fn_fold_folding(void);
 /* The refresh's transaction ended: what it did becomes the fold's state if it
  * committed; otherwise the fold starts afresh. */
 extern FnFoldSettled fn_fold_settle(bool committed);

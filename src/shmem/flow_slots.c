@@ -162,6 +162,8 @@ FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool miss
 			slot->fold_window.start = slot->fold_window.end = 0;
 			slot->consecutive_failures = 0;
 			slot->last_failure[0] = '\0';
+			slot->last_failure_sqlstate = 0;
+			slot->last_due_at = slot->last_started_at = 0;
 			fn_slot_ranges_clear_locked(slot);
 			LWLockRelease(fn_slot_lock(slot));
 		}

@@ -119,7 +119,7 @@ void fn_slot_note_success(FlowSlot *slot, TimestampTz start, int64 rows, bool ho
 
 /* A refresh failed: the flow is failing until one succeeds; the failure itself
  * stays in the slot after that. */
-void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const char *message) {
+void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const char *message, int sqlstate) {
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->failures++;
 	slot->consecutive_failures++;
@@ -127,6 +127,16 @@ void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const char *message
 	slot->last_run_at = slot->last_failure_at = GetCurrentTimestamp();
 	slot->last_run_usec = slot->last_run_at - start;
 	strlcpy(slot->last_failure, message, FN_ERROR_LEN);
+	slot->last_failure_sqlstate = sqlstate;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
+/* A scheduled evaluation starts: how late, against when it was due, is the flows
+ * view's last_start_delay. */
+void fn_slot_note_start(FlowSlot *slot, TimestampTz due, TimestampTz started) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->last_due_at = due;
+	slot->last_started_at = started;
 	LWLockRelease(fn_slot_lock(slot));
 }
 
