@@ -87,7 +87,7 @@ is($standby->safe_psql('postgres', q{
 SELECT string_agg(flow_name || '|' || coalesce((lag > interval '0')::text, '-') || '|'
   || coalesce((oldest_dirty_window = (SELECT to_timestamp(min(lower(r)) / 1e6 + 946684800)
        FROM flownode.pending p, unnest(p.ranges) r WHERE p.flow_id = v.flow_id))::text, '-'),
-  ',' ORDER BY flow_name) FROM flownode.flows NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i v}),
+  ',' ORDER BY flow_name) FROM flownode.flows v NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i}),
 	'f_clean|-|-,f_day|true|true,f_min|true|true,f_total|true|-',
 	'its lag and oldest dirty window come from the record (commit times, ranges)');
 my ($rc, $out, $err) = $standby->psql('postgres',
