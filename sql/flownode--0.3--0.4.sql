@@ -74,7 +74,8 @@ COMMENT ON TABLE flownode.run_history IS
 
 -- Every flow you may see (a member of its owner), its catalog row and its state,
 -- defined once for the views that show them: the state (waiting for its source, or
--- as its slot says), and the counters' defaults for a flow without a slot.
+-- as its slot says), and the defaults for a flow flow_status has no row for (one
+-- waiting for its source: no counters, no marking).
 CREATE VIEW flownode.flow_runtime AS
 SELECT f.flow_id,
        f.flow_name,
@@ -107,7 +108,7 @@ SELECT f.flow_id,
        s.last_start_delay,
        s.backfill_windows_done,
        s.backfill_windows_total,
-       s.marking_enabled
+       COALESCE(s.marking_enabled, false) AS marking_enabled
   FROM flownode.flow f
   LEFT JOIN flownode.flow_status() s ON s.flow_id = f.flow_id
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
