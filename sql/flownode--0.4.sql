@@ -410,6 +410,8 @@ CREATE TABLE flownode.run_history (
     error        text
 );
 CREATE INDEX run_history_flow_idx ON flownode.run_history (flow_id, started_at);
+COMMENT ON INDEX flownode.run_history_flow_idx IS
+'a flow''s runs in time order: flownode.runs by flow, and the worker''s prune of the oldest';
 REVOKE ALL ON flownode.run_history FROM PUBLIC;
 COMMENT ON TABLE flownode.run_history IS
 'one row per run of a flow (refresh, flush, repair, backfill, fill), kept to flownode.run_history_per_flow rows a flow: read it through flownode.runs';
