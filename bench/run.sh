@@ -490,7 +490,7 @@ fb_rec() {
   done
 }
 
-flow_value() { sql -c "SELECT $2 FROM flownode.flows WHERE flow_name = '$1'"; }
+flow_value() { sql -c "SELECT $2 FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, folded_refreshes FROM flownode.flow_info) i WHERE flow_name = '$1'"; }
 
 # ---- issue 20.1: one sparse transaction --------------------------------------
 # One INSERT of SP_ROWS rows spread evenly over years 1-9999 (the issue's 521,671
@@ -533,7 +533,7 @@ bench_sparse() {
       flush="@flush_$r +value SELECT flownode.flush_flow('sp_flow');"
       plain="@plain_$r INSERT INTO sp_plain $SPQ;"
       if ((r % 2)); then printf '%s\nCHECKPOINT;\n%s\n' "$flush" "$plain"; else printf '%s\nCHECKPOINT;\n%s\n' "$plain" "$flush"; fi
-      echo "=runs_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sp_flow'"
+      echo "=runs_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sp_flow'"
       sparse_check "$r"
     } | "$FB" sql "$CONN" | fb_rec sparse
   done
@@ -541,8 +541,8 @@ bench_sparse() {
   sparse_setup
   sparse_insert 0 | "$FB" sql "$CONN" | fb_rec sparse
   rm -f "$DIR/sparse.stop"
-  "$FB" poll "$CONN" 20 "$DIR/sparse.stop" "SELECT f.dirty_windows, (SELECT coalesce(sum(n), 0) FROM sp_sink), coalesce(a.state, ''), f.runs
-     FROM flownode.flows f LEFT JOIN pg_stat_activity a ON a.pid = f.worker_pid WHERE f.flow_name = 'sp_flow'" >"$RAW/sparse_watch.tsv" &
+  "$FB" poll "$CONN" 20 "$DIR/sparse.stop" "SELECT f.dirty_windows, (SELECT coalesce(sum(n), 0) FROM sp_sink), coalesce(a.state, ''), i.runs
+     FROM flownode.flows f JOIN flownode.flow_info i USING (flow_id) LEFT JOIN pg_stat_activity a ON a.pid = f.worker_pid WHERE f.flow_name = 'sp_flow'" >"$RAW/sparse_watch.tsv" &
   pp=$!
   sleep 0.3
   { echo "@watchedflush_0 +value SELECT flownode.flush_flow('sp_flow');"; sparse_check 0; } | "$FB" sql "$CONN" | fb_rec sparse
@@ -654,7 +654,7 @@ bench_backfill() {
   wpid=$(flow_value "sc_${n}_f" worker_pid)
   {
     echo "=dirty_0 SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
-    echo "=runs0_0 SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+    echo "=runs0_0 SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
     for ((k = 1; k <= BF_PLAIN; k++)); do
       echo "TRUNCATE bf_plain;"
       echo "CHECKPOINT;"
@@ -662,7 +662,7 @@ bench_backfill() {
       if ((k == 1)); then
         echo "CHECKPOINT;"
         echo "@flush_1 +pid=$wpid SELECT flownode.flush_flow('sc_${n}_f');"
-        echo "=runs1_0 SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+        echo "=runs1_0 SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       fi
     done
     echo "=check_0 SELECT count(*) FROM ((SELECT * FROM sc_${n}_s EXCEPT SELECT * FROM bf_plain) UNION ALL (SELECT * FROM bf_plain EXCEPT SELECT * FROM sc_${n}_s)) d"
@@ -767,9 +767,9 @@ bench_jit() {
       j0=$((j0 + 1))
       {
         echo "INSERT INTO sc_$n SELECT timestamptz '$SC_T0' + ((j * $step + $off) * 60 + 30) * interval '1 second', 4 FROM generate_series(0, $JIT_WINDOWS - 1) j;"
-        echo "=runs0${mode}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+        echo "=runs0${mode}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
         echo "@jit${mode}_$r +value SELECT flownode.flush_flow('sc_${n}_f');"
-        echo "=runs1${mode}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+        echo "=runs1${mode}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       } | "$FB" sql "$CONN" | fb_rec jit
     done
   done
@@ -823,9 +823,9 @@ sc_pair() {
     flush() {
       sc_batch "$n" "$a"
       echo "=touched${idx}_$r SELECT count(*) FROM ($(sc_windows "= $a")) w"
-      echo "=runs0${idx}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+      echo "=runs0${idx}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       echo "@flush${idx}_$r +value SELECT flownode.flush_flow('sc_${n}_f');"
-      echo "=runs1${idx}_$r SELECT runs FROM flownode.flows WHERE flow_name = 'sc_${n}_f'"
+      echo "=runs1${idx}_$r SELECT runs FROM flownode.flow_info WHERE flow_name = 'sc_${n}_f'"
       echo "CHECKPOINT;"
     }
     floor() {
@@ -1042,10 +1042,10 @@ idle_phase() {
   sleep 2 # let the workers' start-up work pass
   sql -c "SELECT pid FROM pg_stat_activity WHERE backend_type IN ('flownode flow', 'flownode launcher')" >"$DIR/idle.pids"
   read -r cpu0 npids < <("$FB" cpu "$DIR/idle.pids")
-  runs=$(sql -c "SELECT sum(runs) FROM flownode.flows WHERE flow_name LIKE 'idle_f%'")
+  runs=$(sql -c "SELECT sum(runs) FROM flownode.flow_info WHERE flow_name LIKE 'idle_f%'")
   sleep "$secs"
   read -r cpu1 _ < <("$FB" cpu "$DIR/idle.pids")
-  runs=$(($(sql -c "SELECT sum(runs) FROM flownode.flows WHERE flow_name LIKE 'idle_f%'") - runs))
+  runs=$(($(sql -c "SELECT sum(runs) FROM flownode.flow_info WHERE flow_name LIKE 'idle_f%'") - runs))
   rec idle "$cadence" - - 0 "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN {printf "%.4f", b - a}')" "$npids" "$secs" "$runs"
 }
 

@@ -22,7 +22,7 @@ BEGIN
 END $$;
 SELECT wait_for($$SELECT flow_diff('conv') = 'missing=0 extra=0'$$);
 SELECT count(*) > 0 AS sink_filled FROM c_1s;
-SELECT state, runs > 0 AS ran, last_error FROM flownode.flows WHERE flow_name = 'conv';
+SELECT state, runs > 0 AS ran, last_error FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs FROM flownode.flow_info) i WHERE flow_name = 'conv';
 
 -- the worker shows up under its flow's name
 SELECT backend_type, application_name, usename

@@ -58,7 +58,7 @@ SELECT n FROM flownode.read_flow(NULL::d1_sink) WHERE h = '2024-01-01 00:00';
 SELECT flownode.create_read_view('d1', 'd1_now');
 SELECT * FROM flownode.execute($$ADMIN FLUSH_FLOW('d2')$$);
 SELECT * FROM flownode.execute('SHOW FLOWS');
-SELECT flow_name, owner, comment FROM flownode.flows ORDER BY 1;
+SELECT flow_name, owner, comment FROM flownode.flows NATURAL JOIN (SELECT flow_id, comment FROM flownode.flow_info) i ORDER BY 1;
 SELECT hourly('d1');
 SELECT * FROM flownode.execute($$CREATE OR REPLACE FLOW d2 SINK TO d2_sink EVAL INTERVAL '1 hour' AS
   SELECT date_bin('1 hour'::INTERVAL, ts) AS h, count(*) AS n FROM src GROUP BY 1$$);

@@ -13,7 +13,7 @@ SELECT flownode.create_flow('fold_m', 'fold_m',
            bool_and(v > 0) AS all_pos, bool_or(v > 8) AS any_big, avg(v) AS av, avg(x) AS avx
       FROM fm GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
 CREATE FUNCTION folds(p text) RETURNS bigint LANGUAGE sql AS
-  $$SELECT folded_refreshes FROM flownode.flows WHERE flow_name = p$$;
+  $$SELECT folded_refreshes FROM flownode.flow_info WHERE flow_name = p$$;
 -- batch k: 20 rows at 10:00:(k*10 + 0..9.5), over two hosts
 CREATE FUNCTION batch(k int, base timestamp DEFAULT '2026-01-01 10:00:00') RETURNS void LANGUAGE sql AS $$
   INSERT INTO fm SELECT base + (k * 10) * interval '1 second' + i * interval '500 ms',

@@ -72,7 +72,7 @@ SELECT
 FROM temp_sensor_data
 GROUP BY time_window;
 $$);
-SELECT flow_name, expire_after, comment, time_column FROM flownode.flows WHERE flow_name = 'my_flow';
+SELECT flow_name, expire_after, comment, time_column FROM flownode.flows NATURAL JOIN (SELECT flow_id, expire_after, comment FROM flownode.flow_info) i WHERE flow_name = 'my_flow';
 -- again, IF NOT EXISTS: kept, with a NOTICE
 SELECT * FROM flownode.execute($$CREATE FLOW IF NOT EXISTS my_flow SINK TO other AS SELECT 1$$);
 SELECT * FROM flownode.execute('SHOW FLOWS');

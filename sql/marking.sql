@@ -134,21 +134,21 @@ SELECT flownode.flush_flow('m5'), flow_diff('m5');
 ALTER SYSTEM SET flownode.max_rows_per_refresh = 10000;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.5);
-SELECT runs AS runs_before FROM flownode.flows WHERE flow_name = 'm5' \gset
+SELECT runs AS runs_before FROM flownode.flow_info WHERE flow_name = 'm5' \gset
 INSERT INTO metrics SELECT timestamptz '2024-04-01' + i * interval '30 seconds', 'h0', i
   FROM generate_series(0, 29999) i;
 SELECT dirty();
 SELECT flownode.flush_flow('m5'), flow_diff('m5');
 -- 30,000 rows at most 10,000 per refresh: at least three refreshes
-SELECT runs - :runs_before >= 3 AS split FROM flownode.flows WHERE flow_name = 'm5';
+SELECT runs - :runs_before >= 3 AS split FROM flownode.flow_info WHERE flow_name = 'm5';
 -- many ranges (probed through one cursor), the budget running out inside one of
 -- them: 40 ranges of three or four adjacent windows, 700 rows each; 28,000 rows at
 -- most 10,000 per refresh, each cut inside the range where its budget ends
-SELECT runs AS runs_before FROM flownode.flows WHERE flow_name = 'm5' \gset
+SELECT runs AS runs_before FROM flownode.flow_info WHERE flow_name = 'm5' \gset
 INSERT INTO metrics SELECT timestamptz '2024-05-01' + g * interval '1 hour' + k * interval '1.2 seconds', 'h' || (k % 3), k
   FROM generate_series(0, 39) g, generate_series(0, 699) k;
 SELECT flownode.flush_flow('m5'), flow_diff('m5');
-SELECT runs - :runs_before >= 3 AS split FROM flownode.flows WHERE flow_name = 'm5';
+SELECT runs - :runs_before >= 3 AS split FROM flownode.flow_info WHERE flow_name = 'm5';
 ALTER SYSTEM RESET flownode.max_rows_per_refresh;
 SELECT pg_reload_conf();
 

@@ -89,17 +89,20 @@ REVOKE SELECT ON shared_src FROM fn_alice;
 INSERT INTO shared_src VALUES ('2024-01-01 02:30', 'h2', 5);
 SET ROLE fn_alice;
 SELECT flownode.flush_flow('alice_flow');
-SELECT state, last_error, last_error_at IS NOT NULL AS error_at_known,
-       last_failure = last_error AS failure_is_error, last_failure_at = last_error_at AS failure_at_is_error_at
+SELECT state, last_error, last_error_sqlstate, last_error_at IS NOT NULL AS error_at_known
   FROM flownode.flows WHERE flow_name = 'alice_flow';
+-- the failure is in her run history, with its SQLSTATE (insufficient_privilege)
+SELECT kind, succeeded, sqlstate, error FROM flownode.runs
+ WHERE flow_name = 'alice_flow' ORDER BY started_at DESC LIMIT 1;
 RESET ROLE;
 GRANT SELECT ON shared_src TO fn_alice;
 SET ROLE fn_alice;
 SELECT flownode.flush_flow('alice_flow') > 0 AS healed;
--- healed: no current error any more; the last failure is kept with its time
-SELECT state, last_error, last_error_at, consecutive_failures, last_failure,
-       last_failure_at BETWEEN now() - interval '1 minute' AND clock_timestamp() AS failure_at_known
+-- healed: no current error any more; the last failure is kept in the history
+SELECT state, last_error, last_error_sqlstate, last_error_at, consecutive_failures
   FROM flownode.flows WHERE flow_name = 'alice_flow';
+SELECT kind, succeeded, sqlstate, started_at BETWEEN now() - interval '1 minute' AND clock_timestamp() AS recent
+  FROM flownode.runs WHERE flow_name = 'alice_flow' ORDER BY started_at DESC LIMIT 2;
 RESET ROLE;
 SELECT flow_diff('alice_flow');
 

@@ -30,9 +30,9 @@ SELECT b.hour, b.host, b.x = a.xmin::text AS unchanged
  WHERE b.hour = '2024-01-01 01:00+00' ORDER BY 2 NULLS FIRST;
 -- a write that changes nothing in the result rewrites nothing
 UPDATE s SET v = v WHERE ts = '2024-01-01 02:00';
-SELECT rows_written AS written_before FROM flownode.flows WHERE flow_name = 'busy' \gset
+SELECT rows_written AS written_before FROM flownode.flow_info WHERE flow_name = 'busy' \gset
 SELECT flownode.flush_flow('busy');
-SELECT rows_written - :written_before AS rewritten FROM flownode.flows WHERE flow_name = 'busy';
+SELECT rows_written - :written_before AS rewritten FROM flownode.flow_info WHERE flow_name = 'busy';
 
 -- an existing sink with the right columns and a unique key is used as it is
 CREATE TABLE mine (host text, w timestamptz, total bigint, note text DEFAULT 'kept', UNIQUE NULLS NOT DISTINCT (w, host));
@@ -47,7 +47,7 @@ SELECT host, w, total, note FROM mine ORDER BY 2, 1 NULLS FIRST;
 SELECT flownode.create_flow('recent', 'recent_days',
   $$SELECT date_trunc('day', ts) AS day, count(*) AS n FROM s GROUP BY 1$$,
   eval_interval => '1 hour', expire_after => '7 days') > 0;
-SELECT expire_after FROM flownode.flows WHERE flow_name = 'recent';
+SELECT expire_after FROM flownode.flow_info WHERE flow_name = 'recent';
 INSERT INTO s VALUES ('2024-01-01 12:00', 'a', 1), (now(), 'a', 1);
 SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'recent';
 SELECT flownode.flush_flow('recent');

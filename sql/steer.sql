@@ -28,33 +28,33 @@ SELECT steer_wait($$SELECT state = 'active' FROM flownode.flows WHERE flow_name 
 SELECT state, rows_written, runs, last_run_at IS NOT NULL AS filled_at,
        last_success_at = last_run_at AS succeeded, lag, oldest_dirty_window,
        backfill_windows_done, backfill_windows_total
-  FROM flownode.flows WHERE flow_name = 'st_h';
+  FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, rows_written, oldest_dirty_window, backfill_windows_done, backfill_windows_total FROM flownode.flow_info) i WHERE flow_name = 'st_h';
 SELECT worker_pid AS pid0 FROM flownode.flows WHERE flow_name = 'st_h' \gset
 
 -- lag and oldest_dirty_window: a write is pending until refreshed
 INSERT INTO st VALUES ('2024-01-01 02:30', 'h0', 1000), ('2024-01-01 04:10', 'h1', 1001);
 SELECT dirty_windows, oldest_dirty_window, lag >= interval '0' AND lag < interval '1 minute' AS lag_small
-  FROM flownode.flows WHERE flow_name = 'st_h';
+  FROM flownode.flows NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i WHERE flow_name = 'st_h';
 SELECT pg_sleep(1.1);
 SELECT lag >= interval '1 second' AS lag_grows FROM flownode.flows WHERE flow_name = 'st_h';
 SELECT flownode.flush_flow('st_h');
 SELECT dirty_windows, oldest_dirty_window, lag, runs, last_success_at = last_run_at AS succeeded
-  FROM flownode.flows WHERE flow_name = 'st_h';
+  FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, oldest_dirty_window FROM flownode.flow_info) i WHERE flow_name = 'st_h';
 SELECT flow_diff('st_h');
 
 -- ==== alter_flow: only what is named changes, the worker follows without a restart
 -- eval_interval: from an hour to a second, so a write converges without a flush
 SELECT flownode.alter_flow('st_h', eval_interval => '1 second');
-SELECT flow_id = :st_id AS same_id, eval_interval, expire_after, comment FROM flownode.flows
+SELECT flow_id = :st_id AS same_id, eval_interval, expire_after, comment FROM flownode.flow_info
  WHERE flow_name = 'st_h';
 INSERT INTO st VALUES ('2024-01-01 01:15', 'h2', 7);
 SELECT steer_wait($$SELECT flow_diff('st_h') = 'missing=0 extra=0'$$);
 SELECT worker_pid = :pid0 AS same_worker FROM flownode.flows WHERE flow_name = 'st_h';
 -- comment, then reset to none
 SELECT flownode.alter_flow('st_h', comment => 'per hour and host');
-SELECT eval_interval, comment FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT eval_interval, comment FROM flownode.flow_info WHERE flow_name = 'st_h';
 SELECT flownode.alter_flow('st_h', reset_comment => true);
-SELECT eval_interval, comment FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT eval_interval, comment FROM flownode.flow_info WHERE flow_name = 'st_h';
 -- new_name: same id, same sink, the worker's application_name follows
 SELECT flownode.alter_flow('st_h', new_name => 'st "hourly"');
 SELECT flow_id = :st_id AS same_id, sink_table, state FROM flownode.flows WHERE flow_name = 'st "hourly"';
@@ -64,15 +64,15 @@ SELECT steer_wait($$SELECT count(*) = 1 FROM pg_stat_activity
 SELECT flownode.alter_flow('st "hourly"', new_name => 'st_h');
 -- expire_after: from the next evaluation; writers follow at once
 SELECT flownode.alter_flow('st_h', expire_after => '1 day');
-SELECT eval_interval, expire_after FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT eval_interval, expire_after FROM flownode.flow_info WHERE flow_name = 'st_h';
 INSERT INTO st VALUES ('2024-01-01 00:05', 'h0', 500);   -- frozen: not marked
 SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'st_h';
 SELECT flownode.flush_flow('st_h');
 SELECT flow_diff('st_h');                                  -- the frozen window kept its rollup
 SELECT flownode.alter_flow('st_h', reset_expire_after => true);
-SELECT expire_after FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT expire_after FROM flownode.flow_info WHERE flow_name = 'st_h';
 INSERT INTO st VALUES ('2024-01-01 00:06', 'h0', 501);   -- marked again
-SELECT dirty_windows, oldest_dirty_window FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT dirty_windows, oldest_dirty_window FROM flownode.flow_info WHERE flow_name = 'st_h';
 SELECT flownode.flush_flow('st_h');
 SELECT flow_diff('st_h');
 -- a writer that knew the old line (its session cached it) follows a longer one at once
@@ -93,14 +93,14 @@ DROP TABLE ex, ex_daily;
 
 -- back to adaptive; several attributes at once
 SELECT flownode.alter_flow('st_h', reset_eval_interval => true, comment => 'adaptive');
-SELECT eval_interval, expire_after, comment FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT eval_interval, expire_after, comment FROM flownode.flow_info WHERE flow_name = 'st_h';
 SELECT flownode.alter_flow('st_h', eval_interval => '1 hour', expire_after => '100 years');
-SELECT eval_interval, expire_after, comment FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT eval_interval, expire_after, comment FROM flownode.flow_info WHERE flow_name = 'st_h';
 -- a rolled-back alter changes nothing
 BEGIN;
 SELECT flownode.alter_flow('st_h', new_name => 'gone', comment => 'x');
 ROLLBACK;
-SELECT flow_name, comment FROM flownode.flows WHERE flow_id = :st_id;
+SELECT flow_name, comment FROM flownode.flow_info WHERE flow_id = :st_id;
 
 -- bad input: clear errors
 SELECT flownode.alter_flow('st_h');
@@ -130,7 +130,7 @@ SELECT flownode.alter_flow('st_h', comment => 'mine');
 SELECT flownode.pause_flow('st_h');
 SELECT flownode.resume_flow('st_h');
 RESET ROLE;
-SELECT comment FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT comment FROM flownode.flow_info WHERE flow_name = 'st_h';
 
 -- ==== pause_flow / resume_flow
 SELECT flownode.alter_flow('st_h', eval_interval => '1 second');
@@ -141,20 +141,20 @@ SELECT flownode.pause_flow('st_h');                       -- already paused: a N
 INSERT INTO st VALUES ('2024-01-01 03:20', 'h3', 9), ('2024-01-01 03:40', 'h3', 10);
 UPDATE st SET v = v + 1 WHERE ts = '2024-01-01 01:00';
 DELETE FROM st WHERE ts = '2024-01-01 02:00';
-SELECT dirty_windows, oldest_dirty_window, lag IS NOT NULL AS lags, state FROM flownode.flows
+SELECT dirty_windows, oldest_dirty_window, lag IS NOT NULL AS lags, state FROM flownode.flows NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i
  WHERE flow_name = 'st_h';
 SELECT count(*) AS recorded FROM flownode.pending WHERE flow_id = :st_id;
 -- ... and nothing is refreshed, not even after several evaluation intervals
-SELECT runs AS runs_paused FROM flownode.flows WHERE flow_name = 'st_h' \gset
+SELECT runs AS runs_paused FROM flownode.flow_info WHERE flow_name = 'st_h' \gset
 SELECT pg_sleep(2.5);
-SELECT runs = :runs_paused AS no_runs, dirty_windows FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT runs = :runs_paused AS no_runs, dirty_windows FROM flownode.flow_info WHERE flow_name = 'st_h';
 SELECT flow_diff('st_h');
 -- flush_flow and refresh_flow say it is paused
 SELECT flownode.flush_flow('st_h');
 SELECT flownode.refresh_flow('st_h');
 -- a flow can be altered while paused
 SELECT flownode.alter_flow('st_h', comment => 'paused for maintenance');
-SELECT state, comment FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT state, comment FROM flownode.flow_info WHERE flow_name = 'st_h';
 -- resume: it catches up on its own (eval_interval 1 second)
 SELECT flownode.resume_flow('st_h');
 SELECT flownode.resume_flow('st_h');                      -- not paused: a NOTICE
@@ -162,7 +162,7 @@ SELECT flownode.resume_flow('st_h');                      -- not paused: a NOTIC
 -- waited for too, the sink alone can be exact a moment before)
 SELECT steer_wait($$SELECT flow_diff('st_h') = 'missing=0 extra=0' AND
   (SELECT lag IS NULL FROM flownode.flows WHERE flow_name = 'st_h')$$);
-SELECT state, dirty_windows, lag, oldest_dirty_window FROM flownode.flows WHERE flow_name = 'st_h';
+SELECT state, dirty_windows, lag, oldest_dirty_window FROM flownode.flows NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i WHERE flow_name = 'st_h';
 SELECT count(*) AS recorded FROM flownode.pending WHERE flow_id = :st_id;
 -- a pause that rolls back leaves the flow running
 BEGIN;
@@ -204,7 +204,7 @@ SELECT steer_wait($$SELECT worker_pid IS NOT NULL FROM flownode.flows WHERE flow
 SELECT count(*) AS sink_rows FROM bf_hourly;
 SELECT state, rows_written, last_run_at, backfill_windows_done, backfill_windows_total,
        lag IS NOT NULL AS lags
-  FROM flownode.flows WHERE flow_name = 'bf_h';
+  FROM flownode.flows NATURAL JOIN (SELECT flow_id, rows_written, backfill_windows_done, backfill_windows_total FROM flownode.flow_info) i WHERE flow_name = 'bf_h';
 -- writes during the backfill: before, inside and after the range it fills
 INSERT INTO bf VALUES ('2024-01-31 23:59', 5), ('2024-02-01 03:03', 6), ('2024-02-01 16:59:30', 7),
   ('2024-02-02 00:10', 8);
@@ -214,7 +214,7 @@ SELECT flownode.resume_flow('bf_h');
 -- the backfill runs until the bad row's hour and fails there, visibly
 SELECT steer_wait($$SELECT consecutive_failures > 0 FROM flownode.flows WHERE flow_name = 'bf_h'$$);
 SELECT state, backfill_windows_done, backfill_windows_total, last_error
-  FROM flownode.flows WHERE flow_name = 'bf_h';
+  FROM flownode.flows NATURAL JOIN (SELECT flow_id, backfill_windows_done, backfill_windows_total FROM flownode.flow_info) i WHERE flow_name = 'bf_h';
 -- (the windows written meanwhile were refreshed first, at the resume)
 SELECT count(*) AS hours_filled, min(h), max(h) FROM bf_hourly WHERE h >= '2024-02-01' AND h < '2024-02-01 08:00';
 SELECT count(*) AS beyond FROM bf_hourly WHERE h >= '2024-02-01 08:00' AND h < '2024-02-01 12:00';
@@ -224,7 +224,7 @@ UPDATE bf SET v = 1 WHERE v = 0;
 SELECT flownode.flush_flow('bf_h') > 0 AS flushed;
 SELECT state, backfill_windows_done, backfill_windows_total, dirty_windows, lag, last_error,
        rows_written >= 18 AS written
-  FROM flownode.flows WHERE flow_name = 'bf_h';
+  FROM flownode.flows NATURAL JOIN (SELECT flow_id, rows_written, backfill_windows_done, backfill_windows_total FROM flownode.flow_info) i WHERE flow_name = 'bf_h';
 SELECT flow_diff('bf_h');
 SELECT count(*) AS recorded FROM flownode.pending WHERE flow_id = :bf_id;
 
@@ -236,13 +236,13 @@ SELECT flownode.create_flow('bf_d', 'bf_daily',
   eval_interval => '1 hour', expire_after => '1 day', backfill => 'background') > 0;
 SELECT flownode.flush_flow('bf_d') >= 0 AS flushed;
 SELECT d, n FROM bf_daily ORDER BY d;
-SELECT flow_diff('bf_d'), state, backfill_windows_total FROM flownode.flows WHERE flow_name = 'bf_d';
+SELECT flow_diff('bf_d'), state, backfill_windows_total FROM flownode.flow_info WHERE flow_name = 'bf_d';
 -- an empty source: nothing to backfill
 CREATE TABLE empty_src (ts timestamptz NOT NULL, v int);
 SELECT flownode.create_flow('bf_empty', 'bf_empty_s',
   $$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n FROM empty_src GROUP BY 1$$,
   backfill => 'background') > 0;
-SELECT backfill_windows_done, backfill_windows_total FROM flownode.flows WHERE flow_name = 'bf_empty';
+SELECT backfill_windows_done, backfill_windows_total FROM flownode.flow_info WHERE flow_name = 'bf_empty';
 -- a window-less flow: one chunk
 BEGIN;
 SELECT flownode.create_flow('bf_total', 'bf_total_s',
@@ -250,11 +250,11 @@ SELECT flownode.create_flow('bf_total', 'bf_total_s',
   eval_interval => '1 hour', backfill => 'background') > 0;
 SELECT flownode.pause_flow('bf_total');
 COMMIT;
-SELECT state, backfill_windows_done, backfill_windows_total FROM flownode.flows WHERE flow_name = 'bf_total';
+SELECT state, backfill_windows_done, backfill_windows_total FROM flownode.flow_info WHERE flow_name = 'bf_total';
 SELECT flownode.resume_flow('bf_total');
 -- the resumed worker may fill its one window before the flush asks: 0 or 1
 SELECT flownode.flush_flow('bf_total') <= 1 AS one_window_at_most;
-SELECT flow_diff('bf_total'), backfill_windows_total FROM flownode.flows WHERE flow_name = 'bf_total';
+SELECT flow_diff('bf_total'), backfill_windows_total FROM flownode.flow_info WHERE flow_name = 'bf_total';
 
 -- a flush in the transaction that created the flow with a background backfill
 -- cannot wait for the worker, which starts at commit
@@ -273,11 +273,11 @@ SELECT flownode.create_flow('bf_r', 'bf_r_s',
 SELECT flownode.pause_flow('bf_r');
 COMMIT;
 UPDATE bf SET v = v + 1 WHERE ts = '2024-02-01 10:10';
-SELECT dirty_windows, oldest_dirty_window FROM flownode.flows WHERE flow_name = 'bf_r';
+SELECT dirty_windows, oldest_dirty_window FROM flownode.flow_info WHERE flow_name = 'bf_r';
 SELECT flownode.resume_flow('bf_r');
 SELECT flownode.refresh_flow('bf_r', '2024-02-01 10:00', '2024-02-01 12:00');
 SELECT flownode.flush_flow('bf_r') >= 0 AS flushed;
-SELECT flow_diff('bf_r'), state, backfill_windows_done FROM flownode.flows WHERE flow_name = 'bf_r';
+SELECT flow_diff('bf_r'), state, backfill_windows_done FROM flownode.flow_info WHERE flow_name = 'bf_r';
 
 -- backfill => 'now' (the default) in chunks too: the same sink as one statement
 SELECT flownode.create_flow('bf_now', 'bf_now_s',
@@ -285,7 +285,7 @@ SELECT flownode.create_flow('bf_now', 'bf_now_s',
       FROM bf GROUP BY 1$$,
   eval_interval => '1 hour') > 0;
 SELECT flow_diff('bf_now'), rows_written = (SELECT count(*) FROM bf_now_s) AS counted, backfill_windows_total
-  FROM flownode.flows WHERE flow_name = 'bf_now';
+  FROM flownode.flow_info WHERE flow_name = 'bf_now';
 CREATE TABLE bf_now2 (w timestamptz PRIMARY KEY, n bigint, s bigint);
 INSERT INTO bf_now2 VALUES ('2020-01-01', 1, 1), ('2024-02-01 00:10', 0, 0), ('2024-02-01 00:13', 0, 0);
 SELECT flownode.create_flow('bf_now2', 'bf_now2',

@@ -267,7 +267,7 @@ SELECT flownode.create_flow('sales_fill', 'sales_fill',
   $$SELECT date_trunc('week', d) AS week, count(*) AS n, sum(amount) AS total FROM sales GROUP BY 1$$,
   eval_interval => '1 hour', backfill => 'background') > 0 AS created;
 SELECT flownode.flush_flow('sales_fill') >= 0 AS flushed, windowed_diff('sales_fill');
-SELECT flow_name, backfill_windows_total FROM flownode.flows WHERE flow_name IN ('ev_fill', 'sales_fill')
+SELECT flow_name, backfill_windows_total FROM flownode.flow_info WHERE flow_name IN ('ev_fill', 'sales_fill')
  ORDER BY 1;
 ALTER SYSTEM RESET flownode.backfill_chunk_rows;
 SELECT pg_reload_conf();

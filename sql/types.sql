@@ -108,11 +108,11 @@ CREATE TEMP TABLE before_flush AS
   UNION ALL SELECT 't_box', h, host, xmin::text FROM t_box
   UNION ALL SELECT 't_xml', h, host, xmin::text FROM t_xml
   UNION ALL SELECT 't_sketch', h, host, xmin::text FROM t_sketch;
-CREATE TEMP TABLE written AS SELECT flow_name AS flow, rows_written FROM flownode.flows;
+CREATE TEMP TABLE written AS SELECT flow_name AS flow, rows_written FROM flownode.flow_info;
 UPDATE m SET v = v;
 SELECT flow, flownode.flush_flow(flow) AS windows FROM flows_here ORDER BY 1;
 SELECT w.flow, s.rows_written - w.rows_written AS rewritten
-  FROM written w JOIN flownode.flows s ON s.flow_name = w.flow ORDER BY 1;
+  FROM written w JOIN flownode.flow_info s ON s.flow_name = w.flow ORDER BY 1;
 CREATE TEMP TABLE after_flush AS
   SELECT 't_json' AS flow, h, host, xmin::text AS x FROM t_json
   UNION ALL SELECT 't_geo', h, host, xmin::text FROM t_geo

@@ -18,6 +18,7 @@ int fn_min_refresh_interval_ms = 5000;
 int fn_max_backoff_ms = 300000;
 int fn_statement_timeout_ms = 600000;
 int fn_backfill_chunk_rows = 100000;
+int fn_run_history_per_flow = 1000;
 bool fn_launcher_enabled = true;
 bool fn_fold_open_window = true;
 bool fn_verify_folds = false;
@@ -120,6 +121,11 @@ void fn_define_settings(bool preloaded) {
 	    "A background backfill commits each chunk in its own transaction; create_flow's "
 	    "fill reports its progress between chunks.",
 	    &fn_backfill_chunk_rows, 100000, 1, INT_MAX, PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("flownode.run_history_per_flow",
+	                        "Rows of flownode.run_history kept per flow (0: no history is written).",
+	                        "The worker deletes a flow's oldest rows past this many, once every tenth "
+	                        "of them, so a flow holds at most a tenth more.",
+	                        &fn_run_history_per_flow, 1000, 0, 1000000, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	define_cap_settings();
 	MarkGUCPrefixReserved("flownode");
 }

@@ -18,11 +18,14 @@
 /* The version of the extension's SQL objects this library is built for (the control
  * file's default_version): the library checks it against the database's
  * (registry/flow_registry.c, fn_catalog_relid). */
-#define FLOWNODE_VERSION "0.3"
-/* The version before it, whose objects differ only in privileges (0.3 revoked the
- * right to create flows from PUBLIC): the library uses them as its own until ALTER
- * EXTENSION flownode UPDATE. */
-#define FLOWNODE_PREVIOUS_VERSION "0.2"
+#define FLOWNODE_VERSION "0.4"
+/* The versions before it whose catalog is this one's: their objects differ in
+ * privileges (0.3 revoked the right to create flows from PUBLIC), in flow_status's
+ * columns (the library keeps their function, api/flow_status.c) and the run history
+ * (0.4; none is written without its table, record/run_history.c). The library uses
+ * them as its own until ALTER EXTENSION flownode UPDATE. */
+#define FLOWNODE_PREVIOUS_VERSION "0.3"
+#define FLOWNODE_PREVIOUS2_VERSION "0.2"
 /* The one older version whose catalog the library still reads (docs/user-guide.md §11) */
 #define FLOWNODE_OLD_VERSION "0.1"
 
@@ -37,6 +40,7 @@ extern int fn_min_refresh_interval_ms;
 extern int fn_max_backoff_ms;
 extern int fn_statement_timeout_ms;
 extern int fn_backfill_chunk_rows;
+extern int fn_run_history_per_flow;
 extern bool fn_launcher_enabled;
 extern bool fn_fold_open_window;
 extern bool fn_verify_folds;

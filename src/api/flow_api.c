@@ -23,6 +23,7 @@
 #include "query/flow_joins.h"
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
+#include "record/run_history.h"
 #include "refresh/refresh_exec.h"
 #include "refresh/sink_fill.h"
 #include "registry/flow_chain.h"
@@ -521,6 +522,13 @@ static void fill_sink(const CreateFlowArgs *a, int64 flow_id, FlowQuery *stored,
 		/* the flows view shows the fill as the flow's first run (the slot is this
 		 * transaction's until it commits, and freed if it aborts) */
 		fn_slot_note_fill(slot, start, end, rows);
+		fn_history_write(&(FnRunRecord){.flow_id = flow_id,
+		                                .kind = FN_RUN_FILL,
+		                                .start = start,
+		                                .end = end,
+		                                .windows = -1,
+		                                .rows_read = -1,
+		                                .rows_written = rows});
 	}
 	if (clocked)
 		fn_registry_clock_set(flow_id, clock_at);

@@ -12,6 +12,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "marking/source_triggers.h"
 #include "record/durable_record.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
@@ -23,8 +24,12 @@
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(flownode_flow_status);
+PG_FUNCTION_INFO_V1(flownode_flow_status_0_4);
 
-/* flow_status's OUT columns, in their order */
+/* Every column a flow_status of some version shows (pg_stat_statements' way: one
+ * function per layout of OUT columns, the library serving the objects of each
+ * version it reads until ALTER EXTENSION flownode UPDATE). The first ones, up to
+ * COL_FOLDS, are the OUT columns of 0.2 and 0.3, in their order. */
 enum {
 	COL_FLOW_ID,
 	COL_STATE,
@@ -47,8 +52,43 @@ enum {
 	COL_BACKFILL_DONE,
 	COL_BACKFILL_TOTAL,
 	COL_FOLDS,
+	COL_LAST_ERROR_SQLSTATE,
+	COL_LAST_START_DELAY,
+	COL_MARKING_ENABLED,
 	NUM_COLS
 };
+
+/* ... and from 0.4 on: one error (the current one, with its SQLSTATE; past ones are
+ * in flownode.run_history), how late the last evaluation started, and whether the
+ * source's writes are marked */
+static const int layout_0_4[] = {COL_FLOW_ID,
+                                 COL_STATE,
+                                 COL_DIRTY_WINDOWS,
+                                 COL_DIRTY_RANGES,
+                                 COL_OLDEST_DIRTY_WINDOW,
+                                 COL_LAG,
+                                 COL_LAST_RUN_AT,
+                                 COL_LAST_RUN_DURATION,
+                                 COL_LAST_SUCCESS_AT,
+                                 COL_LAST_ERROR,
+                                 COL_LAST_ERROR_SQLSTATE,
+                                 COL_LAST_ERROR_AT,
+                                 COL_CONSECUTIVE_FAILURES,
+                                 COL_RUNS,
+                                 COL_FAILURES,
+                                 COL_ROWS_WRITTEN,
+                                 COL_FOLDS,
+                                 COL_WORKER_PID,
+                                 COL_LAST_START_DELAY,
+                                 COL_BACKFILL_DONE,
+                                 COL_BACKFILL_TOTAL,
+                                 COL_MARKING_ENABLED};
+
+typedef struct StatusLayout {
+	const int *cols; /* NULL: the enum's first ncols, in its order (0.2's and 0.3's) */
+	int ncols;
+	bool marking; /* it shows marking_enabled (a catalog scan per flow) */
+} StatusLayout;
 
 /* What a flow's row is made of: its slot's copy, or what stands for it. */
 typedef struct FlowView {
@@ -132,6 +172,15 @@ static bool slot_view(TaskConfig *cfg, Oid catalog, Datum *values, bool *nulls, 
 	nulls[COL_LAST_FAILURE] = view.last_failure[0] == '\0';
 	values[COL_LAST_FAILURE_AT] = TimestampTzGetDatum(view.last_failure_at);
 	nulls[COL_LAST_FAILURE_AT] = view.last_failure_at == 0;
+	values[COL_LAST_ERROR_SQLSTATE] = CStringGetTextDatum(unpack_sql_state(view.last_failure_sqlstate));
+	nulls[COL_LAST_ERROR_SQLSTATE] = nulls[COL_LAST_ERROR] || view.last_failure_sqlstate == 0;
+	nulls[COL_LAST_START_DELAY] = view.last_due_at == 0;
+	if (view.last_due_at != 0) {
+		Interval *delay = palloc0(sizeof(Interval));
+
+		delay->time = Max(0, view.last_started_at - view.last_due_at); /* never started early */
+		values[COL_LAST_START_DELAY] = IntervalPGetDatum(delay);
+	}
 	return true;
 }
 
@@ -156,6 +205,7 @@ static void no_slot_view(TaskConfig *cfg, bool standby, Datum *values, bool *nul
 	nulls[COL_LAST_ERROR] = nulls[COL_LAST_ERROR_AT] = true;
 	nulls[COL_WORKER_PID] = true;
 	nulls[COL_LAST_FAILURE] = nulls[COL_LAST_FAILURE_AT] = true;
+	nulls[COL_LAST_ERROR_SQLSTATE] = nulls[COL_LAST_START_DELAY] = true;
 }
 
 /* The flow's row: its state, dirty windows, lag and backfill from the view. */
@@ -203,9 +253,8 @@ static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, 
 	}
 }
 
-/* The OUT columns are this library's version's: objects of another version (another
- * tuple descriptor) are refused before any row is built. */
-Datum flownode_flow_status(PG_FUNCTION_ARGS) {
+/* Each flow the caller may see (a member of its owner), as the layout shows it. */
+static Datum flow_status(FunctionCallInfo fcinfo, const StatusLayout *layout) {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
 	Oid catalog = fn_current_catalog_relid();
 	bool standby = RecoveryInProgress();
@@ -213,17 +262,45 @@ Datum flownode_flow_status(PG_FUNCTION_ARGS) {
 	ListCell *lc;
 
 	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != layout->ncols)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+		                errmsg("flownode.flow_status does not have the columns of its version"),
+		                errhint("Run ALTER EXTENSION flownode UPDATE in this database.")));
 	flows = fn_load_all_flows();
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
+		Datum all[NUM_COLS] = {0};
+		bool all_nulls[NUM_COLS] = {0};
 		Datum values[NUM_COLS];
-		bool nulls[NUM_COLS] = {0};
+		bool nulls[NUM_COLS];
 
 		if (!has_privs_of_role(GetUserId(), cfg->owner))
 			continue; /* each role sees the state of its own flows only */
-		values[COL_FLOW_ID] = Int64GetDatum(cfg->flow_id);
-		flow_row(cfg, catalog, standby, values, nulls);
+		all[COL_FLOW_ID] = Int64GetDatum(cfg->flow_id);
+		flow_row(cfg, catalog, standby, all, all_nulls);
+		all_nulls[COL_MARKING_ENABLED] = !layout->marking || !OidIsValid(cfg->source_relid);
+		if (!all_nulls[COL_MARKING_ENABLED])
+			all[COL_MARKING_ENABLED] = BoolGetDatum(fn_marking_enabled(cfg->source_relid));
+		for (int i = 0; i < layout->ncols; i++) {
+			int c = layout->cols != NULL ? layout->cols[i] : i;
+
+			values[i] = all[c];
+			nulls[i] = all_nulls[c];
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();
+}
+
+/* flow_status of versions 0.2 and 0.3, until the database is updated */
+Datum flownode_flow_status(PG_FUNCTION_ARGS) {
+	static const StatusLayout layout = {NULL, COL_FOLDS + 1, false};
+
+	return flow_status(fcinfo, &layout);
+}
+
+Datum flownode_flow_status_0_4(PG_FUNCTION_ARGS) {
+	static const StatusLayout layout = {layout_0_4, lengthof(layout_0_4), true};
+
+	return flow_status(fcinfo, &layout);
 }

@@ -42,7 +42,10 @@
 #include "catalog/pg_trigger.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
+#include "access/genam.h"
 #include "access/table.h"
+#include "catalog/pg_trigger_d.h"
+#include "utils/fmgroids.h"
 #include "nodes/makefuncs.h"
 #include "parser/parser.h"
 #include "parser/parse_func.h"
@@ -423,18 +426,45 @@ void fn_keep_marking_always(Oid relid) {
 		CommandCounterIncrement();
 }
 
-bool fn_marking_enabled(Oid relid) {
-	Relation rel = table_open(relid, AccessShareLock);
-	bool any = false, all = true;
+/* Whether a trigger of the table (scanned in pg_trigger, without locking the table:
+ * the flows view must not wait for a DDL in progress) is a marking one: any, and
+ * whether they all fire always. */
+static void scan_marking_triggers(Relation tgrel, Oid relid, bool *any, bool *all) {
+	Oid fns[] = {marking_function("mark_insert"), marking_function("mark_dirty"),
+	             marking_function("mark_truncate"), marking_function_if_any("mark_dimension"),
+	             marking_function_if_any("mark_dimension_truncate")};
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple tup;
 
-	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
-		const Trigger *t = &rel->trigdesc->triggers[i];
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan))) {
+		Form_pg_trigger t = (Form_pg_trigger)GETSTRUCT(tup);
 
-		if (!is_marking_trigger(t))
-			continue;
-		any = true;
-		all &= t->tgenabled == TRIGGER_FIRES_ALWAYS;
+		for (int i = 0; i < (int)lengthof(fns); i++)
+			if (OidIsValid(fns[i]) && t->tgfoid == fns[i]) {
+				*any = true;
+				*all &= t->tgenabled == TRIGGER_FIRES_ALWAYS;
+			}
 	}
-	table_close(rel, AccessShareLock);
+	systable_endscan(scan);
+}
+
+/*
+ * The one definition of "marking is enabled" (the flows view's marking_enabled, the
+ * WARNING of ALTER TABLE ... DISABLE TRIGGER): the table and every partition under
+ * it have marking triggers, and each fires always (in every replication role).
+ */
+bool fn_marking_enabled(Oid relid) {
+	List *rels = find_all_inheritors(relid, NoLock, NULL);
+	Relation tgrel = table_open(TriggerRelationId, AccessShareLock);
+	bool any = false, all = true;
+	ListCell *lc;
+
+	foreach (lc, rels)
+		scan_marking_triggers(tgrel, lfirst_oid(lc), &any, &all);
+	table_close(tgrel, AccessShareLock);
+	list_free(rels);
 	return any && all;
 }

@@ -36,7 +36,8 @@ extern void fn_sync_dimension_triggers(Oid relid);
 /* Makes the table's marking triggers fire in every replication role, except those
  * someone disabled. */
 extern void fn_keep_marking_always(Oid relid);
-/* Whether every marking trigger of the table fires always (and there is one). */
+/* Whether the table and every partition under it have marking triggers, all firing
+ * always (the one definition; the table is not locked). */
 extern bool fn_marking_enabled(Oid relid);
 
 #endif

@@ -318,6 +318,10 @@ int64 fn_fold_window(FnFold *f, const FlowQuery *fq, const char *sink, FnTimeRan
 	return rows;
 }
 
+bool fn_fold_folding(const FnFold *f) {
+	return f->folded;
+}
+
 FnFoldSettled fn_fold_settle(FnFold *f, bool committed) {
 	FnFoldSettled out = {{0, 0}, false};
 

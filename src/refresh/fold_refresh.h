@@ -65,6 +65,9 @@ extern int64 fn_fold_window(FnFold *f, const FlowQuery *fq, const char *sink, Fn
  * latest window, with an empty prefix and the line at its start, unless it keeps a
  * later window already. */
 extern void fn_fold_after_recompute(FnFold *f, const FlowQuery *fq, const FnTimeRange *ranges, int nranges);
+/* Whether the refresh in this transaction folded (before fn_fold_settle): what
+ * its run history row says. */
+extern bool fn_fold_folding(const FnFold *f);
 /* The refresh's transaction ended: what it did becomes the fold's state if it
  * committed; otherwise the fold starts afresh. */
 extern FnFoldSettled fn_fold_settle(FnFold *f, bool committed);

@@ -97,6 +97,12 @@ static FnFold *fold_of(TaskConfig *cfg) {
 	return cur->fold;
 }
 
+bool fn_refresh_folding(int64 flow_id) {
+	RefreshPlans *p = fn_plans_find(flow_id);
+
+	return p != NULL && fn_fold_folding(p->fold);
+}
+
 FnFoldSettled fn_refresh_settle_fold(int64 flow_id, bool committed) {
 	RefreshPlans *p = fn_plans_find(flow_id);
 

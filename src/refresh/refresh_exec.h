@@ -57,6 +57,8 @@ extern int64 fn_refresh_run(TaskConfig *cfg, const FnRefreshRequest *req);
 extern void fn_refresh_forget_flow(int64 flow_id);
 /* The flow's refresh transaction ended: fn_fold_settle of its fold ({} if nothing is
  * kept for it). */
+/* Whether the flow's refresh in this transaction folded (its run history row). */
+extern bool fn_refresh_folding(int64 flow_id);
 extern FnFoldSettled fn_refresh_settle_fold(int64 flow_id, bool committed);
 
 /* A flow that compares its time column with now(): the values of the time column

@@ -133,7 +133,8 @@ Oid fn_catalog_relid(bool missing_ok) {
 	}
 	version = installed_version();
 	if (version != NULL &&
-	    (strcmp(version, FLOWNODE_VERSION) == 0 || strcmp(version, FLOWNODE_PREVIOUS_VERSION) == 0))
+	    (strcmp(version, FLOWNODE_VERSION) == 0 || strcmp(version, FLOWNODE_PREVIOUS_VERSION) == 0 ||
+	     strcmp(version, FLOWNODE_PREVIOUS2_VERSION) == 0))
 		catalog_layout = LAYOUT_CURRENT;
 	else if (version != NULL && strcmp(version, FLOWNODE_OLD_VERSION) == 0)
 		catalog_layout = LAYOUT_OLD;

@@ -196,8 +196,8 @@ extern bool fn_try_lock_flow(int64 flow_id, LOCKMODE mode);
  * flownode.flow's OID (cached per backend until a relcache invalidation of it, which
  * every update script causes). Checks once, when it fills the cache, that the
  * extension's objects in this database are a version this library can read: this
- * library's (FLOWNODE_VERSION or FLOWNODE_PREVIOUS_VERSION, whose catalog is the
- * same), or FLOWNODE_OLD_VERSION, whose catalog it reads for
+ * library's (FLOWNODE_VERSION, or FLOWNODE_PREVIOUS_VERSION and
+ * FLOWNODE_PREVIOUS2_VERSION, whose catalog is the same), or FLOWNODE_OLD_VERSION, whose catalog it reads for
  * marking and for the DDL that flows follow; any other version is an ERROR.
  */
 extern Oid fn_catalog_relid(bool missing_ok);

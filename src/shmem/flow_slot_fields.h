@@ -112,6 +112,10 @@ struct FlowSlot {
 	 * error (the view's last_error) only while consecutive_failures > 0 */
 	TimestampTz last_failure_at;
 	FnSlotError last_failure;
+	/* the last scheduled evaluation: when it was due and when it started (the
+	 * flows view's last_start_delay); written by the worker serving the flow */
+	TimestampTz last_due_at;
+	TimestampTz last_started_at;
 
 	/* the dirty set, and the durable set: ranges known to be in flownode.pending */
 	FnSlotRanges dirty;

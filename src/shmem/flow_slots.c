@@ -162,6 +162,7 @@ FlowSlot *fn_acquire_slot(Oid dboid, Oid catalog_relid, int64 flow_id, bool miss
 			slot->fold_window.start = slot->fold_window.end = 0;
 			slot->consecutive_failures = 0;
 			memset(&slot->last_failure, 0, sizeof(slot->last_failure));
+			slot->last_due_at = slot->last_started_at = 0;
 			fn_slot_ranges_clear_locked(slot);
 			LWLockRelease(fn_slot_lock(slot));
 		}

@@ -33,7 +33,8 @@
  *   refresh_flow handshakes (flush_*, repair_*), the dirty and durable sets (their
  *   ranges, count, capacity and place), removals, refreshing, refresh_seq, dirty_since,
  *   held_since, fold_lo, fold_window, reload_requested, upstream_wrote, and the
- *   status the flows view shows (runs, failures, last_*, ...). Readers take it
+ *   status the flows view shows (runs, failures, last_*, the last evaluation's
+ *   due and start times, ...). Readers take it
  *   shared, writers exclusive. The functions take it themselves, except those
  *   named *_locked, whose caller holds it (exclusive if they write): the steps of
  *   a refresh's take and give-back, which commits must see as one, and
@@ -198,6 +199,9 @@ typedef struct FlowSlotView {
 	TimestampTz last_success_at;
 	TimestampTz last_failure_at;
 	char last_failure[FN_ERROR_LEN];
+	int last_failure_sqlstate;
+	TimestampTz last_due_at; /* the last scheduled evaluation was due; 0: none yet */
+	TimestampTz last_started_at;
 	int64 runs;
 	int64 failures;
 	int64 rows_written;
@@ -253,6 +257,7 @@ extern void fn_slot_mark_dropped(FlowSlot *slot);
 extern bool fn_slot_is_dropped(FlowSlot *slot);
 extern void fn_slot_note_success(FlowSlot *slot, TimestampTz start, int64 rows, bool holds_nothing);
 extern void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const ErrorData *edata);
+extern void fn_slot_note_start(FlowSlot *slot, TimestampTz due, TimestampTz started);
 extern int32 fn_slot_failure_streak(FlowSlot *slot);
 
 /* what the worker's loop is asked to do */

@@ -82,6 +82,9 @@ static void copy_view(FlowSlot *slot, FlowSlotView *out) {
 	out->last_success_at = slot->last_success_at;
 	out->last_failure_at = slot->last_failure_at;
 	strlcpy(out->last_failure, slot->last_failure.message, sizeof(out->last_failure));
+	out->last_failure_sqlstate = slot->last_failure.sqlerrcode;
+	out->last_due_at = slot->last_due_at;
+	out->last_started_at = slot->last_started_at;
 	out->runs = slot->runs;
 	out->failures = slot->failures;
 	out->rows_written = slot->rows_written;

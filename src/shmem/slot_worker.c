@@ -218,6 +218,15 @@ void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const ErrorData *ed
 	LWLockRelease(fn_slot_lock(slot));
 }
 
+/* A scheduled evaluation starts: how late, against when it was due, is the flows
+ * view's last_start_delay. */
+void fn_slot_note_start(FlowSlot *slot, TimestampTz due, TimestampTz started) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	slot->last_due_at = due;
+	slot->last_started_at = started;
+	LWLockRelease(fn_slot_lock(slot));
+}
+
 /* Failed refreshes since the last success. Without the lock: only the attached
  * worker, the caller, writes it (the locking rules). */
 int32 fn_slot_failure_streak(FlowSlot *slot) {

@@ -53,6 +53,7 @@
 #include "pgutil/pg_util.h"
 #include "query/query_rewrite.h"
 #include "record/durable_record.h"
+#include "record/run_history.h"
 #include "refresh/refresh_exec.h"
 #include "refresh/sink_fill.h"
 #include "registry/flow_registry.h"
@@ -83,6 +84,7 @@ typedef struct TaskRun {
 	TimestampTz clock_at;          /* the scheduled time every window not marked follows */
 	TimestampTz backfill_retry_at; /* the next backfill chunk not before (a failure's backoff) */
 	TimestampTz next_eval;         /* the next scheduled evaluation */
+	uint64 history_writes;         /* rows written to flownode.run_history: the prune's cadence */
 } TaskRun;
 
 /* The worker's flows, each task in its own memory context (TaskRun.cxt), and the
@@ -360,6 +362,7 @@ typedef struct Run Run;
 
 typedef struct RunKind {
 	const char *activity;   /* pg_stat_activity's query while it runs */
+	FnRunKind history;      /* its kind in flownode.run_history (a flush's: FN_RUN_FLUSH) */
 	bool folds;             /* may fold the open window: the fold settles with the transaction */
 	void (*work)(Run *run); /* inside the transaction, once the flow's lock is held */
 } RunKind;
@@ -376,11 +379,15 @@ struct Run {
 	TimestampTz start; /* when the run started: its duration in the slot */
 	int64 rows;        /* sink rows written */
 	bool counts;       /* a success to record (record_success) if it commits */
+	bool logs;         /* it refreshed something: a row of flownode.run_history */
+	int64 windows;     /* for that row: the windows it refreshed, */
+	int64 rows_read;   /* and the source rows in them (< 0: not known) */
 };
 
 /* The shared dirty set, as a run that takes from it (repair, backfill) gives back. */
 static Run run_on_shared(const RunKind *kind, void *arg) {
-	Run run = {.kind = kind, .arg = arg, .from_shared = true, .removals = true};
+	Run run = {
+	    .kind = kind, .arg = arg, .from_shared = true, .removals = true, .windows = -1, .rows_read = -1};
 
 	return run;
 }
@@ -406,6 +413,54 @@ static void put_back(bool from_shared, bool removals) {
 	task->nchunk = 0;
 }
 
+/* The run's row of flownode.run_history, in the current transaction; every tenth
+ * of the setting's rows, the flow's oldest beyond it go. */
+static void write_history(const Run *run, const ErrorData *edata) {
+	FnRunKind kind = run->kind->history;
+
+	if (kind == FN_RUN_REFRESH && !run->from_shared)
+		kind = FN_RUN_FLUSH;
+	fn_history_write(&(FnRunRecord){.flow_id = task->cfg->flow_id,
+	                                .kind = kind,
+	                                .start = run->start,
+	                                .end = GetCurrentTimestamp(),
+	                                .windows = run->windows,
+	                                .rows_read = run->rows_read,
+	                                .rows_written = edata == NULL ? run->rows : 0,
+	                                .folded = edata == NULL && run->kind->folds &&
+	                                          fn_refresh_folding(task->cfg->flow_id),
+	                                .sqlstate = edata != NULL ? edata->sqlerrcode : 0,
+	                                .error = edata != NULL ? edata->message : NULL});
+	if (fn_history_prune_due(++task->history_writes))
+		fn_history_prune(task->cfg->flow_id);
+}
+
+/*
+ * A failed run's row, in a transaction of its own since the run's was rolled back.
+ * If even that fails (the flow was dropped meanwhile: its key is gone), the row is
+ * given up with a LOG: the flow's failure is in its slot and the server log.
+ */
+static void write_failure_history(const Run *run, const ErrorData *edata) {
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		begin_catalog_transaction();
+		write_history(run, edata);
+		end_catalog_transaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG, (errmsg("flownode: the failure of flow \"%s\" could not be written to its run history",
+		                     task->cfg->flow_name)));
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+}
+
 /*
  * In the PG_CATCH of a run: the error reported and kept as the flow's failure (the
  * backoff follows from it), the transaction rolled back (the sink's writes, the
@@ -426,6 +481,8 @@ static void abandon_run(Run *run) {
 		settle_fold(false);
 	put_back(run->from_shared, run->removals);
 	record_failure(run->start, edata);
+	if (run->logs)
+		write_failure_history(run, edata);
 	FreeErrorData(edata);
 }
 
@@ -446,6 +503,8 @@ static bool run_in_transaction(Run *run) {
 	{
 		begin_refresh_transaction(run->kind->activity);
 		run->kind->work(run);
+		if (run->counts && run->logs) /* committed with the run, or not at all */
+			write_history(run, NULL);
 		end_refresh_transaction();
 		if (run->kind->folds)
 			settle_fold(true);
@@ -566,8 +625,10 @@ static void refresh_work(Run *run) {
 		uint64 windows = 1;
 		uint64 take_rows = PG_UINT64_MAX;
 
-		r->worked = true;
+		r->worked = run->logs = true;
 		take_chunk(run, n, &windows, &take_rows);
+		run->windows = (int64)windows;
+		run->rows_read = take_rows == PG_UINT64_MAX ? -1 : (int64)take_rows;
 		/* a writer that skipped its record on the strength of these windows is
 		 * between PRE_COMMIT and COMMIT: the snapshot must come after it */
 		fn_inflight_wait_all();
@@ -588,7 +649,8 @@ static void refresh_work(Run *run) {
 	run->counts = !task->flow_gone && !task->halted;
 }
 
-static const RunKind refresh_kind = {"flownode: refreshing dirty windows", true, refresh_work};
+static const RunKind refresh_kind = {"flownode: refreshing dirty windows", FN_RUN_REFRESH, true,
+                                     refresh_work};
 
 /*
  * Plans and runs one refresh transaction over at most a budget of `from` (the shared
@@ -597,7 +659,12 @@ static const RunKind refresh_kind = {"flownode: refreshing dirty windows", true,
  */
 static bool run_refresh(bool from_shared, int64 *windows_done, bool *backlog_remains) {
 	RefreshRun r = {windows_done, backlog_remains, false};
-	Run run = {.kind = &refresh_kind, .arg = &r, .from_shared = from_shared, .removals = true};
+	Run run = {.kind = &refresh_kind,
+	           .arg = &r,
+	           .from_shared = from_shared,
+	           .removals = true,
+	           .windows = -1,
+	           .rows_read = -1};
 	bool ok;
 
 	*backlog_remains = false;
@@ -743,12 +810,15 @@ static void repair_work(Run *run) {
 		fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
 		/* counted first: the sink's rows there before, the source's rows now */
 		*r->windows = windows_in(fn_refresh_extent(task->cfg, r->want));
+		run->windows = *r->windows;
+		run->logs = true;
 		run->rows = refresh_range(r->want);
 	}
 	run->counts = !gone;
 }
 
-static const RunKind repair_kind = {"flownode: refreshing a range of windows", false, repair_work};
+static const RunKind repair_kind = {"flownode: refreshing a range of windows", FN_RUN_REPAIR, false,
+                                    repair_work};
 
 /*
  * refresh_flow: recomputes every window of `want` (a union of whole windows, or all
@@ -794,8 +864,10 @@ static void backfill_work(Run *run) {
 		take_inside(chunk);
 		LWLockRelease(fn_slot_lock(slot));
 		fn_inflight_wait_all();
+		run->logs = true;
+		run->windows = windows_in(chunk);
 		run->rows = refresh_range(chunk);
-		*b->windows += windows_in(chunk);
+		*b->windows += run->windows;
 		b->done_until = chunk.end;
 		run->counts = true; /* a success once something was filled */
 	}
@@ -805,7 +877,7 @@ static void backfill_work(Run *run) {
 	PopActiveSnapshot();
 }
 
-static const RunKind backfill_kind = {"flownode: backfilling", false, backfill_work};
+static const RunKind backfill_kind = {"flownode: backfilling", FN_RUN_BACKFILL, false, backfill_work};
 
 /*
  * One chunk of a background backfill (create_flow's backfill => 'background'): the
@@ -1177,6 +1249,7 @@ static void run_due(void) {
 		int64 windows = 0;
 		bool backlog = false;
 
+		fn_slot_note_start(task->slot, task->next_eval, now);
 		(void)run_refresh(true, &windows, &backlog);
 		task->next_eval = next_after(now, GetCurrentTimestamp(), backlog);
 	} else {

@@ -39,10 +39,14 @@ ok(fn_poll($node, 'postgres',
 my $t_first = time();
 like(fn_flow_field($node, 'postgres', 'fbad', 'last_error'), qr/division by zero/,
 	'last_error names the cause');
-is(fn_try($node, 'postgres', q{SELECT last_error_at IS NOT NULL, last_failure = last_error,
-  last_failure_at = last_error_at FROM flownode.flows WHERE flow_name = 'fbad'}), 't|t|t',
-	'while failing, last_failure and last_failure_at are the current error and its time');
-cmp_ok(fn_flow_field($node, 'postgres', 'fbad', 'failures'), '>', 0, 'failures counted');
+is(fn_try($node, 'postgres', q{SELECT last_error_at IS NOT NULL, last_error_sqlstate
+  FROM flownode.flows WHERE flow_name = 'fbad'}), 't|22012',
+	'while failing, last_error_at is its time and last_error_sqlstate its SQLSTATE (division_by_zero)');
+is(fn_try($node, 'postgres', q{SELECT kind, sqlstate, error FROM flownode.runs WHERE flow_name = 'fbad'
+  AND NOT succeeded ORDER BY started_at DESC LIMIT 1}), 'refresh|22012|division by zero',
+	'the failed refresh is in the run history, with its SQLSTATE and message');
+cmp_ok($node->safe_psql('postgres', "SELECT failures FROM flownode.flow_info WHERE flow_name = 'fbad'"), '>', 0,
+	'failures counted');
 cmp_ok(fn_flow_field($node, 'postgres', 'fbad', 'dirty_windows'), '>', 0,
 	'failed windows were put back (still dirty)');
 
@@ -53,7 +57,7 @@ like($err, qr/division by zero/, 'the flush error names the cause');
 # Backoff from 1 s doubling, capped at 2 s: six failures take about 1+2+2+2+2 s
 # after the first (uncapped it would be 1+2+4+8+16 s).
 ok(fn_poll($node, 'postgres',
-	"SELECT failures >= 6 FROM flownode.flows WHERE flow_name = 'fbad'", 't',
+	"SELECT failures >= 6 FROM flownode.flow_info WHERE flow_name = 'fbad'", 't',
 	18 - (time() - $t_first)),
 	'the failing flow keeps retrying, with backoff capped by max_backoff = 2s');
 is(fn_flow_field($node, 'postgres', 'fbad', 'state'), 'failing', 'still failing while the cause remains');
@@ -89,14 +93,16 @@ ok(fn_poll($node, 'postgres',
 is(fn_try($node, 'postgres', q{SELECT last_error IS NULL, last_error_at IS NULL, consecutive_failures
   FROM flownode.flows WHERE flow_name = 'fbad'}), 't|t|0',
 	'a healed flow shows no current error (last_error, last_error_at NULL)');
-like(fn_try($node, 'postgres', q{SELECT last_failure FROM flownode.flows WHERE flow_name = 'fbad'}) // '',
-	qr/division by zero/, 'a healed flow keeps its last failure in last_failure');
-is(fn_try($node, 'postgres', q{SELECT last_failure_at BETWEEN now() - interval '5 minutes' AND now()
-  AND last_failure_at < last_run_at FROM flownode.flows WHERE flow_name = 'fbad'}), 't',
-	'and when it happened, before the healing run, in last_failure_at');
-is(fn_try($node, 'postgres', q{SELECT last_error IS NULL AND last_failure IS NULL AND last_failure_at IS NULL
-  FROM flownode.flows WHERE flow_name = 'fgood'}), 't',
-	'a flow that never failed has no last_failure');
+like(fn_try($node, 'postgres', q{SELECT error FROM flownode.runs WHERE flow_name = 'fbad' AND NOT succeeded
+  ORDER BY started_at DESC LIMIT 1}) // '',
+	qr/division by zero/, 'a healed flow keeps its last failure in the run history');
+is(fn_try($node, 'postgres', q{SELECT max(h.started_at) FILTER (WHERE NOT h.succeeded) BETWEEN now() - interval '5 minutes' AND now()
+  AND max(h.started_at) FILTER (WHERE NOT h.succeeded) < f.last_run_at
+  FROM flownode.runs h JOIN flownode.flows f USING (flow_name) WHERE flow_name = 'fbad' GROUP BY f.last_run_at}), 't',
+	'and when it happened, before the healing run');
+is(fn_try($node, 'postgres', q{SELECT f.last_error IS NULL AND NOT EXISTS (SELECT FROM flownode.runs h
+  WHERE h.flow_name = f.flow_name AND NOT h.succeeded) FROM flownode.flows f WHERE flow_name = 'fgood'}), 't',
+	'a flow that never failed has no failure in its history');
 ok(fn_poll($node, 'postgres',
 	"SELECT (SELECT count(*) FROM (TABLE sink_bad EXCEPT ALL ($bad_q)) a)"
 	  . " + (SELECT count(*) FROM (($bad_q) EXCEPT ALL TABLE sink_bad) b) = 0", 't', 30),

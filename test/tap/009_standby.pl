@@ -79,7 +79,7 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'the standby is in recovery');
 is($standby->safe_psql('postgres', q{
 SELECT string_agg(flow_name || '|' || state || '|' || dirty_windows || '|' || runs || '|'
-  || (worker_pid IS NULL) || '|' || (last_error IS NULL), ',' ORDER BY flow_name) FROM flownode.flows}),
+  || (worker_pid IS NULL) || '|' || (last_error IS NULL), ',' ORDER BY flow_name) FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs FROM flownode.flow_info) i}),
 	'f_clean|standby|0|0|true|true,f_day|standby|2|0|true|true,'
 	  . 'f_min|standby|8|0|true|true,f_total|standby|1|0|true|true',
 	'the flows view says standby, with the dirty windows of the replicated record');
@@ -87,7 +87,7 @@ is($standby->safe_psql('postgres', q{
 SELECT string_agg(flow_name || '|' || coalesce((lag > interval '0')::text, '-') || '|'
   || coalesce((oldest_dirty_window = (SELECT to_timestamp(min(lower(r)) / 1e6 + 946684800)
        FROM flownode.pending p, unnest(p.ranges) r WHERE p.flow_id = v.flow_id))::text, '-'),
-  ',' ORDER BY flow_name) FROM flownode.flows v}),
+  ',' ORDER BY flow_name) FROM flownode.flows v NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i}),
 	'f_clean|-|-,f_day|true|true,f_min|true|true,f_total|true|-',
 	'its lag and oldest dirty window come from the record (commit times, ranges)');
 my ($rc, $out, $err) = $standby->psql('postgres',

@@ -105,7 +105,7 @@ DELETE FROM "Ops"."Events" WHERE id = 7;
 });
 
 my $def_sql = q{SELECT flow_id, flow_name, source_table, sink_table, time_column, window_expr,
-  eval_interval, expire_after, comment, owner FROM flownode.flows ORDER BY flow_id};
+  eval_interval, expire_after, comment, owner FROM flownode.flows NATURAL JOIN (SELECT flow_id, expire_after, comment FROM flownode.flow_info) i ORDER BY flow_id};
 my $defs = $node->safe_psql('src', $def_sql);
 my $queries = $node->safe_psql('src',
 	'SELECT flow_id, query, user_query, timezone FROM flownode.flow ORDER BY flow_id');

@@ -1,5 +1,6 @@
 # ALTER EXTENSION flownode UPDATE from 0.1 (docs/user-guide.md §11 "Upgrades"), which
-# runs the update scripts 0.1 -> 0.2 -> 0.3 (the current version) in one command.
+# runs the update scripts 0.1 -> 0.2 -> 0.3 -> 0.4 (the current version) in one
+# command, and from 0.3 (step 4).
 #
 # The 0.1 release runs for real: its library is built from the git history (the
 # last commit of 0.1, prepared by test/run_all.sh in FLOWNODE_V01_SRC) and
@@ -20,7 +21,11 @@
 #      which keep creating flows while others may not; and after a flush every
 #      sink equals its query: nothing written under 0.1 or in between was lost;
 #      later writes are marked, a new flow works, and the updated database survives
-#      pg_dump and pg_restore, fn_alice's grant included.
+#      pg_dump and pg_restore, fn_alice's grant included;
+#   4. a database created at 0.3: the current library serves 0.3's flows view (its
+#      own columns) and runs its flow; ALTER EXTENSION flownode UPDATE keeps the
+#      flow's worker running, ends with the catalog of a fresh 0.4 install, and from
+#      then on the runs are in flownode.runs.
 use strict;
 use warnings;
 use File::Copy qw(copy);
@@ -107,7 +112,7 @@ is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = '
 
 # ---- 2. the current library, the database still at 0.1 ----
 $node->stop;
-delete $node->{_install_path};    # back to the installation under test (0.3)
+delete $node->{_install_path};    # back to the installation under test (0.4)
 my $log_offset = -s $node->logfile;
 $node->start;
 
@@ -116,8 +121,8 @@ for my $call ('SELECT * FROM flownode.flows', "SELECT flownode.flush_flow('f_day
 {
 	($ret, $out, $err) = $node->psql('up', $call);
 	like($err,
-		qr/flownode objects of database "up" are version 0\.1, but the library loaded is version 0\.3.*HINT:  Run ALTER EXTENSION flownode UPDATE/s,
-		"0.3 library, 0.1 objects: refused with a clear message: $call");
+		qr/flownode objects of database "up" are version 0\.1, but the library loaded is version 0\.4.*HINT:  Run ALTER EXTENSION flownode UPDATE/s,
+		"0.4 library, 0.1 objects: refused with a clear message: $call");
 }
 $node->safe_psql('up', q{
 INSERT INTO m VALUES ('2024-05-01 06:00:10', 'h2', 7), ('2024-05-04 00:00:00', 'h1', 8);
@@ -126,7 +131,7 @@ DELETE FROM m WHERE v BETWEEN 300 AND 305;
 TRUNCATE t;
 INSERT INTO t VALUES ('2024-05-01 00:10'), ('2024-05-05 00:10');
 });
-pass('0.3 library, 0.1 objects: INSERT, UPDATE, DELETE and TRUNCATE of sources work');
+pass('0.4 library, 0.1 objects: INSERT, UPDATE, DELETE and TRUNCATE of sources work');
 ok(fn_wait_log($node, qr/flows of database "up" wait for ALTER EXTENSION flownode UPDATE/, $log_offset, 30),
 	'the log says the flows wait for the update');
 is($node->safe_psql('up', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flownode flow'}),
@@ -136,9 +141,9 @@ ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated
 
 # ---- 3. ALTER EXTENSION flownode UPDATE ----
 $node->safe_psql('up', 'ALTER EXTENSION flownode UPDATE');
-is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.3',
-	'updated to 0.3');
-ok(fn_wait_worker($node, 'up', $_), "0.3: worker of $_ runs after the update") for @names;
+is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.4',
+	'updated to 0.4');
+ok(fn_wait_worker($node, 'up', $_), "0.4: worker of $_ runs after the update") for @names;
 
 # the right to create flows: kept by fn_alice, who owns one, and by no one else
 my $may_create = q{SELECT string_agg(r, ',' ORDER BY r) FROM unnest(ARRAY['fn_alice', 'fn_bob', 'public']) r
@@ -156,7 +161,8 @@ my $fresh = fn_extension_catalog($node, 'fresh');
 like($fresh, qr/^member table flownode\.flow_binding$/m, 'the catalog description covers the new objects');
 like($fresh, qr/^init_privs function flownode\.create_flow\(.*\{postgres=X\/postgres\}$/m,
 	'... and the privileges the extension records as its own');
-is(fn_extension_catalog($node, 'up'), $fresh, 'the updated catalog is the same as a fresh 0.3 install');
+like($fresh, qr/^member table flownode\.run_history$/m, '... the run history');
+is(fn_extension_catalog($node, 'up'), $fresh, 'the updated catalog is the same as a fresh 0.4 install');
 
 # the flows: every marking trigger fires always, and nothing was lost
 is( $node->safe_psql('up',
@@ -196,6 +202,33 @@ is($node->safe_psql('restored', $may_create), 'fn_alice', 'the grant to fn_alice
 $node->safe_psql('restored', q{INSERT INTO m VALUES ('2024-05-02 02:02:02', 'h0', 11)});
 $node->safe_psql('restored', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
 check_exact('restored', 'after the restore, a write and a flush');
+
+# ---- 4. from 0.3 ----
+my $q3 = q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, count(*) AS n FROM m GROUP BY 1};
+$node->safe_psql('postgres', 'CREATE DATABASE from03');
+$node->safe_psql('from03', qq{
+CREATE EXTENSION flownode VERSION '0.3';
+CREATE TABLE m (ts timestamptz NOT NULL, host text, v int NOT NULL);
+INSERT INTO m SELECT timestamptz '2024-05-01' + i * interval '7 minutes', 'h', i FROM generate_series(0, 99) i;
+SELECT flownode.create_flow('f3', 'sink3', \$q\$$q3\$q\$, eval_interval => '1 hour');
+GRANT EXECUTE ON FUNCTION flownode.create_flow TO fn_alice;
+});
+my $pid3 = fn_wait_worker($node, 'from03', 'f3');
+ok($pid3, '0.3 objects: the worker of f3 runs');
+is($node->safe_psql('from03', q{SELECT state || '|' || (last_failure IS NULL) || '|' || runs || '|' || marking_enabled
+  FROM flownode.flows}), 'active|true|0|true', '0.4 library, 0.3 objects: the flows view of 0.3, with its columns');
+$node->safe_psql('from03', q{INSERT INTO m VALUES ('2024-05-01 10:00', 'h', 1)});
+$node->safe_psql('from03', 'ALTER EXTENSION flownode UPDATE');
+is($node->safe_psql('from03', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.4',
+	'0.3 updated to 0.4');
+is(fn_extension_catalog($node, 'from03'), $fresh, 'updated from 0.3: the catalog is the same as a fresh 0.4 install');
+is(fn_worker_pid($node, 'from03', 'f3'), $pid3, 'the flow\'s worker ran on through the update');
+$node->safe_psql('from03', q{SELECT flownode.flush_flow('f3')});
+is(fn_sink_diff($node, 'from03', 'sink3', $q3), '0', 'from 0.3: sink = query after the update and a flush');
+is($node->safe_psql('from03', q{SELECT kind || '|' || succeeded || '|' || windows FROM flownode.runs WHERE flow_name = 'f3'}),
+	'flush|true|1', 'the runs after the update are in its run history');
+is($node->safe_psql('from03', q{SELECT state || '|' || marking_enabled || '|' || (last_error_sqlstate IS NULL)
+  FROM flownode.flows}), 'active|true|true', 'and the flows view has the columns of 0.4');
 
 $node->stop;
 done_testing();

@@ -47,7 +47,7 @@ is(fn_flow_field($node, 'postgres', 'f', 'state'), 'paused', 'still paused after
 is(fn_flow_field($node, 'postgres', 'f', "lag >= interval '3 seconds'"), 't',
 	'the lag counts from the writes\' commit, recorded before the restart');
 sleep(2);
-is(fn_flow_field($node, 'postgres', 'f', 'runs'), '0', 'nothing is refreshed after the restart either');
+is($node->safe_psql('postgres', "SELECT runs FROM flownode.flow_info WHERE flow_name = 'f'"), '0', 'nothing is refreshed after the restart either');
 isnt(fn_sink_diff($node, 'postgres', 'snk', $query), '0', 'the sink still lags');
 my ($rc, $out, $err) = $node->psql('postgres', "SELECT flownode.flush_flow('f')");
 like($err, qr/cannot flush flow "f" because it is paused/, 'flush_flow says it is paused');
@@ -85,14 +85,14 @@ SELECT flownode.create_flow('b', 'bsnk', \$q\$$bq\$q\$, eval_interval => '1 hour
   backfill => 'background');
 });
 ok(fn_poll($node, 'postgres', q{SELECT state || '|' || backfill_windows_done || '|' || backfill_windows_total
-  FROM flownode.flows WHERE flow_name = 'b'}, 'failing|8|17', 30),
+  FROM flownode.flow_info WHERE flow_name = 'b'}, 'failing|8|17', 30),
 	'the backfill reaches hour 8 and fails there');
 # the worker commits asynchronously (synchronous_commit = off: a lost chunk is filled
 # again); what must survive is the progress it committed, so flush the WAL first
 $node->safe_psql('postgres', 'CHECKPOINT');
 $node->stop('immediate');
 $node->start;
-is(fn_flow_field($node, 'postgres', 'b', "backfill_windows_done || '|' || backfill_windows_total"), '8|17',
+is($node->safe_psql('postgres', "SELECT backfill_windows_done || '|' || backfill_windows_total FROM flownode.flow_info WHERE flow_name = 'b'"), '8|17',
 	'its progress survives a crash');
 ok(fn_wait_worker($node, 'postgres', 'b'), 'the worker is back');
 $node->safe_psql('postgres', q{
@@ -100,7 +100,7 @@ UPDATE bf SET v = 1 WHERE v = 0;
 INSERT INTO bf VALUES ('2024-02-01 14:30+00', 9);});
 ($rc, $out, $err) = $node->psql('postgres', "SELECT flownode.flush_flow('b')");
 is($rc, 0, 'a flush finishes the backfill') or diag($err);
-is(fn_flow_field($node, 'postgres', 'b', "state || '|' || (backfill_windows_total IS NULL)"), 'active|true',
+is($node->safe_psql('postgres', "SELECT state || '|' || (backfill_windows_total IS NULL) FROM flownode.flow_info WHERE flow_name = 'b'"), 'active|true',
 	'the backfill is done');
 is(fn_sink_diff($node, 'postgres', 'bsnk', $bq), '0', 'the backfilled sink equals its query');
 ok($node->log_contains(qr/flow "b" is backfilled/), 'the end of the backfill is logged');
@@ -121,7 +121,7 @@ like($err, qr/NOTICE:  flow "s": filled \d+ of 7 windows \(\d+ sink rows\) in \d
 	'it reports its progress while it runs');
 like($err, qr/NOTICE:  flow "s": sink filled with 7 rows in \d+\.\d s/, 'and how long it took');
 is(fn_sink_diff($node, 'postgres', 'ssnk', $sq), '0', 'the sink equals its query');
-is(fn_flow_field($node, 'postgres', 's', "rows_written || '|' || (last_run_duration > interval '5 s')"),
+is($node->safe_psql('postgres', "SELECT rows_written || '|' || (last_run_duration > interval '5 s') FROM flownode.flow_info WHERE flow_name = 's'"),
 	'7|true', 'the flows view shows the fill');
 
 $node->stop;

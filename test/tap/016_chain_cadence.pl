@@ -64,7 +64,7 @@ cmp_ok($elapsed, '<', 200, 'within a few minutes of the write, not an hour');
 foreach my $flow ('c_1m', 'c_1h', 'c_1d')
 {
 	is($node->safe_psql('postgres',
-		"SELECT runs > 0 AND state = 'active' AND eval_interval IS NULL FROM flownode.flows WHERE flow_name = '$flow'"),
+		"SELECT runs > 0 AND state = 'active' AND eval_interval IS NULL FROM flownode.flow_info WHERE flow_name = '$flow'"),
 		't', "$flow refreshed by its own worker");
 }
 
@@ -74,7 +74,7 @@ ok(fn_poll($node, 'postgres',
 	    FROM raw2 GROUP BY 1 EXCEPT ALL TABLE k_1m) d}, 't', 60),
 	'the minute level of a chain with a scheduled hourly level refreshed');
 # ... and its hourly level, which has an eval_interval, kept its schedule
-is($node->safe_psql('postgres', "SELECT runs, dirty_windows > 0 FROM flownode.flows WHERE flow_name = 'k_1h'"),
+is($node->safe_psql('postgres', "SELECT runs, dirty_windows > 0 FROM flownode.flow_info WHERE flow_name = 'k_1h'"),
 	'0|t', 'an hourly level with eval_interval => 1 hour keeps its own schedule');
 $node->safe_psql('postgres', "SELECT flownode.flush_flow('k_1h', cascade => true)");
 is($node->safe_psql('postgres',

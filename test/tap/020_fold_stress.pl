@@ -73,7 +73,7 @@ sub state
 	my ($f) = @_;
 	return split / /,
 	  $node->safe_psql('postgres',
-		"SELECT folded_refreshes || ' ' || failures || ' ' || runs FROM flownode.flows WHERE flow_name = '$f'");
+		"SELECT folded_refreshes || ' ' || failures || ' ' || runs FROM flownode.flow_info WHERE flow_name = '$f'");
 }
 my ($folds, $failures, $runs) = state('live');
 cmp_ok($folds, '>=', 5, "the open window was folded ($folds of $runs refreshes)");
@@ -82,7 +82,7 @@ for my $f (sort keys %query)
 {
 	my (undef, $failed) = state($f);
 	is($failed, '0', "$f: no folded refresh differed from the query in its snapshot (verify_folds)")
-	  or diag($node->safe_psql('postgres', "SELECT last_failure FROM flownode.flows WHERE flow_name = '$f'"));
+	  or diag($node->safe_psql('postgres', "SELECT error FROM flownode.runs WHERE flow_name = '$f' AND NOT succeeded ORDER BY started_at DESC LIMIT 1"));
 }
 my ($avg_folds) = state('live_avg');
 cmp_ok($avg_folds, '>', 0, "avg folded ($avg_folds)");

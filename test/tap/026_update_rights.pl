@@ -1,8 +1,9 @@
-# ALTER EXTENSION flownode UPDATE from 0.2 to 0.3 (docs/user-guide.md §11 "Upgrades"):
+# ALTER EXTENSION flownode UPDATE from 0.2 to 0.4, through 0.3 (docs/user-guide.md §11
+# "Upgrades"):
 # from 0.3 on, creating a flow needs EXECUTE on flownode.create_flow, which PUBLIC no
 # longer has; the update keeps every flow and the right of each role owning one.
 #   1. with the 0.2 release's source (FLOWNODE_V02_SRC, prepared by test/run_all.sh):
-#      its library runs flows with windows pending; the 0.3 scripts are installed
+#      its library runs flows with windows pending; the current scripts are installed
 #      but the server still runs the 0.2 library: ALTER EXTENSION flownode UPDATE
 #      refuses, saying to restart, and changes nothing. Without it, 0.2's objects
 #      are created by this library (CREATE EXTENSION flownode VERSION '0.2').
@@ -10,7 +11,7 @@
 #      0.2's rights hold (any role may still create flows).
 #   3. ALTER EXTENSION flownode UPDATE: the flows keep running and nothing written
 #      is lost; fn_bob, who owns a flow, still creates flows; fn_carol, who owned
-#      none, may not; the catalog is that of a fresh 0.3 install with the same grant;
+#      none, may not; the catalog is that of a fresh 0.4 install with the same grant;
 #      a fresh install gives the right to no one.
 #   4. pg_dump and pg_restore of the updated database into one whose caps
 #      (flownode.max_flows_per_database, flownode.max_flows_per_role) are below its
@@ -82,7 +83,7 @@ DELETE FROM m WHERE v BETWEEN 100 AND 120;
 });
 cmp_ok(fn_sink_diff($node, 'up', @{ $flows{$_} }), '>', 0, "0.2: $_ has windows pending") for @names;
 
-# ---- 1. the 0.3 scripts installed, the server still on the 0.2 library ----
+# ---- 1. the current scripts installed, the server still on the 0.2 library ----
 SKIP:
 {
 	skip 'FLOWNODE_V02_SRC (the 0.2 release\'s source, set by test/run_all.sh) is not set', 3 unless $v02;
@@ -99,20 +100,20 @@ SKIP:
 }
 
 # ---- 2. the current library, the database still at 0.2 ----
-ok(fn_wait_worker($node, 'up', $_), "0.3 library, 0.2 objects: worker of $_ runs") for @names;
+ok(fn_wait_worker($node, 'up', $_), "0.4 library, 0.2 objects: worker of $_ runs") for @names;
 $node->safe_psql('up', q{INSERT INTO m VALUES ('2024-05-01 06:00:10', 'h2', 7)});
-check_exact('up', 'with the 0.3 library and 0.2 objects');
+check_exact('up', 'with the 0.4 library and 0.2 objects');
 is($node->safe_psql('up', q{SET ROLE fn_carol; SELECT flownode.create_flow('f_carol02', 'sink_carol02',
   'SELECT host, count(*) AS n FROM m GROUP BY 1', eval_interval => '1 hour') > 0}),
-	't', '0.3 library, 0.2 objects: 0.2\'s rights hold (any role creates flows)');
+	't', '0.4 library, 0.2 objects: 0.2\'s rights hold (any role creates flows)');
 $node->safe_psql('up', q{SET ROLE fn_carol; SELECT flownode.drop_flow('f_carol02'); DROP TABLE sink_carol02});
 $node->safe_psql('up', q{INSERT INTO m VALUES ('2024-05-01 00:01:10', 'h3', 9)});
 my %pid = map { $_ => fn_worker_pid($node, 'up', $_) } @names;
 
 # ---- 3. ALTER EXTENSION flownode UPDATE ----
 $node->safe_psql('up', 'ALTER EXTENSION flownode UPDATE');
-is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.3', 'updated to 0.3');
-is(fn_worker_pid($node, 'up', $_), $pid{$_}, "0.3: the worker of $_ runs on through the update") for @names;
+is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.4', 'updated to 0.4');
+is(fn_worker_pid($node, 'up', $_), $pid{$_}, "0.4: the worker of $_ runs on through the update") for @names;
 is($node->safe_psql('up', $may_create), 'fn_bob', 'the right to create flows is kept by fn_bob, who owns one, only');
 check_exact('up', 'after the update (writes before it included)');
 is($node->safe_psql('up', q{SET ROLE fn_bob; SELECT flownode.create_flow('f_bob2', 'sink_bob2',
@@ -129,10 +130,10 @@ check_exact('up', 'after a write following the update');
 
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION flownode');
-is($node->safe_psql('fresh', $may_create), '', 'a fresh 0.3 install gives no one the right to create flows');
+is($node->safe_psql('fresh', $may_create), '', 'a fresh 0.4 install gives no one the right to create flows');
 $node->safe_psql('fresh', "GRANT EXECUTE ON FUNCTION $create_flow TO fn_bob");
 is(fn_extension_catalog($node, 'up'), fn_extension_catalog($node, 'fresh'),
-	'the updated catalog is that of a fresh 0.3 install where fn_bob was granted the right');
+	'the updated catalog is that of a fresh 0.4 install where fn_bob was granted the right');
 
 # ---- 4. dump and restore under caps ----
 my $dump = "$tmp/up.fc";

@@ -169,7 +169,8 @@ UNION ALL
 SELECT 'trigger ' || pg_get_triggerdef(oid) || ' enabled=' || tgenabled::text
   FROM pg_trigger WHERE tgrelid IN (SELECT oid FROM rels) AND NOT tgisinternal
 UNION ALL
-SELECT 'view ' || pg_get_viewdef('flownode.flows'::regclass)
+SELECT 'view ' || c.oid::regclass || ' ' || pg_get_viewdef(c.oid)
+  FROM pg_class c WHERE c.oid IN (SELECT oid FROM rels) AND c.relkind = 'v'
 UNION ALL
 SELECT 'sequence ' || seqrelid::regclass || ' ' || seqtypid::regtype || ' ' || seqstart || ' '
        || seqincrement || ' ' || seqmax || ' ' || seqmin || ' ' || seqcache || ' ' || seqcycle

@@ -114,7 +114,7 @@ sub view_row
 	my ($ex, $name) = @_;
 	my $out = $ex->value(
 		"SELECT state || '|' || dirty_windows || '|' || (lag IS NULL) || '|' || runs || '|' "
-		  . "|| marking_enabled FROM flownode.flows WHERE flow_name = '$name'");
+		  . "|| marking_enabled FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs FROM flownode.flow_info) i WHERE flow_name = '$name'");
 	return undef unless defined $out && $out ne '';
 	my @f = split /\|/, $out;
 	return { state => $f[0], dirty => $f[1], lag_null => $f[2] eq 'true',
@@ -235,7 +235,7 @@ sub check_standby
 	my ($ex, $call_flow) = @_;
 	my $res = $ex->q('M',
 		"SELECT pg_is_in_recovery(), flow_name, state, dirty_windows, backfill_windows_total IS NULL,\n"
-		  . "  runs, failures, worker_pid IS NULL, last_error IS NULL FROM flownode.flows ORDER BY flow_name;",
+		  . "  runs, failures, worker_pid IS NULL, last_error IS NULL FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, failures, backfill_windows_total FROM flownode.flow_info) i ORDER BY flow_name;",
 		'check on the standby: every flow standby, no counters, no worker (user guide §11)');
 	return $ex->fail('standby_view', undef, $res->{errors}[0]{text}) if @{ $res->{errors} };
 	my %row;
