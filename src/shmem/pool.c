@@ -12,6 +12,7 @@
 
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "replication/logicallauncher.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -66,9 +67,21 @@ void fn_pool_shmem_startup(void) {
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* The pool's size now: flownode.max_workers, within the entries there are. */
+int fn_pool_reserved_for_others(void) {
+	int replication = max_logical_replication_workers > 0 ? 1 + 1 : 0;
+
+	return Min(max_parallel_workers, 2) + replication;
+}
+
+int fn_pool_size(void) {
+	int room = max_worker_processes - FN_POOL_HELPERS - fn_pool_reserved_for_others();
+
+	return Max(1, Min(fn_max_workers, room));
+}
+
+/* The pool's size now (fn_pool_size), within the entries there are. */
 static int pool_cap(void) {
-	return Min(fn_max_workers, pool->n);
+	return Min(fn_pool_size(), pool->n);
 }
 
 /* Entries in use; a registration that never entered is freed first. Pool lock held

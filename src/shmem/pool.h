@@ -19,6 +19,20 @@
 
 #include "datatype/timestamp.h"
 
+/* flownode's processes beside the pool: the launcher and one database starter at a
+ * time */
+#define FN_POOL_HELPERS 2
+
+/* The background worker processes flownode leaves to PostgreSQL's own: a parallel
+ * query of two workers (within max_parallel_workers), and logical replication's
+ * launcher and one apply worker when max_logical_replication_workers allows them. */
+extern int fn_pool_reserved_for_others(void);
+/* The pool's size: flownode.max_workers, within what max_worker_processes holds
+ * beside FN_POOL_HELPERS and fn_pool_reserved_for_others(), at least one worker
+ * (flows must run). Read again at every decision: max_workers and
+ * max_parallel_workers are reloadable. */
+extern int fn_pool_size(void);
+
 extern void fn_pool_shmem_request(void);
 extern void fn_pool_shmem_startup(void);
 

@@ -924,7 +924,8 @@ static void serve_repair(void) {
 /* A new task, empty, made the one served (`task`); in the list once its slot is
  * claimed (add_task). */
 static void new_task(void) {
-	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_DEFAULT_SIZES);
+	/* small blocks: a worker may hold a thousand idle tasks, each a few kB */
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "flownode task", ALLOCSET_SMALL_SIZES);
 
 	task = MemoryContextAllocZero(cxt, sizeof(TaskRun));
 	task->cxt = cxt;

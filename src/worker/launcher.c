@@ -39,7 +39,6 @@
 #include "catalog/pg_type.h"
 
 #include "registry/flow_registry.h"
-#include "replication/logicallauncher.h"
 #include "shmem/flow_slots.h"
 #include "shmem/pool.h"
 #include "worker/pool_policy.h"
@@ -118,30 +117,38 @@ bool fn_start_flow_worker(Oid dboid, Oid catalog_relid, int64 flow_id) {
 }
 
 /*
- * flownode takes at most flownode.max_workers + 2 background worker processes (its
- * workers, the launcher, one database starter at a time); the rest of
- * max_worker_processes must hold a parallel query of two workers (within
- * max_parallel_workers), and logical replication's launcher and one apply worker
- * (when max_logical_replication_workers allows them). A WARNING says when it does
- * not: the settings are the DBA's, and flownode runs with them anyway.
+ * flownode takes at most its pool (fn_pool_size) + FN_POOL_HELPERS background worker
+ * processes; the rest of max_worker_processes is kept for a parallel query of two
+ * workers and for logical replication's launcher and one apply worker
+ * (fn_pool_reserved_for_others). When flownode.max_workers does not fit beside them
+ * the pool is smaller than asked (at least one worker), and a WARNING at start says
+ * so and what would fit.
  */
 void fn_check_worker_settings(void) {
-	int replication = max_logical_replication_workers > 0 ? 1 + 1 : 0;
-	int theirs = Min(max_parallel_workers, 2) + replication;
-	int ours = fn_max_workers + 2;
+	int theirs = fn_pool_reserved_for_others();
+	int size = fn_pool_size();
 
-	if (ours + theirs <= max_worker_processes)
-		return;
-	ereport(
-	    WARNING,
-	    (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-	     errmsg("flownode.max_workers = %d leaves PostgreSQL too few background worker processes",
-	            fn_max_workers),
-	     errdetail("flownode takes up to %d of max_worker_processes = %d; a parallel query of two workers "
-	               "and logical replication need %d more.",
-	               ours, max_worker_processes, theirs),
-	     errhint("Lower flownode.max_workers to %d or raise max_worker_processes to %d.",
-	             Max(max_worker_processes - theirs - 2, 1), ours + theirs)));
+	if (size < fn_max_workers)
+		ereport(
+		    WARNING,
+		    (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+		     errmsg("flownode runs %d of the %d workers flownode.max_workers asks for", size, fn_max_workers),
+		     errdetail("max_worker_processes = %d must also hold flownode's launcher and database starter "
+		               "(%d) and %d processes for a parallel query of two workers and logical replication.",
+		               max_worker_processes, FN_POOL_HELPERS, theirs),
+		     errhint("Raise max_worker_processes to %d to run %d workers.",
+		             fn_max_workers + FN_POOL_HELPERS + theirs, fn_max_workers)));
+	else if (size + FN_POOL_HELPERS + theirs > max_worker_processes)
+		ereport(
+		    WARNING,
+		    (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+		     errmsg("max_worker_processes = %d leaves PostgreSQL too few background worker processes beside "
+		            "flownode's",
+		            max_worker_processes),
+		     errdetail("flownode runs one worker, its launcher and a database starter; a parallel query of "
+		               "two workers and logical replication need %d more.",
+		               theirs),
+		     errhint("Raise max_worker_processes to %d.", size + FN_POOL_HELPERS + theirs)));
 }
 
 /*

@@ -4,10 +4,10 @@
  * flows in the slots (shmem/flow_slots.h: fn_slots_census) and the pool's entries
  * (shmem/pool.h):
  *
- * - A database's share of the pool is flownode.max_workers split evenly over the
- *   databases holding flows (the remainder to the lowest oids), at least one; it
- *   wants min(its flows, its share) workers, so that while there are no more flows
- *   than workers each flow has a worker of its own.
+ * - A database's share of the pool is the pool's size (fn_pool_size: flownode.max_workers
+ *   within the room PostgreSQL's own workers keep) split evenly over the databases holding flows (the
+ * remainder to the lowest oids), at least one; it wants min(its flows, its share) workers, so that while
+ * there are no more flows than workers each flow has a worker of its own.
  * - A worker whose database has flows without a worker, or which holds more than
  *   its part (their number over the workers the database wants, rounded up),
  *   registers more workers of it while the database has fewer than it wants and
@@ -47,13 +47,14 @@
 
 /* The database's share of the pool (see the top of the file). */
 static int fair_share(const FnDbFlows *dbs, int ndb, Oid dboid) {
+	int size = fn_pool_size();
 	int rank = 0;
 
 	if (ndb == 0)
-		return fn_max_workers;
+		return size;
 	for (int i = 0; i < ndb; i++)
 		rank += dbs[i].dboid < dboid;
-	return Max(1, fn_max_workers / ndb + (rank < fn_max_workers % ndb ? 1 : 0));
+	return Max(1, size / ndb + (rank < size % ndb ? 1 : 0));
 }
 
 /* Whether another database has flows without a worker and fewer workers than its
@@ -73,12 +74,12 @@ static bool should_leave(const FnPoolCensus *pc, const FnDbFlows *dbs, int ndb, 
 	 * before registering it, so another worker was quicker, or the flow is gone */
 	if (held == 0 && mine->unserved == 0)
 		return true;
-	if (pc->total > fn_max_workers && pc->last)
+	if (pc->total > fn_pool_size() && pc->last)
 		return true;
-	if (pc->total < fn_max_workers || !pc->least_of_db || !other_waits(dbs, ndb))
+	if (pc->total < fn_pool_size() || !pc->least_of_db || !other_waits(dbs, ndb))
 		return false;
 	return pc->of_db > fair_share(dbs, ndb, MyDatabaseId) ||
-	       (ndb > fn_max_workers && now - pc->since > FN_TENURE_USEC);
+	       (ndb > fn_pool_size() && now - pc->since > FN_TENURE_USEC);
 }
 
 /* The due flows of the database's stuck workers let go of, for this worker to adopt

@@ -83,7 +83,7 @@ is($node->safe_psql('postgres', 'SELECT count(DISTINCT worker_pid) FROM flownode
 is($node->safe_psql('postgres',
 	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flownode flow'"),
 	'2', 'two flow worker processes run');
-ok(!$node->log_contains(qr/leaves PostgreSQL too few background worker processes/, 0),
+ok(!$node->log_contains(qr/flownode runs \d+ of the|leaves PostgreSQL too few/, 0),
 	'max_workers = 2 leaves room in the default max_worker_processes: no WARNING');
 
 write_rows('postgres', 2);
@@ -172,9 +172,43 @@ ok(fn_poll($node, 'postgres', 'SELECT count(DISTINCT worker_pid) FROM flownode.f
 $node->stop;
 
 # Settings that leave PostgreSQL's own workers no room (6 + 2 of flownode's, 2 for
-# a parallel query, 2 for logical replication > 8): the server starts, and says so.
+# a parallel query, 2 for logical replication > 8): the server starts, says so, and
+# runs the pool that fits (8 - 2 - 4 = 2 workers); its flows run and a parallel
+# query beside them still launches both its workers.
 my $tight = fn_node('tight', 'max_worker_processes = 8', 'flownode.max_workers = 6');
-ok($tight->log_contains(qr/leaves PostgreSQL too few background worker processes/, 0),
-	'max_workers = 6 in the default max_worker_processes: a WARNING at start');
+ok($tight->log_contains(qr/flownode runs 2 of the 6 workers flownode.max_workers asks for/, 0),
+	'max_workers = 6 in the default max_worker_processes: a WARNING at start names the pool that fits');
+$tight->safe_psql('postgres', q{
+	CREATE EXTENSION flownode;
+	CREATE TABLE big AS SELECT g AS v FROM generate_series(1, 200000) g;
+	ANALYZE big;
+});
+for my $i (1 .. 8)
+{
+	$tight->safe_psql('postgres', qq{
+		CREATE TABLE tsrc$i (ts timestamptz NOT NULL, v int);
+		SELECT flownode.create_flow('tf$i', 'tsink$i',
+		  \$\$SELECT date_bin('1 minute', ts, '2000-01-01') AS w, count(*) AS n, sum(v) AS sv FROM tsrc$i GROUP BY 1\$\$,
+		  eval_interval => '1 second');
+		INSERT INTO tsrc$i SELECT now() - g * interval '1 second', g FROM generate_series(1, 300) g;
+	});
+}
+ok(fn_poll($tight, 'postgres', q{SELECT count(*) = 8 FROM flownode.flows WHERE state = 'active' AND dirty_windows = 0}, 't'),
+	'the 8 flows run on the smaller pool');
+is($tight->safe_psql('postgres',
+	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'flownode flow'"),
+	'2', 'the pool holds 2 workers, not 6');
+my $plan = $tight->safe_psql('postgres', q{
+	SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+	SET max_parallel_workers_per_gather = 2;
+	EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v % 7, count(*) FROM big GROUP BY 1;
+});
+like($plan, qr/Workers Launched: 2/, 'a parallel query beside the flows launches both its workers');
+is($tight->safe_psql('postgres', q{
+	SELECT sum(d) FROM (SELECT count(*) AS d FROM
+	  ((SELECT * FROM tsink1 EXCEPT ALL SELECT date_bin('1 minute', ts, '2000-01-01'), count(*), sum(v) FROM tsrc1 GROUP BY 1)
+	   UNION ALL
+	   (SELECT date_bin('1 minute', ts, '2000-01-01'), count(*), sum(v) FROM tsrc1 GROUP BY 1 EXCEPT ALL SELECT * FROM tsink1)) x) y}),
+	'0', 'a sink of the smaller pool equals its query');
 $tight->stop;
 done_testing();
