@@ -18,11 +18,13 @@
 /* The version of the extension's SQL objects this library is built for (the control
  * file's default_version): the library checks it against the database's
  * (registry/flow_registry.c, fn_catalog_relid). */
-#define FLOWNODE_VERSION "0.3"
-/* The version before it, whose objects differ only in privileges (0.3 revoked the
- * right to create flows from PUBLIC): the library uses them as its own until ALTER
- * EXTENSION flownode UPDATE. */
-#define FLOWNODE_PREVIOUS_VERSION "0.2"
+#define FLOWNODE_VERSION "0.4"
+/* The versions before it, whose catalog has the same layout: 0.3 lacks only
+ * time_bucket (its catalog refuses time_bucket windows until the update), 0.2 also
+ * the privileges 0.3 revoked (the right to create flows, from PUBLIC). The library
+ * uses them as its own until ALTER EXTENSION flownode UPDATE. */
+#define FLOWNODE_PREVIOUS_VERSION "0.3"
+#define FLOWNODE_EARLIER_VERSION "0.2"
 /* The one older version whose catalog the library still reads (docs/user-guide.md §11) */
 #define FLOWNODE_OLD_VERSION "0.1"
 

@@ -15,6 +15,7 @@
 
 #include "query/flow_query.h"
 
+#include "query/bucket_window.h"
 #include "query/determinism.h"
 #include "query/flow_joins.h"
 
@@ -77,8 +78,8 @@ static void canonical_unit(const char *given, char *out) {
 	strlcpy(out, name, FN_UNIT_LEN);
 }
 
-static bool is_window_function(Oid funcid) {
-	switch (funcid) {
+static bool is_window_function(FuncExpr *fe) {
+	switch (fe->funcid) {
 	case F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP:
 	case F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ:
 	case F_DATE_TRUNC_TEXT_TIMESTAMP:
@@ -86,7 +87,7 @@ static bool is_window_function(Oid funcid) {
 	case F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT:
 		return true;
 	default:
-		return false;
+		return fn_is_bucket_window(fe);
 	}
 }
 
@@ -97,12 +98,14 @@ static bool is_window_function(Oid funcid) {
 static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 	bool is_bin = (fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP ||
 	               fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ);
+	bool bucket = fn_is_bucket_window(fe);
 	Var *var;
 	FnWindowSpec *spec = &fq->window;
 
 	/* the column itself, or a monotonic function of it whose rows of a window are a
 	 * range of the column's values (query/time_input.c) */
-	if (!fn_time_input_recognize((Node *)lsecond(fe->args), fq->source_rtindex, &fq->input, &var))
+	if (!fn_time_input_recognize(bucket ? fn_bucket_window_time_arg(fe) : (Node *)lsecond(fe->args),
+	                             fq->source_rtindex, &fq->input, &var))
 		ereport(ERROR,
 		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 		         errmsg("invalid flow query: the time window must be computed over a column of the source "
@@ -117,7 +120,9 @@ static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 	fq->time_attnum = var->varattno;
 	fq->time_column = get_attname(fq->source_relid, var->varattno, false);
 
-	if (is_bin) {
+	if (bucket)
+		fn_bucket_window_read(fe, spec);
+	else if (is_bin) {
 		Interval *stride = DatumGetIntervalP(window_const_arg(linitial(fe->args), "stride")->constvalue);
 		Const *origin = window_const_arg(lthird(fe->args), "origin");
 
@@ -176,9 +181,13 @@ static int window_varno(Query *q) {
 		Node *expr = strip_relabel((Node *)tle->expr);
 		Node *time_arg;
 
-		if (!IsA(expr, FuncExpr) || !is_window_function(((FuncExpr *)expr)->funcid))
+		if (!IsA(expr, FuncExpr) || !is_window_function((FuncExpr *)expr))
 			continue;
-		time_arg = strip_relabel((Node *)lsecond(((FuncExpr *)expr)->args));
+		time_arg =
+		    strip_relabel(fn_is_bucket_window((FuncExpr *)expr) ? fn_bucket_window_time_arg((FuncExpr *)expr)
+		                                                        : (Node *)lsecond(((FuncExpr *)expr)->args));
+		if (IsA(time_arg, FuncExpr) && ((FuncExpr *)time_arg)->funcid == F_TIMESTAMP_DATE)
+			time_arg = strip_relabel((Node *)linitial(((FuncExpr *)time_arg)->args)); /* a date column */
 		return IsA(time_arg, Var) && ((Var *)time_arg)->varlevelsup == 0 ? (int)((Var *)time_arg)->varno : 0;
 	}
 	return 0;
@@ -387,7 +396,7 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			                errmsg("invalid flow query: every GROUP BY expression must be an output column"),
 			                errhint("The group keys become the sink's primary key.")));
-		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function(((FuncExpr *)expr)->funcid)) {
+		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function((FuncExpr *)expr)) {
 			window_tle = tle;
 			window_eqop = sgc->eqop;
 			read_window(fq, (FuncExpr *)expr, timezone);
