@@ -4,7 +4,9 @@
 -- at midnight in UTC+0", the default origin Monday 2000-01-03, month buckets from
 -- 2000-01-01; time_bucket_ng's examples, whose months and zones time_bucket took
 -- over) and its src/time_bucket.c.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS flownode;
+RESET client_min_messages;
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 
@@ -179,6 +181,14 @@ SELECT flownode.create_flow('bad_width', 'bad_width',
   $$SELECT flownode.time_bucket('1 month 2 days', ts) AS b, count(*) FROM tb GROUP BY 1$$);
 SELECT flownode.create_flow('bad_bin', 'bad_bin',
   $$SELECT date_bin('1 month', ts, timestamptz '2000-01-01') AS b, count(*) FROM tb GROUP BY 1$$);
+
+SELECT flownode.create_flow('bad_local', 'bad_local',
+  $$SELECT date_bin('1 hour', ts AT TIME ZONE 'Europe/Berlin', timestamp '2000-01-01') AS b, count(*) FROM tb GROUP BY 1$$);
+SELECT flownode.create_flow('bad_local_trunc', 'bad_local_trunc',
+  $$SELECT date_trunc('day', ts AT TIME ZONE 'Europe/Berlin') AS b, count(*) FROM tb GROUP BY 1$$);
+-- time_bucket over integers groups numbers: a window-less flow
+SELECT flownode.create_flow('int_bucket', 'int_bucket',
+  $$SELECT flownode.time_bucket(10, v) AS b, count(*) FROM tb GROUP BY 1$$);
 
 SELECT flownode.drop_flow(flow_name) FROM flownode.flows ORDER BY flow_name;
 RESET timezone;

@@ -231,8 +231,9 @@ static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
 		break;
 	default:
 		why = "the flow query has no time window in its GROUP BY";
-		hint = psprintf("Group by date_bin(...) or date_trunc(...) over a timestamp column, or %s: a "
-		                "window-less flow is recomputed whole at each evaluation after a change.",
+		hint = psprintf("Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a "
+		                "timestamp column, or %s: a window-less flow is recomputed whole at each evaluation "
+		                "after a change.",
 		                w->add_eval);
 		break;
 	}
@@ -475,7 +476,8 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		                errhint(fq->shape == FLOW_SHAPE_COPY
 		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
 		                              "timestamp column of its source."
-		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
+		                            : "Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a "
+		                              "timestamp column.")));
 
 	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)

@@ -92,6 +92,30 @@ static bool is_window_function(FuncExpr *fe) {
 }
 
 /*
+ * date_bin or date_trunc over `col AT TIME ZONE z` without converting back: the local
+ * time goes back an hour when the zone's offset falls, so its buckets are no
+ * windows of the column. Says which form of the same grouping is one.
+ */
+static Node *strip_relabel(Node *n);
+
+static void refuse_local_time(FuncExpr *fe) {
+	Node *arg = strip_relabel((Node *)lsecond(fe->args));
+	bool is_bin = fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP;
+
+	if (!IsA(arg, FuncExpr) || ((FuncExpr *)arg)->funcid != F_TIMEZONE_TEXT_TIMESTAMPTZ)
+		return;
+	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+	                errmsg("invalid flow query: a time window over the local time of a timestamptz column must "
+	                       "convert its buckets back to timestamptz"),
+	                errdetail("Local times repeat when the zone's offset falls, so buckets of local times are "
+	                          "not ranges of the column."),
+	                is_bin ? errhint("Write date_bin(stride, col AT TIME ZONE 'zone', origin) AT TIME ZONE 'zone', "
+	                                 "or flownode.time_bucket(stride, col, 'zone').")
+	                       : errhint("Write date_trunc(unit, col, 'zone'), which truncates in that zone and "
+	                                 "returns a timestamptz.")));
+}
+
+/*
  * Fills fq->window from a date_bin/date_trunc call; ERROR when its time argument
  * is not a plain timestamp column of the source.
  */
@@ -105,16 +129,19 @@ static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 	/* the column itself, or a monotonic function of it whose rows of a window are a
 	 * range of the column's values (query/time_input.c) */
 	if (!fn_time_input_recognize(bucket ? fn_bucket_window_time_arg(fe) : (Node *)lsecond(fe->args),
-	                             fq->source_rtindex, &fq->input, &var))
+	                             fq->source_rtindex, &fq->input, &var)) {
+		if (!bucket)
+			refuse_local_time(fe);
 		ereport(ERROR,
 		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 		         errmsg("invalid flow query: the time window must be computed over a column of the source "
 		                "table: a timestamp, timestamptz or date column, or an integer epoch column read by "
 		                "to_timestamp"),
-		         errhint("Write date_bin(stride, col, origin) or date_trunc(unit, col) over such a column, "
-		                 "or over to_timestamp(col), to_timestamp(col / 1000.0) or to_timestamp(col / "
-		                 "1000000.0) for seconds, milliseconds or microseconds since 1970; rows are marked "
-		                 "dirty by that column.")));
+		         errhint("Write date_bin(stride, col, origin), date_trunc(unit, col) or "
+		                 "flownode.time_bucket(width, col) over such a column, or over to_timestamp(col), "
+		                 "to_timestamp(col / 1000.0) or to_timestamp(col / 1000000.0) for seconds, "
+		                 "milliseconds or microseconds since 1970; rows are marked dirty by that column.")));
+	}
 	memset(spec, 0, sizeof(*spec));
 	spec->with_time_zone = fq->input.with_time_zone;
 	fq->time_attnum = var->varattno;
@@ -129,7 +156,8 @@ static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 		if (stride->month != 0)
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			                errmsg("invalid flow query: date_bin stride must not contain months or years"),
-			                errhint("Use date_trunc('month', ...) for calendar months.")));
+			                errhint("Use date_trunc('month', col) for calendar months, or "
+			                        "flownode.time_bucket('3 months', col) for buckets of several months.")));
 		if (stride->time < 0 || stride->day < 0 || (stride->time == 0 && stride->day == 0))
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("invalid flow query: date_bin stride must be positive")));
