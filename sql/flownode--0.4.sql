@@ -506,11 +506,10 @@ GRANT SELECT ON flownode.flow_info TO PUBLIC;
 -- volatility and results (docs/user-guide.md, Windows). A flow may group by it:
 -- widths without months over a column without a time zone are date_bin windows,
 -- month widths and the timezone form are windows computed by this very function
--- (window_kind 'time_bucket', with its offset in window_offset).
+-- (window_kind 'time_bucket', its offset kept in window_unit).
 ALTER TABLE flownode.flow DROP CONSTRAINT flow_window_kind_check;
 ALTER TABLE flownode.flow ADD CONSTRAINT flow_window_kind_check
     CHECK (window_kind IN ('date_bin', 'date_trunc', 'time_bucket'));
-ALTER TABLE flownode.flow ADD COLUMN window_offset interval;
 
 CREATE FUNCTION flownode.time_bucket(bucket_width interval, ts timestamp) RETURNS timestamp
 AS 'MODULE_PATHNAME', 'flownode_time_bucket_ts' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

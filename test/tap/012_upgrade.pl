@@ -136,8 +136,8 @@ ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated
 
 # ---- 3. ALTER EXTENSION flownode UPDATE ----
 $node->safe_psql('up', 'ALTER EXTENSION flownode UPDATE');
-is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.3',
-	'updated to 0.3');
+is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.4',
+	'updated to 0.4');
 ok(fn_wait_worker($node, 'up', $_), "0.3: worker of $_ runs after the update") for @names;
 
 # the right to create flows: kept by fn_alice, who owns one, and by no one else

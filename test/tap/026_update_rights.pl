@@ -111,7 +111,7 @@ my %pid = map { $_ => fn_worker_pid($node, 'up', $_) } @names;
 
 # ---- 3. ALTER EXTENSION flownode UPDATE ----
 $node->safe_psql('up', 'ALTER EXTENSION flownode UPDATE');
-is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.3', 'updated to 0.3');
+is($node->safe_psql('up', "SELECT extversion FROM pg_extension WHERE extname = 'flownode'"), '0.4', 'updated to 0.4');
 is(fn_worker_pid($node, 'up', $_), $pid{$_}, "0.3: the worker of $_ runs on through the update") for @names;
 is($node->safe_psql('up', $may_create), 'fn_bob', 'the right to create flows is kept by fn_bob, who owns one, only');
 check_exact('up', 'after the update (writes before it included)');
