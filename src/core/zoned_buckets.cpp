@@ -35,10 +35,17 @@ int64_t ZonedBucketCalendar::truncate(int64_t ts) {
 
 // The next bucket's value is the next boundary, or lies in the window after it
 // (a value near a change is inside the merged window there); at least one
-// microsecond on, so the walk always advances.
+// microsecond on, so the walk always advances. A value near a change jumps to the
+// last instant of the merged stretch (T + shift - 1): no boundary lies between, and
+// buckets far shorter than the shift (250 ms in an hour) would otherwise take
+// thousands of steps to cross it.
 int64_t ZonedBucketCalendar::step(int64_t lower) {
-	int64_t next = rule_->next_bucket(lower);
-	return next > lower ? next : lower + 1;
+	int64_t next = rule_->next_bucket(lower), at, shift, last;
+	if (next <= lower)
+		next = lower + 1;
+	if (rule_->change_near(next, &at, &shift) && !__builtin_add_overflow(at, shift - 1, &last) && last > next)
+		next = last;
+	return next;
 }
 
 } // namespace flownode

@@ -125,6 +125,13 @@ TEST(ZonedBuckets, ClosePairsOfChanges) {
 	}
 }
 
+// Buckets thousands of times shorter than the shift (250 ms in an hour): the walk
+// across the merged stretch must not take a step per bucket.
+TEST(ZonedBuckets, TinyBucketsAcrossALargeShift) {
+	FakeZone zone({{4000, 0, -3000}, {20000, -3000, 0}}, 2);
+	check_windows(zone, 0, 25000, 2, 8000, 9000);
+}
+
 // Without changes the windows are exactly the buckets.
 TEST(ZonedBuckets, NoChangeIsTheBuckets) {
 	FakeZone zone({{1000000, 0, 0}}, 60);
