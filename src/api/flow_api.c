@@ -471,13 +471,14 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 		                 "the comparison since the one before.",
 		                 w->add_eval_cap)));
 	if (fq->window.kind == FN_WINDOW_NONE && expire_after != NULL)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("%s needs a time window in the flow query", w->expire_after),
-		                errhint(fq->shape == FLOW_SHAPE_COPY
-		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
-		                              "timestamp column of its source."
-		                            : "Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a "
-		                              "timestamp column.")));
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("%s needs a time window in the flow query", w->expire_after),
+		         errhint(fq->shape == FLOW_SHAPE_COPY
+		                     ? "A flow without aggregation has windows when it outputs a NOT NULL "
+		                       "timestamp column of its source."
+		                     : "Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a "
+		                       "timestamp column.")));
 
 	acl = pg_class_aclcheck(source_relid, GetUserId(), ACL_SELECT);
 	if (acl != ACLCHECK_OK)

@@ -104,15 +104,16 @@ static void refuse_local_time(FuncExpr *fe) {
 
 	if (!IsA(arg, FuncExpr) || ((FuncExpr *)arg)->funcid != F_TIMEZONE_TEXT_TIMESTAMPTZ)
 		return;
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-	                errmsg("invalid flow query: a time window over the local time of a timestamptz column must "
-	                       "convert its buckets back to timestamptz"),
-	                errdetail("Local times repeat when the zone's offset falls, so buckets of local times are "
-	                          "not ranges of the column."),
-	                is_bin ? errhint("Write date_bin(stride, col AT TIME ZONE 'zone', origin) AT TIME ZONE 'zone', "
-	                                 "or flownode.time_bucket(stride, col, 'zone').")
-	                       : errhint("Write date_trunc(unit, col, 'zone'), which truncates in that zone and "
-	                                 "returns a timestamptz.")));
+	ereport(ERROR,
+	        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+	         errmsg("invalid flow query: a time window over the local time of a timestamptz column must "
+	                "convert its buckets back to timestamptz"),
+	         errdetail("Local times repeat when the zone's offset falls, so buckets of local times are "
+	                   "not ranges of the column."),
+	         is_bin ? errhint("Write date_bin(stride, col AT TIME ZONE 'zone', origin) AT TIME ZONE 'zone', "
+	                          "or flownode.time_bucket(stride, col, 'zone').")
+	                : errhint("Write date_trunc(unit, col, 'zone'), which truncates in that zone and "
+	                          "returns a timestamptz.")));
 }
 
 /*

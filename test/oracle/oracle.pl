@@ -116,7 +116,7 @@ sub window_tag
 {
 	my ($flow) = @_;
 	my $q = $flow->{query} // '';
-	return '/zoned_date_bin' if $q =~ /date_bin\([^)]*AT TIME ZONE/;
+	return '/zoned_date_bin' if $q =~ /date_bin\(.*AT TIME ZONE/;
 	return '/time_bucket' if $q =~ /flownode\.time_bucket\(/;
 	return '/date_bin' if $q =~ /date_bin\(/;
 	return '/date_trunc' if $q =~ /date_trunc\(/;

@@ -222,7 +222,7 @@ sub gen_bucket_window
 	if ($btype eq 'timestamptz' && $r->chance(0.45))
 	{
 		my $zone = $r->pick(@TRUNC_ZONES);
-		if (!$months && $r->chance(0.3))
+		if (!$months && $r->chance(0.4))
 		{
 			my $origin = $r->pick(@ORIGINS);
 			return {
