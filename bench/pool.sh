@@ -260,12 +260,12 @@ pool_part3() {
   read -r c0 n < <("$FB" cpu "$P_DIR/pool.pids")
   read -r l0 _ < <("$FB" cpu "$P_DIR/other.pids")
   read -r pss0 _ < <(pool_pss "$P_DIR/pool.pids")
-  runs=$(psp -c "SELECT sum(runs) FROM flownode.flows")
+  runs=$(psp -c "SELECT sum(runs) FROM flownode.flow_info")
   sleep "$POOL_IDLE_S"
   read -r c1 _ < <("$FB" cpu "$P_DIR/pool.pids")
   read -r l1 _ < <("$FB" cpu "$P_DIR/other.pids")
   read -r pss1 priv1 anon1 shm1 < <(pool_pss "$P_DIR/pool.pids")
-  runs=$(($(psp -c "SELECT sum(runs) FROM flownode.flows") - runs))
+  runs=$(($(psp -c "SELECT sum(runs) FROM flownode.flow_info") - runs))
   same=$([[ "$(psp -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'flownode flow' ORDER BY pid")" == "$(cat "$P_DIR/pool.pids")" ]] && echo 1 || echo 0)
   rec pool "idle$tag" - - 0 "$(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.3f", b - a}')" "$POOL_IDLE_S" "$n" \
     "$pss0" "$pss1" "$priv1" "$runs" "$(awk -v a="$l0" -v b="$l1" 'BEGIN {printf "%.3f", b - a}')" "$same" \

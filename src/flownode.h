@@ -22,7 +22,8 @@
 /* The versions before it whose catalog is this one's: their objects differ in
  * privileges (0.3 revoked the right to create flows from PUBLIC), in flow_status's
  * columns (the library keeps their function, api/flow_status.c) and the run history
- * (0.4; none is written without its table, record/run_history.c). The library uses
+ * and time_bucket (0.4; no run history is written without its table,
+ * record/run_history.c, and the catalog refuses time_bucket windows until the update). The library uses
  * them as its own until ALTER EXTENSION flownode UPDATE. */
 #define FLOWNODE_PREVIOUS_VERSION "0.3"
 #define FLOWNODE_PREVIOUS2_VERSION "0.2"

@@ -231,8 +231,8 @@ static const ArgWords api_words = {
         "Output the rows' time (a NOT NULL timestamp column), whose seconds become the flow's windows, "
         "or pass eval_interval => '1 minute'."),
     gettext_noop(
-        "Group by date_bin(...) or date_trunc(...) over a timestamp column, or pass eval_interval => "
-        "'1 minute'."),
+        "Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a timestamp column, or "
+        "pass eval_interval => '1 minute'."),
     gettext_noop(
         "Pass eval_interval => '1 minute': each evaluation then also refreshes the windows whose rows "
         "entered or left the comparison since the one before.")};
@@ -244,8 +244,8 @@ static const ArgWords clause_words = {
     gettext_noop(
         "Output the rows' time (a NOT NULL timestamp column), whose seconds become the flow's windows, "
         "or add EVAL INTERVAL '1 minute'."),
-    gettext_noop("Group by date_bin(...) or date_trunc(...) over a timestamp column, or add EVAL INTERVAL "
-                 "'1 minute'."),
+    gettext_noop("Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a timestamp "
+                 "column, or add EVAL INTERVAL '1 minute'."),
     gettext_noop("Add EVAL INTERVAL '1 minute': each evaluation then also refreshes the windows whose rows "
                  "entered or left the comparison since the one before.")};
 
@@ -426,7 +426,8 @@ static FlowQuery *analyse_query(const CreateFlowArgs *a, const char *timezone, c
 		                errhint(fq->shape == FLOW_SHAPE_COPY
 		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
 		                              "timestamp column of its source."
-		                            : "Group by date_bin(...) or date_trunc(...) over a timestamp column.")));
+		                            : "Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a "
+		                              "timestamp column.")));
 	return fq;
 }
 

@@ -12,6 +12,7 @@ extern "C" {
 #include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
 
+#include "bridge/time_bucket.h"
 #include "compat/pg_compat.h"
 }
 
@@ -27,6 +28,7 @@ static_assert(FN_TS_MIN == MIN_TIMESTAMP && FN_TS_END == END_TIMESTAMP && FN_TS_
 #include "core/dirty_time_windows.hpp"
 #include "core/task_state.hpp"
 #include "core/time_window_expr.hpp"
+#include "core/zoned_buckets.hpp"
 
 using flownode::DirtyTimeWindows;
 using flownode::invoke_cpp;
@@ -167,7 +169,6 @@ class PgCalendar final : public flownode::WindowCalendar {
 		return tz != nullptr && pg_get_timezone_offset(tz, &gmtoff);
 	}
 
-  private:
 	// The zone as date_trunc(unit, ts, zone) resolves it (a fixed-offset or dynamic
 	// abbreviation, else a full name), once per flow instead of at every call: it
 	// parsed and looked the name up three times per window. nullptr when PostgreSQL
@@ -198,6 +199,7 @@ class PgCalendar final : public flownode::WindowCalendar {
 		}
 	}
 
+  private:
 	// Runs f with the flow's zone as the session's: timestamptz_trunc and the
 	// timestamp <-> timestamptz casts are then the zone-taking functions above,
 	// minus the parsing. The session's zone is back before anything else runs.
@@ -222,9 +224,103 @@ class PgCalendar final : public flownode::WindowCalendar {
 	pg_tz *tz_ = nullptr; // resolved zone_ (with_time_zone date_trunc only)
 };
 
+// time_bucket's windows (and date_bin's in a zone): the bucket of the local time,
+// computed by flownode.time_bucket's own C function and converted with the very
+// functions of `ts AT TIME ZONE z`, so a window's bound is the query's value.
+class PgBucketRule final : public flownode::BucketRule {
+  public:
+	explicit PgBucketRule(const FnWindowSpec &spec) : spec_(spec) {
+		width_ = Interval{spec.stride_time, spec.stride_day, spec.stride_month};
+		offset_ = Interval{spec.offset_time, spec.offset_day, spec.offset_month};
+		has_offset_ = spec.offset_time != 0 || spec.offset_day != 0 || spec.offset_month != 0;
+		if (spec.kind == FN_WINDOW_TIME_BUCKET && spec.zone[0] != '\0') {
+			zone_ = pg_call([&] { return cstring_to_text(spec.zone); });
+			tz_ = pg_call([&] { return PgCalendar::resolve_zone(spec.zone); });
+		}
+	}
+
+	int64_t bucket_of(int64_t ts) override {
+		return PgCalendar::in_range([&] {
+			Timestamp local = to_local(ts);
+			Timestamp b = has_offset_ ? fn_time_bucket_offset(&width_, local, spec_.origin, &offset_)
+			                          : fn_time_bucket_timestamp(&width_, local, spec_.origin);
+			return to_utc(b);
+		});
+	}
+
+	// The bucket after ts's, on the grid without the offset (month starts for month
+	// widths), then shifted: a month offset cannot leave it on the same bucket.
+	int64_t next_bucket(int64_t ts) override {
+		return PgCalendar::in_range([&] {
+			Datum local = TimestampGetDatum(to_local(ts));
+			if (has_offset_)
+				local = DirectFunctionCall2(timestamp_mi_interval, local, IntervalPGetDatum(&offset_));
+			Datum b =
+			    TimestampGetDatum(fn_time_bucket_timestamp(&width_, DatumGetTimestamp(local), spec_.origin));
+			Datum next = DirectFunctionCall2(timestamp_pl_interval, b, IntervalPGetDatum(&width_));
+			if (has_offset_)
+				next = DirectFunctionCall2(timestamp_pl_interval, next, IntervalPGetDatum(&offset_));
+			return to_utc(DatumGetTimestamp(next));
+		});
+	}
+
+	// PostgreSQL's own list of the zone's changes (pg_next_dst_boundary, as
+	// DetermineTimeZoneOffset reads it), from a day before t.
+	bool change_near(int64_t t, int64_t *at, int64_t *shift) override {
+		constexpr int64_t kUnixToPg = (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
+		constexpr int64_t kReach = 2 * SECS_PER_DAY; // larger than any change of offset
+		if (tz_ == nullptr)
+			return false;
+		int64_t t_sec = t / USECS_PER_SEC + kUnixToPg;
+		pg_time_t from = static_cast<pg_time_t>(t_sec - kReach);
+		for (int i = 0; i < 16; i++) {
+			long before_off, after_off;
+			int before_dst, after_dst;
+			pg_time_t boundary;
+			if (pg_next_dst_boundary(&from, &before_off, &before_dst, &boundary, &after_off, &after_dst,
+			                         tz_) != 1 ||
+			    boundary > t_sec + kReach)
+				return false;
+			int64_t s =
+			    (after_off > before_off ? after_off - before_off : before_off - after_off) * USECS_PER_SEC;
+			int64_t when = (static_cast<int64_t>(boundary) - kUnixToPg) * USECS_PER_SEC;
+			if (s > 0 && t > when - s && t < when + s) {
+				*at = when;
+				*shift = s;
+				return true;
+			}
+			from = boundary;
+		}
+		return false;
+	}
+
+  private:
+	Timestamp to_local(int64_t ts) {
+		if (zone_ == nullptr)
+			return ts;
+		return DatumGetTimestamp(
+		    DirectFunctionCall2(timestamptz_zone, PointerGetDatum(zone_), TimestampTzGetDatum(ts)));
+	}
+	int64_t to_utc(Timestamp local) {
+		if (zone_ == nullptr)
+			return local;
+		return DatumGetTimestampTz(
+		    DirectFunctionCall2(timestamp_zone, PointerGetDatum(zone_), TimestampGetDatum(local)));
+	}
+
+	FnWindowSpec spec_;
+	Interval width_{};
+	Interval offset_{};
+	bool has_offset_ = false;
+	text *zone_ = nullptr;
+	pg_tz *tz_ = nullptr;
+};
+
 int64_t nominal_usec(const FnWindowSpec &spec) {
 	int64_t days, stride;
-	if (spec.kind != FN_WINDOW_DATE_BIN)
+	if (spec.kind == FN_WINDOW_TIME_BUCKET && spec.stride_month != 0)
+		return int64_t(spec.stride_month) * 30 * USECS_PER_DAY; // a month's usual width, as date_trunc's
+	if (spec.kind != FN_WINDOW_DATE_BIN && spec.kind != FN_WINDOW_TIME_BUCKET)
 		return trunc_unit(spec.unit).nominal_usec;
 	if (__builtin_mul_overflow(int64_t(spec.stride_day), USECS_PER_DAY, &days) ||
 	    __builtin_add_overflow(days, spec.stride_time, &stride))
@@ -238,26 +334,36 @@ int64_t nominal_usec(const FnWindowSpec &spec) {
 // palloc'd chunk, followed by a calendar expression's memo of windows.
 struct FnWindow {
 	PgCalendar calendar;
+	PgBucketRule rule;
+	flownode::ZonedBucketCalendar buckets;
 	TimeWindowExpr expr;
 	FnWindow(const FnWindowSpec &spec, flownode::Window *memo, uint32_t memo_slots)
-	    : calendar(spec), expr(make_expr(spec, memo, memo_slots)) {}
+	    : calendar(spec), rule(spec), buckets(&rule), expr(make_expr(spec, memo, memo_slots)) {}
 
 	// date_bin's windows lie on the grid of its origin: the calendar is never asked
 	// (for a row far from the origin PostgreSQL's date_bin fails, "interval out of
 	// range", but the row's window is still known). A date_trunc of fixed stride
-	// learns its grid from PostgreSQL's first window.
+	// learns its grid from PostgreSQL's first window. time_bucket's windows are
+	// always asked for: months vary, and a zone's changes of offset merge buckets.
 	TimeWindowExpr make_expr(const FnWindowSpec &spec, flownode::Window *memo, uint32_t memo_slots) {
 		if (spec.kind == FN_WINDOW_DATE_BIN)
 			return TimeWindowExpr::fixed_at(nominal_usec(spec), spec.origin, &calendar);
+		if (spec.kind == FN_WINDOW_TIME_BUCKET)
+			return TimeWindowExpr::calendar(nominal_usec(spec), &buckets, memo, memo_slots);
 		if (calendar.fixed_stride())
 			return TimeWindowExpr::fixed(nominal_usec(spec), &calendar);
 		return TimeWindowExpr::calendar(nominal_usec(spec), &calendar, memo, memo_slots);
+	}
+	flownode::WindowCalendar &own_calendar(const FnWindowSpec &spec) {
+		return spec.kind == FN_WINDOW_TIME_BUCKET ? static_cast<flownode::WindowCalendar &>(buckets)
+		                                          : calendar;
 	}
 };
 
 extern "C" FnWindow *fn_window_create(const FnWindowSpec *spec) {
 	return invoke_cpp("window", [&] {
-		if (spec->kind == FN_WINDOW_DATE_BIN && nominal_usec(*spec) <= 0)
+		if ((spec->kind == FN_WINDOW_DATE_BIN || spec->kind == FN_WINDOW_TIME_BUCKET) &&
+		    nominal_usec(*spec) <= 0)
 			throw std::invalid_argument("date_bin stride must be positive");
 		// a fixed stride needs no memo (sized before the calendar exists: the same test)
 		uint32_t slots = spec->kind == FN_WINDOW_DATE_BIN || PgCalendar::fixed_stride_trunc(*spec)
@@ -298,7 +404,7 @@ extern "C" void fn_window_check(const FnWindowSpec *spec) {
 	FnWindow *w = fn_window_create(spec);
 	// PostgreSQL's own window of 2000-01-01: a stride, unit or zone it refuses fails
 	// here (date_bin's windows are otherwise computed without asking it)
-	(void)invoke_cpp("window", [&] { return w->calendar.truncate(0); });
+	(void)invoke_cpp("window", [&] { return w->own_calendar(*spec).truncate(0); });
 	(void)fn_window_of(w, 0);
 	pfree(w);
 }

@@ -18,9 +18,10 @@ extern "C" {
 #endif
 
 typedef enum FnWindowKind {
-	FN_WINDOW_NONE = 0,  /* window-less flow: recomputed whole */
-	FN_WINDOW_DATE_BIN,  /* date_bin(stride, col, origin) */
-	FN_WINDOW_DATE_TRUNC /* date_trunc(unit, col [, zone]) */
+	FN_WINDOW_NONE = 0,   /* window-less flow: recomputed whole */
+	FN_WINDOW_DATE_BIN,   /* date_bin(stride, col, origin) */
+	FN_WINDOW_DATE_TRUNC, /* date_trunc(unit, col [, zone]) */
+	FN_WINDOW_TIME_BUCKET /* time_bucket of months, or in a time zone; date_bin in a zone */
 } FnWindowKind;
 
 #define FN_UNIT_LEN 32
@@ -29,12 +30,17 @@ typedef enum FnWindowKind {
 /* Everything needed to compute a flow's windows, plain data (copied into caches). */
 typedef struct FnWindowSpec {
 	FnWindowKind kind;
-	bool with_time_zone;    /* column is timestamptz */
-	int64_t stride_time;    /* date_bin stride: microseconds part */
-	int32_t stride_day;     /* date_bin stride: days part (months are refused) */
-	int64_t origin;         /* date_bin origin */
+	bool with_time_zone;  /* column is timestamptz */
+	int64_t stride_time;  /* date_bin/time_bucket width: microseconds part */
+	int32_t stride_day;   /* date_bin/time_bucket width: days part */
+	int32_t stride_month; /* time_bucket width: months part (date_bin has none) */
+	int64_t origin;       /* date_bin origin; time_bucket's, in local time */
+	int64_t offset_time;  /* time_bucket's offset: subtracted from the local time, */
+	int32_t offset_day;   /* added back to the bucket */
+	int32_t offset_month;
 	char unit[FN_UNIT_LEN]; /* date_trunc unit, lower case */
-	char zone[FN_ZONE_LEN]; /* date_trunc zone for timestamptz (explicit or the flow's) */
+	char zone[FN_ZONE_LEN]; /* date_trunc zone for timestamptz (explicit or the flow's);
+	                         * time_bucket's local time zone, "" for none */
 } FnWindowSpec;
 
 /* A TimeWindowExpr over PostgreSQL's own date_bin/date_trunc, allocated in the

@@ -15,6 +15,7 @@
 
 #include "query/flow_query.h"
 
+#include "query/bucket_window.h"
 #include "query/determinism.h"
 #include "query/flow_joins.h"
 
@@ -79,8 +80,8 @@ static void canonical_unit(const char *given, char *out) {
 	strlcpy(out, name, FN_UNIT_LEN);
 }
 
-static bool is_window_function(Oid funcid) {
-	switch (funcid) {
+static bool is_window_function(FuncExpr *fe) {
+	switch (fe->funcid) {
 	case F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP:
 	case F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ:
 	case F_DATE_TRUNC_TEXT_TIMESTAMP:
@@ -88,8 +89,33 @@ static bool is_window_function(Oid funcid) {
 	case F_DATE_TRUNC_TEXT_TIMESTAMPTZ_TEXT:
 		return true;
 	default:
-		return false;
+		return fn_is_bucket_window(fe);
 	}
+}
+
+/*
+ * date_bin or date_trunc over `col AT TIME ZONE z` without converting back: the local
+ * time goes back an hour when the zone's offset falls, so its buckets are no
+ * windows of the column. Says which form of the same grouping is one.
+ */
+static Node *strip_relabel(Node *n);
+
+static void refuse_local_time(FuncExpr *fe) {
+	Node *arg = strip_relabel((Node *)lsecond(fe->args));
+	bool is_bin = fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP;
+
+	if (!IsA(arg, FuncExpr) || ((FuncExpr *)arg)->funcid != F_TIMEZONE_TEXT_TIMESTAMPTZ)
+		return;
+	ereport(ERROR,
+	        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+	         errmsg("invalid flow query: a time window over the local time of a timestamptz column must "
+	                "convert its buckets back to timestamptz"),
+	         errdetail("Local times repeat when the zone's offset falls, so buckets of local times are "
+	                   "not ranges of the column."),
+	         is_bin ? errhint("Write date_bin(stride, col AT TIME ZONE 'zone', origin) AT TIME ZONE 'zone', "
+	                          "or flownode.time_bucket(stride, col, 'zone').")
+	                : errhint("Write date_trunc(unit, col, 'zone'), which truncates in that zone and "
+	                          "returns a timestamptz.")));
 }
 
 /*
@@ -99,34 +125,42 @@ static bool is_window_function(Oid funcid) {
 static void read_window(FlowQuery *fq, FuncExpr *fe, const char *timezone) {
 	bool is_bin = (fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMP_TIMESTAMP ||
 	               fe->funcid == F_DATE_BIN_INTERVAL_TIMESTAMPTZ_TIMESTAMPTZ);
+	bool bucket = fn_is_bucket_window(fe);
 	Var *var;
 	FnWindowSpec *spec = &fq->window;
 
 	/* the column itself, or a monotonic function of it whose rows of a window are a
 	 * range of the column's values (query/time_input.c) */
-	if (!fn_time_input_recognize((Node *)lsecond(fe->args), fq->source_rtindex, &fq->input, &var))
+	if (!fn_time_input_recognize(bucket ? fn_bucket_window_time_arg(fe) : (Node *)lsecond(fe->args),
+	                             fq->source_rtindex, &fq->input, &var)) {
+		if (!bucket)
+			refuse_local_time(fe);
 		ereport(ERROR,
 		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 		         errmsg("invalid flow query: the time window must be computed over a column of the source "
 		                "table: a timestamp, timestamptz or date column, or an integer epoch column read by "
 		                "to_timestamp"),
-		         errhint("Write date_bin(stride, col, origin) or date_trunc(unit, col) over such a column, "
-		                 "or over to_timestamp(col), to_timestamp(col / 1000.0) or to_timestamp(col / "
-		                 "1000000.0) for seconds, milliseconds or microseconds since 1970; rows are marked "
-		                 "dirty by that column.")));
+		         errhint("Write date_bin(stride, col, origin), date_trunc(unit, col) or "
+		                 "flownode.time_bucket(width, col) over such a column, or over to_timestamp(col), "
+		                 "to_timestamp(col / 1000.0) or to_timestamp(col / 1000000.0) for seconds, "
+		                 "milliseconds or microseconds since 1970; rows are marked dirty by that column.")));
+	}
 	memset(spec, 0, sizeof(*spec));
 	spec->with_time_zone = fq->input.with_time_zone;
 	fq->time_attnum = var->varattno;
 	fq->time_column = get_attname(fq->source_relid, var->varattno, false);
 
-	if (is_bin) {
+	if (bucket)
+		fn_bucket_window_read(fe, spec);
+	else if (is_bin) {
 		Interval *stride = DatumGetIntervalP(window_const_arg(linitial(fe->args), "stride")->constvalue);
 		Const *origin = window_const_arg(lthird(fe->args), "origin");
 
 		if (stride->month != 0)
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			                errmsg("invalid flow query: date_bin stride must not contain months or years"),
-			                errhint("Use date_trunc('month', ...) for calendar months.")));
+			                errhint("Use date_trunc('month', col) for calendar months, or "
+			                        "flownode.time_bucket('3 months', col) for buckets of several months.")));
 		if (stride->time < 0 || stride->day < 0 || (stride->time == 0 && stride->day == 0))
 			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			                errmsg("invalid flow query: date_bin stride must be positive")));
@@ -178,9 +212,13 @@ static int window_varno(Query *q) {
 		Node *expr = strip_relabel((Node *)tle->expr);
 		Node *time_arg;
 
-		if (!IsA(expr, FuncExpr) || !is_window_function(((FuncExpr *)expr)->funcid))
+		if (!IsA(expr, FuncExpr) || !is_window_function((FuncExpr *)expr))
 			continue;
-		time_arg = strip_relabel((Node *)lsecond(((FuncExpr *)expr)->args));
+		time_arg =
+		    strip_relabel(fn_is_bucket_window((FuncExpr *)expr) ? fn_bucket_window_time_arg((FuncExpr *)expr)
+		                                                        : (Node *)lsecond(((FuncExpr *)expr)->args));
+		if (IsA(time_arg, FuncExpr) && ((FuncExpr *)time_arg)->funcid == F_TIMESTAMP_DATE)
+			time_arg = strip_relabel((Node *)linitial(((FuncExpr *)time_arg)->args)); /* a date column */
 		return IsA(time_arg, Var) && ((Var *)time_arg)->varlevelsup == 0 ? (int)((Var *)time_arg)->varno : 0;
 	}
 	return 0;
@@ -316,7 +354,7 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			                errmsg("invalid flow query: every GROUP BY expression must be an output column"),
 			                errhint("The group keys become the sink's primary key.")));
-		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function(((FuncExpr *)expr)->funcid)) {
+		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function((FuncExpr *)expr)) {
 			window_tle = tle;
 			window_eqop = sgc->eqop;
 			read_window(fq, (FuncExpr *)expr, timezone);

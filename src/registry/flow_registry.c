@@ -191,6 +191,24 @@ static char *get_text(HeapTuple tup, TupleDesc desc, int col) {
 
 	return isnull ? NULL : TextDatumGetCString(d);
 }
+/* A time_bucket window: its width (months too), origin, zone and offset, which
+ * window_unit holds (a date_trunc unit's column, unused by it). */
+static void read_time_bucket(FnWindowSpec *w, HeapTuple tup, TupleDesc desc) {
+	bool isnull;
+	Interval *stride = DatumGetIntervalP(SPI_getbinval(tup, desc, 8, &isnull));
+	char *offset = get_text(tup, desc, 10);
+	char *zone = get_text(tup, desc, 11);
+
+	w->kind = FN_WINDOW_TIME_BUCKET;
+	w->stride_time = stride->time;
+	w->stride_day = stride->day;
+	w->stride_month = stride->month;
+	w->origin = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	if (offset == NULL ||
+	    sscanf(offset, "%d %d " INT64_FORMAT, &w->offset_month, &w->offset_day, &w->offset_time) != 3)
+		elog(ERROR, "flownode: the time_bucket offset of a flow is not valid: \"%s\"", offset ? offset : "");
+	strlcpy(w->zone, zone ? zone : "", FN_ZONE_LEN);
+}
 
 static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	TaskConfig *cfg = palloc0(sizeof(TaskConfig));
@@ -218,7 +236,9 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 		cfg->window.stride_time = stride->time;
 		cfg->window.stride_day = stride->day;
 		cfg->window.origin = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-	} else {
+	} else if (strcmp(kind, "time_bucket") == 0)
+		read_time_bucket(&cfg->window, tup, desc);
+	else {
 		char *unit = get_text(tup, desc, 10);
 		char *zone = get_text(tup, desc, 11);
 
@@ -742,6 +762,12 @@ bool fn_registry_set_backfill(int64 flow_id, int64 from, int64 next, int64 to) {
 	                    4, types, v, n) == 1;
 }
 
+/* time_bucket's offset as window_unit keeps it (read_time_bucket): its months,
+ * days and microseconds, a text no setting (IntervalStyle) changes. */
+static char *bucket_offset_text(const FnWindowSpec *w) {
+	return psprintf("%d %d " INT64_FORMAT, w->offset_month, w->offset_day, w->offset_time);
+}
+
 int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	FlowQuery *fq = def->fq;
 	int64 flow_id;
@@ -754,12 +780,14 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	char *input = fn_time_input_text(&fq->input);
 	bool win = fq->window.kind != FN_WINDOW_NONE;
 	bool bin = fq->window.kind == FN_WINDOW_DATE_BIN;
+	bool bucket = fq->window.kind == FN_WINDOW_TIME_BUCKET;
 	Interval *stride = palloc0(sizeof(Interval));
 
 	memset(n, ' ', sizeof(n));
 	n[24] = '\0';
 	stride->time = fq->window.stride_time;
 	stride->day = fq->window.stride_day;
+	stride->month = fq->window.stride_month;
 	v[0] = CStringGetTextDatum(def->settings.flow_name);
 	v[1] = ObjectIdGetDatum(def->settings.owner);
 	v[2] = ObjectIdGetDatum(fq->source_relid);
@@ -767,10 +795,15 @@ int64 fn_registry_insert_flow(const FlowDefinition *def) {
 	v[4] = win ? DirectFunctionCall1(namein, CStringGetDatum(fq->time_column)) : (n[4] = 'n', 0);
 	v[5] = win ? Int16GetDatum(fq->time_attnum) : (n[5] = 'n', 0);
 	v[6] = win ? CStringGetTextDatum(def->window_text) : (n[6] = 'n', 0);
-	v[7] = win ? CStringGetTextDatum(bin ? "date_bin" : "date_trunc") : (n[7] = 'n', 0);
-	v[8] = bin ? IntervalPGetDatum(stride) : (n[8] = 'n', 0);
-	v[9] = bin ? Int64GetDatum(fq->window.origin) : (n[9] = 'n', 0);
-	v[10] = (win && !bin) ? CStringGetTextDatum(fq->window.unit) : (n[10] = 'n', 0);
+	v[7] = win ? CStringGetTextDatum(bin      ? "date_bin"
+	                                 : bucket ? "time_bucket"
+	                                          : "date_trunc")
+	           : (n[7] = 'n', 0);
+	v[8] = bin || bucket ? IntervalPGetDatum(stride) : (n[8] = 'n', 0);
+	v[9] = bin || bucket ? Int64GetDatum(fq->window.origin) : (n[9] = 'n', 0);
+	v[10] = bucket          ? CStringGetTextDatum(bucket_offset_text(&fq->window))
+	        : (win && !bin) ? CStringGetTextDatum(fq->window.unit)
+	                        : (n[10] = 'n', 0);
 	v[11] = (win && !bin && fq->window.zone[0]) ? CStringGetTextDatum(fq->window.zone) : (n[11] = 'n', 0);
 	v[12] = win ? BoolGetDatum(fq->window.with_time_zone) : (n[12] = 'n', 0);
 	v[13] = CStringGetTextDatum(def->stored_query);

@@ -110,6 +110,19 @@ sub executor
 		src_files => $src_files, tmp => $tmp, verbose => $o{verbose});
 }
 
+# The window function a flow's query groups by, for the case's line: which shapes
+# a run exercised shows in its log.
+sub window_tag
+{
+	my ($flow) = @_;
+	my $q = $flow->{query} // '';
+	return '/zoned_date_bin' if $q =~ /date_bin\(.*AT TIME ZONE/;
+	return '/time_bucket' if $q =~ /flownode\.time_bucket\(/;
+	return '/date_bin' if $q =~ /date_bin\(/;
+	return '/date_trunc' if $q =~ /date_trunc\(/;
+	return '';
+}
+
 sub run_case
 {
 	my ($n, $case_seed) = @_;
@@ -120,7 +133,7 @@ sub run_case
 	note(sprintf('case %d: seed %d, %s, %d steps%s, flows %s, %d refusals',
 		$n, $case_seed, describe($case), scalar @{ $case->{steps} },
 		$promotions ? ", $promotions promotion" . ($promotions > 1 ? 's' : '') : '',
-		join(' ', map { "$_->{name}:$_->{kind}" } @{ $case->{flows} }),
+		join(' ', map { "$_->{name}:$_->{kind}" . window_tag($_) } @{ $case->{flows} }),
 		scalar @{ $ex->{refusals} }));
 	note("  refused: $_") for grep { /create_flow/ } @{ $ex->{refusals} };
 	if (!$failure)

@@ -14,7 +14,9 @@
 #     resumed;
 #   - a flow joining a dimension table: its dimension is found again from the query
 #     when the flow is bound, with its triggers, so a write to the dimension after the
-#     restore reaches the sink (without it the sink kept the old region, silently).
+#     restore reaches the sink (without it the sink kept the old region, silently);
+#   - time_bucket windows (months in a zone with an offset) and date_bin in a zone:
+#     their window kind, zone and offset come back, and stay exact across a DST change.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -93,6 +95,17 @@ INSERT INTO cpu SELECT timestamptz '2024-01-01' + i * interval '1 minute', chr(9
 SELECT flownode.create_flow('by_region', 'by_region',
   $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, hosts.region, count(*) AS n, sum(v) AS s
        FROM cpu JOIN hosts USING (host) GROUP BY 1, 2$q$, eval_interval => '1 hour');
+-- time_bucket windows: months in a zone with an offset, and date_bin in a zone
+CREATE TABLE tz_ev (ts timestamptz NOT NULL, v int);
+CREATE INDEX ON tz_ev (ts);
+INSERT INTO tz_ev SELECT timestamptz '2024-10-01 00:00+00' + i * interval '7 minutes', i
+  FROM generate_series(0, 9999) i;
+SELECT flownode.create_flow('tb_month', 'tb_month',
+  $q$SELECT flownode.time_bucket('1 month', ts, 'America/New_York', "offset" => '6 hours') AS m,
+            count(*) AS n, sum(v) AS s FROM tz_ev GROUP BY 1$q$);
+SELECT flownode.create_flow('zoned_15m', 'zoned_15m',
+  $q$SELECT date_bin('15 minutes', ts AT TIME ZONE 'America/New_York', timestamp '2000-01-01')
+              AT TIME ZONE 'America/New_York' AS b, count(*) AS n FROM tz_ev GROUP BY 1$q$);
 });
 ok(fn_wait_worker($node, 'src', $_), "worker of $_ runs") for qw(recent temp_monitoring m_hourly m_daily);
 # pending at dump time
@@ -192,6 +205,20 @@ $node->safe_psql('r', q{UPDATE hosts SET region = 'sa' WHERE host = 'b'});
 $node->safe_psql('r', "SELECT flownode.flush_flow('by_region')");
 is(fn_sink_diff($node, 'r', 'by_region', $region_query), '0',
 	'by_region: a write to its dimension after the restore reaches the sink');
+
+# time_bucket windows come back as they were: a row in New York's repeated hour
+# after the restore reaches both sinks
+my %tz_query = (
+	tb_month => q{SELECT flownode.time_bucket('1 month', ts, 'America/New_York', "offset" => '6 hours') AS m,
+            count(*) AS n, sum(v) AS s FROM tz_ev GROUP BY 1},
+	zoned_15m => q{SELECT date_bin('15 minutes', ts AT TIME ZONE 'America/New_York', timestamp '2000-01-01')
+              AT TIME ZONE 'America/New_York' AS b, count(*) AS n FROM tz_ev GROUP BY 1});
+$node->safe_psql('r', q{INSERT INTO tz_ev VALUES ('2024-11-03 01:20-04', 1000), ('2024-11-03 01:05-05', 1001)});
+for my $f (sort keys %tz_query)
+{
+	$node->safe_psql('r', "SELECT flownode.flush_flow('$f')");
+	is(fn_sink_diff($node, 'r', $f, $tz_query{$f}), '0', "$f: exact after a write and a flush after the restore");
+}
 
 # the waiting flow starts when its source is created
 $node->safe_psql('r', q{

@@ -1,7 +1,7 @@
 # Each flow keeps its own statements and fold in a shared pool worker (issue 29.1;
 # docs/internals.md §6, "Each flow's statements and fold"): one worker
 # (flownode.max_workers = 1) refreshes two flows in turn, and each folds its open
-# window's new rows (the flows view's folded_refreshes), where one set per process
+# window's new rows (flow_info's folded_refreshes), where one set per process
 # was freed at every turn to the other flow and neither ever folded. A relcache
 # invalidation of a flow whose set is kept while the worker serves the other (a
 # RENAME COLUMN of its source) makes it analyse and prepare again, and every sink
@@ -55,9 +55,9 @@ ok(fn_poll($node, 'postgres',
 # a fold, the next ones fold.
 for (1 .. 4) { write_and_flush(1); write_and_flush(2); }
 my $folds = $node->safe_psql('postgres',
-	"SELECT string_agg(flow_name || '=' || folded_refreshes, ',' ORDER BY flow_name) FROM flownode.flows");
+	"SELECT string_agg(flow_name || '=' || folded_refreshes, ',' ORDER BY flow_name) FROM flownode.flow_info");
 note("folded refreshes: $folds");
-is($node->safe_psql('postgres', 'SELECT bool_and(folded_refreshes >= 3) FROM flownode.flows'),
+is($node->safe_psql('postgres', 'SELECT bool_and(folded_refreshes >= 3) FROM flownode.flow_info'),
 	't', 'each flow folds while the worker refreshes them in turn');
 is(diff(1) + diff(2), 0, 'both sinks equal their queries');
 

@@ -202,11 +202,65 @@ my @UNITS = qw(second minute hour day week month quarter year decade century
 my @TRUNC_ZONES = ('Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'UTC',
 	'Australia/Lord_Howe');
 
+# flownode.time_bucket (TimescaleDB's) and date_bin in a time zone: fixed widths
+# with TimescaleDB's origin, an origin or an offset; months and years; the timezone
+# form with its origin or offset (buckets in local time, merged across DST
+# changes); date_bin(w, ts AT TIME ZONE z, o) AT TIME ZONE z.
+my @BUCKET_MONTHS = ('1 month', '2 months', '3 months', '1 year', '5 months');
+my @BUCKET_OFFSETS = ('7 hours', '-2.5 minutes', '30 seconds', '1 hour 15 minutes');
+my @DATE_BUCKET_WIDTHS = ('1 day', '3 days', '7 days');
+
+sub gen_bucket_window
+{
+	my ($r, $texpr, $btype) = @_;
+	my $type = $btype;
+	my $months = $r->chance(0.35);
+	my $width =
+	    $months ? $r->pick(@BUCKET_MONTHS)
+	  : $btype eq 'date' ? $r->pick(@DATE_BUCKET_WIDTHS)
+	  :                    $r->pick(@STRIDES);
+	if ($btype eq 'timestamptz' && $r->chance(0.45))
+	{
+		my $zone = $r->pick(@TRUNC_ZONES);
+		if (!$months && $r->chance(0.4))
+		{
+			my $origin = $r->pick(@ORIGINS);
+			return {
+				sql => "date_bin('$width', $texpr AT TIME ZONE '$zone', timestamp '$origin')"
+				  . " AT TIME ZONE '$zone'",
+				type => 'timestamptz'
+			};
+		}
+		my $extra = $r->pick('', '', ", origin => timestamptz '2001-02-03 04:05+01'",
+			", \"offset\" => '" . $r->pick(@BUCKET_OFFSETS) . "'");
+		return { sql => "flownode.time_bucket('$width', $texpr, '$zone'$extra)", type => 'timestamptz' };
+	}
+	my $how = $r->pick('plain', 'origin', 'offset');
+	my $extra = '';
+	if ($how eq 'origin')
+	{
+		my $otype = $btype;
+		my $origin = $r->pick(@ORIGINS);
+		$origin = substr($origin, 0, 10) if $btype eq 'date';
+		$origin .= ' 00:00' if $otype eq 'timestamptz' && $origin !~ /:/;
+		$origin .= $r->pick('+00', '+05:30', '-03') if $otype eq 'timestamptz';
+		$extra = ", $otype '$origin'";
+	}
+	elsif ($how eq 'offset')
+	{
+		# days are whole days over a date; hours and less over a timestamptz
+		my $off = $btype eq 'date' ? $r->pick('1 day', '2 days') : $r->pick(@BUCKET_OFFSETS);
+		$extra = ", '$off'::interval";
+	}
+	return { sql => "flownode.time_bucket('$width', $texpr$extra)", type => $type };
+}
+
 # A window over $texpr, whose type is $btype; returns { sql, type } where type
 # is the window column's type.
 sub gen_window
 {
 	my ($r, $texpr, $btype) = @_;
+	return gen_bucket_window($r, $texpr, $btype) if $r->chance(0.3);
 	if ($r->chance(0.55))
 	{
 		my $stride = $r->pick($btype eq 'date' ? @DATE_STRIDES : @STRIDES);
