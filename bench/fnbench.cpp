@@ -591,7 +591,8 @@ int cmd_freshness(int argc, char **argv) {
 	std::string q = "SELECT (extract(epoch FROM minute) * 1000000)::bigint, writer, max_seq FROM " + sink +
 	                " WHERE minute >= now() - interval '5 minutes'";
 	std::string rq = "SELECT runs, extract(epoch FROM last_run_duration) * 1000, "
-	                 "extract(epoch FROM clock_timestamp() - last_run_at), worker_pid FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, last_run_duration FROM flownode.flow_info) i "
+	                 "extract(epoch FROM clock_timestamp() - last_run_at), worker_pid FROM flownode.flows "
+	                 "NATURAL JOIN (SELECT flow_id, runs, last_run_duration FROM flownode.flow_info) i "
 	                 "WHERE flow_name = '" +
 	                 flow + "'";
 	long polls = 0, last_runs = -1;

@@ -420,17 +420,17 @@ static void write_history(const Run *run, const ErrorData *edata) {
 
 	if (kind == FN_RUN_REFRESH && !run->from_shared)
 		kind = FN_RUN_FLUSH;
-	fn_history_write(&(FnRunRecord){.flow_id = task->cfg->flow_id,
-	                                .kind = kind,
-	                                .start = run->start,
-	                                .end = GetCurrentTimestamp(),
-	                                .windows = run->windows,
-	                                .rows_read = run->rows_read,
-	                                .rows_written = edata == NULL ? run->rows : 0,
-	                                .folded = edata == NULL && run->kind->folds &&
-	                                          fn_refresh_folding(task->cfg->flow_id),
-	                                .sqlstate = edata != NULL ? edata->sqlerrcode : 0,
-	                                .error = edata != NULL ? edata->message : NULL});
+	fn_history_write(
+	    &(FnRunRecord){.flow_id = task->cfg->flow_id,
+	                   .kind = kind,
+	                   .start = run->start,
+	                   .end = GetCurrentTimestamp(),
+	                   .windows = run->windows,
+	                   .rows_read = run->rows_read,
+	                   .rows_written = edata == NULL ? run->rows : 0,
+	                   .folded = edata == NULL && run->kind->folds && fn_refresh_folding(task->cfg->flow_id),
+	                   .sqlstate = edata != NULL ? edata->sqlerrcode : 0,
+	                   .error = edata != NULL ? edata->message : NULL});
 	if (fn_history_prune_due(++task->history_writes))
 		fn_history_prune(task->cfg->flow_id);
 }
