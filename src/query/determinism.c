@@ -458,7 +458,7 @@ static bool template_localized(const char *tmpl, bool numbers) {
 }
 
 static void check_template(const Walk *w, int location, const char *what, Oid fn, List *args, bool numbers) {
-	Node *arg = list_length(args) >= 2 ? (Node *)lsecond(args) : NULL;
+	Node *arg = args != NIL && list_length(args) >= 2 ? (Node *)lsecond(args) : NULL;
 	Node *folded;
 
 	while (arg != NULL && IsA(arg, NamedArgExpr))

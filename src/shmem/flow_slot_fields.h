@@ -27,11 +27,12 @@ struct FlowSlot {
 	TimestampTz hold_until;           /* no restart before (DROP DATABASE in progress) */
 	TimestampTz drop_db_until;        /* DROP DATABASE in progress: no worker attaches before */
 	pid_t reserved_by;                /* an uncommitted create_flow holds it: neither start nor free it */
-	uint64 acquired_seq;              /* bumped whenever someone claims the slot: garbage collection
-	                                   * frees a slot only if nobody claimed it meanwhile */
 	/* the attached worker is inside a turn of this flow (a run, a flush, a request:
 	 * fn_slot_begin_turn): the flow is not handed to another worker meanwhile */
 	bool worker_busy;
+	bool paused;         /* set by the commit that bumps config_seq (below) */
+	uint64 acquired_seq; /* bumped whenever someone claims the slot: garbage collection
+	                      * frees a slot only if nobody claimed it meanwhile */
 	/* when the attached worker means to serve the flow next (its next evaluation or
 	 * backfill chunk, published at the end of each turn): a worker stuck in another
 	 * flow's turn past it hands the flow over (fn_slots_hand_over) */
@@ -63,7 +64,6 @@ struct FlowSlot {
 	 * its configuration again; `paused` is set at that commit too, so a flush that
 	 * waits sees a pause at once (the catalog holds the truth across restarts) */
 	uint64 config_seq;
-	bool paused;
 
 	/* the flows view's lag: the commit time of the oldest change that may not be in
 	 * the sink yet. dirty_since goes with the dirty set (set by the first commit into
