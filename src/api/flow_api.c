@@ -1,6 +1,6 @@
 /*
  * flow_api.c: the SQL API: create_flow, drop_flow, flush_flow, refresh_flow, and the
- * steering calls alter_flow, pause_flow, resume_flow (docs/user-guide.md).
+ * steering calls alter_flow, pause_flow, resume_flow (docs/reference.md).
  * Everything create_flow does happens in the caller's transaction, so a failure
  * leaves no flow, trigger, sink or worker behind; workers are started and stopped
  * only when that transaction commits.
@@ -421,13 +421,14 @@ static FlowQuery *analyse_query(const CreateFlowArgs *a, const char *timezone, c
 		                   w->eval_interval),
 		         errhint("%s", _(w->now_hint))));
 	if (fq->window.kind == FN_WINDOW_NONE && a->expire_after != NULL)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-		                errmsg("a flow whose query has no time window cannot have %s", w->expire_after),
-		                errhint(fq->shape == FLOW_SHAPE_COPY
-		                            ? "A flow without aggregation has windows when it outputs a NOT NULL "
-		                              "timestamp column of its source."
-		                            : "Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a "
-		                              "timestamp column.")));
+		ereport(ERROR,
+		        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		         errmsg("a flow whose query has no time window cannot have %s", w->expire_after),
+		         errhint(fq->shape == FLOW_SHAPE_COPY
+		                     ? "A flow without aggregation has windows when it outputs a NOT NULL "
+		                       "timestamp column of its source."
+		                     : "Group by date_bin(...), date_trunc(...) or flownode.time_bucket(...) over a "
+		                       "timestamp column.")));
 	return fq;
 }
 

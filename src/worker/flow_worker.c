@@ -1,5 +1,5 @@
 /*
- * flow_worker.c: the seed's BatchingTask, one per flow, run by the pool's workers
+ * flow_worker.c: GreptimeDB's BatchingTask, one per flow, run by the pool's workers
  * (docs/internals.md §6). A pool worker is connected to one database and serves
  * one or many of its flows, each with its own task (settings, window, buffers,
  * budget, backoff, schedule).
@@ -420,17 +420,17 @@ static void write_history(const Run *run, const ErrorData *edata) {
 
 	if (kind == FN_RUN_REFRESH && !run->from_shared)
 		kind = FN_RUN_FLUSH;
-	fn_history_write(&(FnRunRecord){.flow_id = task->cfg->flow_id,
-	                                .kind = kind,
-	                                .start = run->start,
-	                                .end = GetCurrentTimestamp(),
-	                                .windows = run->windows,
-	                                .rows_read = run->rows_read,
-	                                .rows_written = edata == NULL ? run->rows : 0,
-	                                .folded = edata == NULL && run->kind->folds &&
-	                                          fn_refresh_folding(task->cfg->flow_id),
-	                                .sqlstate = edata != NULL ? edata->sqlerrcode : 0,
-	                                .error = edata != NULL ? edata->message : NULL});
+	fn_history_write(
+	    &(FnRunRecord){.flow_id = task->cfg->flow_id,
+	                   .kind = kind,
+	                   .start = run->start,
+	                   .end = GetCurrentTimestamp(),
+	                   .windows = run->windows,
+	                   .rows_read = run->rows_read,
+	                   .rows_written = edata == NULL ? run->rows : 0,
+	                   .folded = edata == NULL && run->kind->folds && fn_refresh_folding(task->cfg->flow_id),
+	                   .sqlstate = edata != NULL ? edata->sqlerrcode : 0,
+	                   .error = edata != NULL ? edata->message : NULL});
 	if (fn_history_prune_due(++task->history_writes))
 		fn_history_prune(task->cfg->flow_id);
 }
@@ -1393,7 +1393,7 @@ static bool balance(TimestampTz *next_look) {
 }
 
 /*
- * A pool worker (the seed's start_executing_loop over many tasks): each turn, the
+ * A pool worker (GreptimeDB's start_executing_loop over many tasks): each turn, the
  * pool's balance, then one flow's request, else the flow due soonest, else a sleep
  * until one is due or the latch is set.
  */
