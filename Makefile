@@ -58,6 +58,13 @@ unit-sanitize:
 bench:
 	$(MAKE) -C bench run
 
+# fails when docs/reference.md misses a function, view, view column or setting of the
+# extension script and src/flownode.c, names one that does not exist, or when a link
+# between the documents is broken (test/docs_check.pl)
+.PHONY: docs-check
+docs-check:
+	perl test/docs_check.pl
+
 FORMAT = clang-format-14
 FORMAT_FILES = $(HEADERS) $(C_SRCS) $(CXX_SRCS) $(wildcard test/unit/*.cpp bench/*.cpp)
 format:

@@ -8,7 +8,7 @@
 # backend runs under callgrind: COPY of N rows (in time order, then scattered over
 # a year) into each table, and a loop of single-row transactions (a new window each
 # commit, then the same window; and, no flow against one flow, in time order and at
-# random times within one day, issue 20's targets). Only the statement is counted
+# random times within one day, the targets of the benchmark). Only the statement is counted
 # (--toggle-collect: parse, analysis, planning, execution and commit). Writes
 # results/callgrind.md: instructions per row (COPY, multi-row) or
 # per transaction, the flow's extra over the baseline, and the functions that make
@@ -16,7 +16,7 @@
 #
 # Partitioned sources: two tables partitioned by range on ts with a daily partition
 # for every day of 2024 and a default partition (no flow, and the first flow), get
-# the same COPYs through the parent (issue 19: at most 1.05x).
+# the same COPYs through the parent (target: at most 1.05x).
 # CALLGRIND_ONLY=partitioned runs only that case, and prints its table without
 # writing results/callgrind.md.
 set -euo pipefail
@@ -288,7 +288,7 @@ lines += ["", f"| {tx:,} single-row transactions (PL/pgSQL loop with COMMIT) | i
           f"| 5 flows, same window (records skipped) | {sw5 / tx:,.0f} (+{(sw5 - b) / tx:,.0f}) |",
           f"| 5 flows, new window each commit (one record per flow) | {nw5 / tx:,.0f} (+{(nw5 - b) / tx:,.0f}; "
           f"+{(nw5 - sw5) / tx:,.0f} over the same window) |", "",
-          "| single-row transactions, no flow vs 1 flow (issue 20) | no flow (instr/tx) | 1 flow | ratio |",
+          "| single-row transactions, no flow vs 1 flow | no flow (instr/tx) | 1 flow | ratio |",
           "|---|---|---|---|"]
 for mode, label in (("inorder", "in time order (0.6 s apart)"), ("day", "random times within one day")):
     b_, f_ = tot["tx_" + mode + "_cg_base"], tot["tx_" + mode + "_cg_f1"]

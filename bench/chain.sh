@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# ---- issues 21.3 and 21.4: chains of flows, epoch time columns ---------------
+# ---- chains of flows, epoch time columns ---------------
 # Sourced by run.sh (section "chain"); uses its helpers (sql, rec, section_*,
 # wait_active, $FB, $CONN, $RAW, $MODE). Reported by report_chain.py.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The statements a pool worker keeps per flow (issue 29.1: each flow keeps its own
+# The statements a pool worker keeps per flow (each flow keeps its own
 # task, plans included; src/refresh/refresh_plans.c). One worker
 # (flownode.max_workers = 1) serves PLANS_FLOWS + PLANS_BEYOND flows; each refresh is one row
 # written at now() and flush_flow of its flow, and its cost is the worker's time on

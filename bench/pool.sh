@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# ---- issue 29: many flows on a bounded pool of workers -----------------------
+# ---- many flows on a bounded pool of workers -----------------------
 # Sourced by run.sh (section "pool"); uses its helpers (rec, meta, log, section_*,
 # $FB, $RAW, $MODE, $PGBENCH). Reported by report_pool.py. The section starts its own
 # throwaway clusters, since it needs PostgreSQL's default max_worker_processes = 8
@@ -47,7 +47,7 @@ else
   FRESH_SECONDS=15
   SLOW_LOCK_S=10
 fi
-FRESH_RATE=200      # rows/s per source (issue 29)
+FRESH_RATE=200      # rows/s per source
 # shellcheck disable=SC2034  # read through SIZE_VARS (the report's target)
 POOL_BUDGET_MS=1000 # one refresh's budget in time: the adaptive row budget is halved after a refresh over 1 s
 SIZE_VARS+=" POOL_FLOWS POOL_SOURCES POOL_BIG POOL_BURST POOL_LR_ROWS POOL_IDLE_S FRESH_FLOWS FRESH_SECONDS FRESH_RATE SLOW_LOCK_S POOL_BUDGET_MS"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 29's last target: the write path unchanged by the pool of workers. Runs
+# The pool's last target: the write path unchanged by the pool of workers. Runs
 # bench/callgrind.sh (instruction counts, deterministic) for two builds, each
 # installed in a private copy of PostgreSQL so that neither replaces the other's
 # flownode.so: the commit before the pool was merged (the first parent of the merge

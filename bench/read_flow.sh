@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# ---- issue 21.2: exact real-time reads (read_flow) ----------------------------
+# ---- exact real-time reads (read_flow) ----------------------------
 # Sourced by run.sh (section "read"); uses its helpers (sql, rec, rotate, section_*,
 # wait_active, $FB, $CONN, $RAW, $MODE). Reported by report_read.py.
 #

@@ -149,7 +149,7 @@ for method, label, target1, unit in METHODS:
         ingest_ratio[(method, order)] = res
         r1, r5 = res["f1"][0], res["f5"][0]
         if method == "single_c4":
-            # issue 20.6: throughput with one flow at least 0.95 of the plain table's
+            # target: throughput with one flow at least 0.95 of the plain table's
             tr = [1 / x for x in res["f1"][1] if x]
             add("20.6", f"{label}, {olabel}, 1 flow: tps ratio flow / no flow", fr(tr), "≥ 0.95",
                 None if not tr else median(tr) >= 0.95)
@@ -277,7 +277,7 @@ parse to commit. Instructions are deterministic: where the timed ratios swing wi
 machine, these do not (they do not see I/O, cache misses or lock waits either). Per row
 (COPY, multi-row) or per transaction; the function-level breakdown of every difference is in
 [`callgrind.md`](callgrind.md). The partitioned parent has a partition per day of 2024 and a
-default one (issue 19.1).
+default one.
 
 | case | no flow | 1 flow | 5 flows | 1 flow ratio | 5 flows ratio |
 |---|---|---|---|---|---|
@@ -420,7 +420,7 @@ if micro or rec_cost is not None:
                   f"covered check, COMMIT publication under the slot's lock).", ""]
     sections.append("\n".join(lines))
 
-# ---- issue 20.1: one sparse transaction ------------------------------------------
+# ---- one sparse transaction ------------------------------------------
 
 
 def runs_of(d):
@@ -496,7 +496,7 @@ not counted, as the user guide says); such a sample without a refresh in flight,
 row: {untruthful}. The watched flush took {fms(val('sparse', 'watchedflush', '0'), 0)}.
 """)
 
-# ---- issue 20.6: backfill at the largest size -----------------------------------
+# ---- backfill at the largest size -----------------------------------
 
 bf_flush, bf_rows = sel("backfill", "flush"), val("backfill", "rows")
 bf_plain = sel("backfill", "plain")
@@ -534,7 +534,7 @@ callgrind.sh when it is part of the run), their indexes and VACUUM {meta.get('sc
 (untimed). The INSERT ... SELECT runs with the server's defaults (JIT on), as a user's would.
 """)
 
-# ---- issue 20.4: one-window refresh at three sizes -----------------------------
+# ---- one-window refresh at three sizes -----------------------------
 
 rsizes = sorted({int(meta[k]) for k in ("SC_SMALL", "SC_MID", "SC_BIG") if k in meta})
 rflush = {n: sel("refresh", f"flush{n}") for n in rsizes}
@@ -595,7 +595,7 @@ After the rounds the smallest sink was compared with the refreshed materialized 
 {'identical' if check == 0 else f'{check} rows differ'}.
 """)
 
-# ---- issue 20.3: JIT --------------------------------------------------------------
+# ---- JIT --------------------------------------------------------------
 
 jon, joff = sel("jit", "jiton"), sel("jit", "jitoff")
 if jon and joff:
@@ -622,7 +622,7 @@ available in this server (`pg_jit_available()`): {'yes' if avail else 'NO'}.
 | jit = off | {msruns(joff)} | {', '.join(f"{joff[k][1]:,.0f}" for k in sorted(joff, key=int))} | {', '.join(f'{x:.0f}' for x in roff)} |
 """)
 
-# ---- issue 20.2: scattered late rows ------------------------------------------------
+# ---- scattered late rows ------------------------------------------------
 
 sc_parts = []
 for idx, label in (("idx", "with the time index"), ("scan", "without an index on the time column")):
@@ -682,7 +682,7 @@ After both, the sink equals the query in every window a late row touched:
 """)
     sections.extend(sc_parts)
 
-# ---- issue 20.3: interrupts -------------------------------------------------------
+# ---- interrupts -------------------------------------------------------
 
 term, stop = sel("interrupt", "terminate"), sel("interrupt", "stop")
 if term or stop:
@@ -721,7 +721,7 @@ return (served by the next worker, which reloads the durable record). Then the s
         + ("\n" + "\n".join(f"| pg_ctl stop -m fast | {stop[k][2]:,.0f} | {stop[k][0]:,.1f} | the stop took {stop[k][1]:,.0f} ms |"
                            for k in sorted(stop, key=int)) if stop else "") + "\n")
 
-# ---- issue 20.4: freshness at three rates -------------------------------------------
+# ---- freshness at three rates -------------------------------------------
 
 fcsv = os.path.join(RAW, "freshness.csv")
 if os.path.exists(fcsv):
@@ -873,7 +873,7 @@ all processes, from `/proc/stat`, over the segment; *the flow's worker*: its sha
 95% of it, or the machine is at least 90% busy without the flow's worker; the target applies
 up to there. *First → last 15 s*: the p99 lag of the transactions committed in the first and
 the last 15 s of the segment (the open window fills through the minute: a refresh that
-re-aggregated all of it would slow down through the minute; one that folds, issue 20.5,
+re-aggregated all of it would slow down through the minute; one that folds,
 reads the rows written since the last refresh).
 
 | requested rows/s | achieved | late sends | machine CPU | the flow's worker | p50 | p99 | max | p99 first → last 15 s | refreshes (duration) | |
@@ -1069,7 +1069,7 @@ After the rounds the sink was compared with the view: {'identical' if check == 0
 
 dimension_section()
 
-# ---- issue 21.2: exact real-time reads (report_read.py) -------------------------
+# ---- exact real-time reads (report_read.py) -------------------------
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_read import read_flow_report  # noqa: E402

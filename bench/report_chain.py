@@ -1,4 +1,4 @@
-# Issues 21.3 and 21.4, chains of flows and epoch time columns: the report of
+# Chains of flows and epoch time columns: the report of
 # run.sh's "chain" section (bench/chain.sh). Called by report.py with its helpers;
 # adds summary rows and one detail section.
 

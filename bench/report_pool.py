@@ -1,4 +1,4 @@
-# Issue 29, many flows on a bounded pool of workers: the report of run.sh's "pool"
+# Many flows on a bounded pool of workers: the report of run.sh's "pool"
 # section (bench/pool.sh). Called by report.py with its helpers; adds summary rows
 # (each figure beside its target) and one detail section. The write path's
 # instruction counts against the build before the pool are bench/pool_callgrind.sh's

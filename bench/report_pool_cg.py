@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 29, the write path unchanged: compares the raw instruction counts of two
+"""The write path unchanged by the pool of workers: compares the raw instruction counts of two
 runs of bench/callgrind.sh (raw/callgrind.tsv of the build before the pool and of
 today's) and prints a markdown table: per case the instructions per row or
 transaction in both builds, the flow / no-flow ratio of each, and today's ratio
@@ -53,7 +53,7 @@ def main():
             lines.append(f"| {LABEL[key[0]]}{order} | {per} ({rows:,}) | {b[0] / rows:,.0f} / {t[0] / rows:,.0f} | "
                          f"{col} | {fb / rows:,.0f} / {ft / rows:,.0f} | {rb:.4f}x / {rt:.4f}x | {d * 100:+.2f} % | "
                          f"{'PASS' if abs(d) <= 0.01 else 'FAIL'} |")
-    print(f"# The write path before and after the pool (issue 29)\n\n`bench/pool_callgrind.sh`: "
+    print(f"# The write path before and after the pool\n\n`bench/pool_callgrind.sh`: "
           f"`bench/callgrind.sh` for {bname} (before the pool) and {tname} (today), each built and installed in its "
           f"own copy of PostgreSQL.\n")
     print("\n".join(lines))

@@ -1,4 +1,4 @@
-# Issue 21.2, exact real-time reads: the report of run.sh's "read" section
+# Exact real-time reads: the report of run.sh's "read" section
 # (bench/read_flow.sh). Called by report.py with its helpers; adds summary rows and
 # one detail section.
 

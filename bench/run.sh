@@ -52,8 +52,8 @@ fi
 has_section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # ---- sizes -------------------------------------------------------------------
-# Scaled for issue 20 on this 2-core machine (the full run must stay within 15
-# minutes, also while other work shares the machine): the issue's 2M/20M/60M-row tables
+# Scaled for this 2-core machine (the full run must stay within 15
+# minutes, also while other work shares the machine): the target's 2M/20M/60M-row tables
 # alone take longer than that to generate, index and read there, so the one-window
 # refresh runs at 1M/4M/12M rows (flat over 12x instead of 30x), the scattered late
 # rows, JIT and interrupt cases at 4M, the backfill at 12M; the sparse transaction has
@@ -148,13 +148,13 @@ SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS 
   SP_ROWS SP_ROUNDS SC_SMALL SC_MID SC_BIG R_ROUNDS R_MV_ROUNDS BF_PLAIN JIT_WINDOWS JIT_ROUNDS SC_LATE SC_ROUNDS
   SC_NOIDX_ROUNDS INT_ROUNDS F_SCHEDULE F_ALIGN Y_DAYS Y_PER_MIN Y_PAIRS B_PAIRS IDLE_FLOWS IDLE_SECONDS IDLE_FAST_SECONDS
   BUSY_FLOWS BUSY_ROWS BUSY_PAIRS CG_ROWS CG_MULTI_ROWS CG_TX"
-# issue 21.2 (read_flow): its section, sizes and bench_read
+# read_flow: its section, sizes and bench_read
 # shellcheck source=read_flow.sh
 . "$BENCH/read_flow.sh"
-# issues 21.3 and 21.4 (chains, epoch time): its section, sizes and bench_chain
+# chains and epoch time: its section, sizes and bench_chain
 # shellcheck source=chain.sh
 . "$BENCH/chain.sh"
-# issue 29 (the pool of workers): its section, sizes and bench_pool
+# the pool of workers: its section, sizes and bench_pool
 # shellcheck source=pool.sh
 . "$BENCH/pool.sh"
 # BENCH_<NAME> in the environment overrides a size
@@ -492,7 +492,7 @@ fb_rec() {
 
 flow_value() { sql -c "SELECT $2 FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, folded_refreshes FROM flownode.flow_info) i WHERE flow_name = '$1'"; }
 
-# ---- issue 20.1: one sparse transaction --------------------------------------
+# ---- one sparse transaction --------------------------------------
 # One INSERT of SP_ROWS rows spread evenly over years 1-9999 (the issue's 521,671
 # rows 7 days apart, scaled) into a source with a time index and a 1-minute flow
 # (eval_interval 1 hour: only flush_flow refreshes). Timed: flush_flow against one
@@ -553,7 +553,7 @@ bench_sparse() {
   section_end sparse
 }
 
-# ---- the large tables (issue 20.2-20.4, 20.6) ----------------------------------
+# ---- the large tables ----------------------------------
 # sc_N: N rows (ts, v), one every 0.6 s from 2024-01-01 (100 per 1-minute window),
 # UNLOGGED (no WAL while they are generated: what is measured reads them, and reading
 # does not depend on it), with the flow sc_N_f (date_bin 1 minute -> count, sum, max;
@@ -635,7 +635,7 @@ scale_index() {
 # wts N K: the start of the K-th window of sc_N
 wts() { date -u -d "2024-01-01 00:00:00 UTC + $2 minutes" '+%Y-%m-%d %H:%M:%S+00'; }
 
-# ---- issue 20.6: a backfill of SC_BIG rows ------------------------------------
+# ---- a backfill of SC_BIG rows ------------------------------------
 # The flow of sc_SC_BIG has every window of its rows dirty (created before them).
 # Timed: its catch-up (flush_flow: refreshes of at most flownode.max_rows_per_refresh
 # source rows) against one INSERT ... SELECT ... GROUP BY of the same rows into an
@@ -672,7 +672,7 @@ bench_backfill() {
   section_end backfill
 }
 
-# ---- issue 20.4: one-window refresh at three sizes ------------------------------
+# ---- one-window refresh at three sizes ------------------------------
 # Each round commits one late row into a window of each table and times its
 # flush_flow (the call returns once the worker has refreshed and committed the
 # window), and on the small table the hand-written floor (the single-window upsert,
@@ -744,7 +744,7 @@ EOF
   section_end refresh
 }
 
-# ---- issue 20.3: JIT -------------------------------------------------------------
+# ---- JIT -------------------------------------------------------------
 # JIT_WINDOWS late rows in separate windows of sc_SC_MID (one INSERT), then a timed
 # flush_flow, with jit = on and jit = off for the whole server (ALTER SYSTEM and a
 # reload; the flush wakes the worker, which reads the configuration first),
@@ -777,7 +777,7 @@ bench_jit() {
   section_end jit
 }
 
-# ---- issue 20.2: scattered late rows ---------------------------------------------
+# ---- scattered late rows ---------------------------------------------
 # Each batch: SC_LATE late rows at random times (seeded) over the span of sc_SC_MID,
 # one INSERT. Timed, alternating: flush_flow of one batch (it returns the windows
 # refreshed) and the floor, a hand-written refresh of exactly the windows of another
@@ -863,7 +863,7 @@ EOF
   section_end scattered
 }
 
-# ---- issue 20.3: interrupts in the middle of the largest refresh ------------------
+# ---- interrupts in the middle of the largest refresh ------------------
 # The largest refresh of the run: SC_LATE late rows scattered over sc_SC_MID without
 # its time index: refresh statements that each read the whole table. One such
 # flush_flow, uninterrupted, gives its duration and how many refreshes it ran; then the
@@ -923,7 +923,7 @@ bench_interrupt() {
   section_end interrupt
 }
 
-# ---- issue 20.4: freshness under load at three rates ----------------------------
+# ---- freshness under load at three rates ----------------------------
 # 4 writers, 100-row transactions, F_SCHEDULE (rows/s:seconds); in the full run each
 # rate covers one whole 1-minute window (a warm-up at the first rate until the
 # minute starts). The flow: date_bin 1 minute, writer -> max(seq), count;
@@ -1069,7 +1069,7 @@ bench_idle() {
   section_end idle
 }
 
-# issue 29.3: the shared memory a server with flownode.max_flows = 10,000 takes at
+# The shared memory a server with flownode.max_flows = 10,000 takes at
 # start, in a second throwaway cluster (no flow: it is all fixed at start). The
 # slots, the pool the dirty sets grow into, and the server's whole shared memory,
 # against what the slots took when each held both sets at dirty_ranges_per_flow.

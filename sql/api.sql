@@ -1,4 +1,4 @@
--- The SQL API (docs/user-guide.md §3): create_flow, the sink it creates, the flows view,
+-- The SQL API (docs/reference.md, Functions): create_flow, the sink it creates, the flows view,
 -- flush_flow, drop_flow, if_not_exists / or_replace / if_exists.
 CREATE EXTENSION flownode;
 

@@ -1,4 +1,4 @@
--- Chains of flows (docs/user-guide.md §3 "Chains of flows"): a flow whose source is
+-- Chains of flows (docs/reference.md "Chains of flows"): a flow whose source is
 -- another flow's sink. flush_flow(..., cascade => true) flushes the levels bottom up;
 -- the flows view names each flow's upstream and downstream flows; a cycle is refused;
 -- which aggregates stay exact across levels and which do not.

@@ -103,7 +103,7 @@ SELECT flownode.flush_flow('sub'), flow_diff('sub');
 SELECT flownode.drop_flow('sub');
 DROP TABLE src, sink_sub;
 
--- ALTER COLUMN TYPE of a column a flow reads (issue 27): the table is rewritten, so
+-- ALTER COLUMN TYPE of a column a flow reads: the table is rewritten, so
 -- the answer of every window holding its rows may change (values rewritten by USING,
 -- compared under another collation, groups merged or gone). Every window of the
 -- rows is marked, as removals, for the flows that read the column: as an aggregate's

@@ -40,7 +40,7 @@ SELECT flownode.create_flow('f', 'bad_sink',
   $$SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS w, count(*) AS n FROM no_such_table GROUP BY 1$$);
 
 -- without GROUP BY: a copy of the rows needs the source's primary key (m has none),
--- aggregates of every row need eval_interval (docs/user-guide.md §4)
+-- aggregates of every row need eval_interval (docs/reference.md, "What a flow query may be")
 SELECT flownode.create_flow('f', 'bad_sink', 'SELECT ts, v FROM m');
 SELECT flownode.create_flow('f', 'bad_sink', 'SELECT count(*) AS n FROM m');
 

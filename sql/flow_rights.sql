@@ -1,4 +1,4 @@
--- Who may take the server's resources (docs/user-guide.md, Privileges): creating a
+-- Who may take the server's resources (docs/operations.md, "Privileges and caps"): creating a
 -- flow needs EXECUTE on flownode.create_flow, which PUBLIC does not have, and
 -- flownode.execute's CREATE FLOW asks for the same right; managing one's own flows
 -- needs none. flownode.max_flows_per_database and flownode.max_flows_per_role cap

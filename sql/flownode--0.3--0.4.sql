@@ -239,7 +239,7 @@ COMMENT ON VIEW flownode.runs IS
 
 -- time_bucket: begin
 -- flownode.time_bucket: TimescaleDB's bucketing function, with its signatures,
--- volatility and results (docs/user-guide.md, Windows). A flow may group by it:
+-- volatility and results (docs/reference.md, "flownode.time_bucket"). A flow may group by it:
 -- widths without months over a column without a time zone are date_bin windows,
 -- month widths and the timezone form are windows computed by this very function
 -- (window_kind 'time_bucket', its offset kept in window_unit).

@@ -4,7 +4,7 @@
 -- Every role may look into the schema: what it may do there is granted object by object.
 GRANT USAGE ON SCHEMA flownode TO PUBLIC;
 
--- The registry of flows (the seed's BatchingEngine map). Written only by
+-- The registry of flows (GreptimeDB's BatchingEngine map). Written only by
 -- create_flow/drop_flow; users read it through the flows view. Tables and the owner
 -- are regclass and regrole: pg_dump writes them as names, which a restore reads back
 -- as the new database's OIDs (docs/internals.md §9).
@@ -30,7 +30,7 @@ CREATE TABLE flownode.flow (
     expire_after   interval,
     comment        text,
     created_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    -- GreptimeDB compatibility (flownode.execute, docs/user-guide.md "Coming from
+    -- GreptimeDB compatibility (flownode.execute, docs/reference.md "Coming from
     -- GreptimeDB"): user_query is in this dialect; the WITH options as given; when the
     -- definition last changed (CREATE OR REPLACE, a rename it follows, its start
     -- after waiting); and, while it waits for its source, the sink as written and the
@@ -179,7 +179,7 @@ AS 'MODULE_PATHNAME', 'flownode_create_flow'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.create_flow(text, text, text, interval, interval, text, boolean, boolean, text) IS
 'creates a flow: validates the query, creates the sink if absent, installs the source triggers, fills the sink (backfill => ''background'': its worker does, in chunks), starts the worker';
--- Who may create flows (docs/user-guide.md, Privileges): each flow takes one of the
+-- Who may create flows (docs/operations.md, "Privileges and caps"): each flow takes one of the
 -- server's flownode.max_flows slots and a worker process, so creating one needs
 -- EXECUTE on create_flow, which a superuser grants; flownode.execute's CREATE FLOW
 -- asks for the same right. Managing one's own flows needs no grant.
@@ -232,7 +232,7 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.refresh_flow(text, timestamptz, timestamptz) IS
 'recomputes every window of the flow that overlaps [from, to) (NULL: unbounded), windows past expire_after included; returns the windows between the first and last row there';
 
--- Exact real-time reads (docs/user-guide.md §3, read_flow): in one snapshot, the
+-- Exact real-time reads (docs/reference.md, flownode.read_flow): in one snapshot, the
 -- sink's rows of the clean windows and the flow's query over the dirty ones.
 CREATE FUNCTION flownode.read_flow(sink anyelement, "from" timestamptz DEFAULT NULL,
                                    "to" timestamptz DEFAULT NULL)
@@ -504,7 +504,7 @@ GRANT SELECT ON flownode.flows TO PUBLIC;
 COMMENT ON VIEW flownode.flows IS
 'the flows of roles you are a member of, at a glance: identity, state, lag, last run and error, worker, start delay, chains';
 
--- flownode.execute: GreptimeDB's flow statements, as text (docs/user-guide.md "Coming
+-- flownode.execute: GreptimeDB's flow statements, as text (docs/reference.md "Coming
 -- from GreptimeDB"): CREATE [OR REPLACE] FLOW ..., DROP FLOW, ADMIN FLUSH_FLOW('name'),
 -- SHOW FLOWS [LIKE 'pattern'], SHOW CREATE FLOW name. One column of text per row:
 -- a flow's name per row for SHOW FLOWS, the CREATE FLOW text for SHOW CREATE FLOW,
@@ -600,7 +600,7 @@ COMMENT ON VIEW flownode.runs IS
 
 -- time_bucket: begin
 -- flownode.time_bucket: TimescaleDB's bucketing function, with its signatures,
--- volatility and results (docs/user-guide.md, Windows). A flow may group by it:
+-- volatility and results (docs/reference.md, "flownode.time_bucket"). A flow may group by it:
 -- widths without months over a column without a time zone are date_bin windows,
 -- month widths and the timezone form are windows computed by this very function
 -- (window_kind 'time_bucket', its offset kept in window_unit).

@@ -1,4 +1,4 @@
--- The folded refresh of the open window (issue 20.5, docs/user-guide.md §5): a window
+-- The folded refresh of the open window (docs/reference.md, "Folding the open window"): a window
 -- that only gained rows is refreshed by folding its new rows into what its older
 -- rows aggregated to. The sink must equal the query after every refresh: the test
 -- cluster runs with flownode.verify_folds = on, which fails any folded refresh

@@ -1,4 +1,4 @@
--- A flow follows its tables as a view does (docs/user-guide.md, DDL on the tables of
+-- A flow follows its tables as a view does (docs/operations.md, DDL on the tables of
 -- a flow): renames of the source, its schema, its columns and the sink keep it
 -- working; a change of a source column's type that changes an output type makes it
 -- fail visibly, naming the column and both types, until the sink is fixed.

@@ -1,5 +1,5 @@
--- GreptimeDB's flow statements, as text (docs/user-guide.md, "Coming from GreptimeDB";
--- issue 22): flownode.execute runs CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN
+-- GreptimeDB's flow statements, as text (docs/reference.md, "Coming from
+-- GreptimeDB"): flownode.execute runs CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN
 -- FLUSH_FLOW, SHOW FLOWS and SHOW CREATE FLOW as GreptimeDB's documentation and parser
 -- write them. The statements below are GreptimeDB's own (its user guide, its blog, its
 -- test cases tests/cases/standalone/common/flow/*.sql), unchanged; their tables are

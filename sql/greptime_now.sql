@@ -1,4 +1,4 @@
--- now() with GreptimeDB's meaning (docs/user-guide.md §4, issue 22 item 3): in a flow
+-- now() with GreptimeDB's meaning (docs/reference.md, "What a flow query may be"): in a flow
 -- with eval_interval, now() is the scheduled time of each evaluation (multiples of the
 -- interval since the Unix epoch), so WHERE ts > now() - interval '5 minutes' is a
 -- sliding filter. Each evaluation refreshes, besides the dirty windows, the windows

@@ -1,5 +1,5 @@
 -- The flow shapes GreptimeDB accepts besides a GROUP BY over a time window
--- (docs/user-guide.md §4, issue 22 item 3): a flow without aggregation (a filtered
+-- (docs/reference.md, "What a flow query may be"): a flow without aggregation (a filtered
 -- copy of the source, keyed by its primary key), an aggregate without GROUP BY (one
 -- row, recomputed whole), and SELECT DISTINCT (the GROUP BY it means). Each is exact
 -- under INSERT, UPDATE and DELETE: flow_diff compares the sink with the query.

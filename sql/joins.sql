@@ -1,4 +1,4 @@
--- Joins with dimension tables (docs/user-guide.md §4 Joins, docs/internals.md §3
+-- Joins with dimension tables (docs/reference.md "Joins with dimension tables", docs/internals.md §3
 -- Dimension tables): a fact table, whose time column makes the windows, joined by
 -- equalities to dimension tables. The sink stays equal to the query after writes to
 -- the fact table and to every dimension: a write to a dimension marks the windows of

@@ -1,4 +1,4 @@
--- Partitioned sources (docs/user-guide.md §4 and §11, docs/internals.md §3): a flow
+-- Partitioned sources (docs/reference.md and docs/operations.md, "Partitioned sources", docs/internals.md §3): a flow
 -- over a partitioned table reads the parent; rows written through the parent or
 -- straight into a partition are marked; partitions created or attached later are
 -- covered without a step by the user; ATTACH, DETACH, DROP TABLE and TRUNCATE of a

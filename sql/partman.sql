@@ -1,6 +1,6 @@
 -- pg_partman (Debian's postgresql-15-partman, 4.7; 5.x for 17 and 18) managing a
 -- flow's source: native daily partitions made by create_parent, later ones by
--- run_maintenance, old ones dropped or detached by its retention (docs/user-guide.md,
+-- run_maintenance, old ones dropped or detached by its retention (docs/operations.md,
 -- partman recipe). The hourly flow has expire_after, so the rollups of the days
 -- retention takes survive; the daily flow has none and follows the source.
 -- Everything else is exact.

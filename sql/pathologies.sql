@@ -1,4 +1,4 @@
--- Refresh cost follows rows, not windows (issue 20): the two pathologies as
+-- Refresh cost follows rows, not windows: the two pathologies as
 -- correctness tests of bounded size. Nothing here times anything: a refresh that
 -- walked every empty window, or refreshed far more windows than the rows touched,
 -- shows up as a count out of bounds or as the statement_timeout guard firing.
@@ -27,8 +27,8 @@ SELECT flownode.flush_flow('sparse_m') AS refreshed_after, flow_diff('sparse_m')
 
 -- 2. Scattered late rows: 1,000 rows at random minutes of a year already in the sink
 -- (100,000 rows), in one transaction. The refresh takes at most two windows per late
--- row, not the gaps between them (with a transaction's set of 256 ranges, as before
--- issue 20, it took about 250 times more).
+-- row, not the gaps between them (with a transaction's set of 256 ranges, as
+-- flownode once kept, it took about 250 times more).
 CREATE TABLE dense (ts timestamptz NOT NULL, host text, v int);
 CREATE INDEX ON dense (ts);
 INSERT INTO dense SELECT timestamptz '2024-01-01' + i * interval '5 minutes 15 seconds', 'h' || (i % 4), i

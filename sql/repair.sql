@@ -1,5 +1,5 @@
 -- Marking in every replication role, marking that PostgreSQL bypasses, and the
--- repair call refresh_flow (docs/user-guide.md: operations).
+-- repair call refresh_flow (docs/reference.md and docs/operations.md).
 SET timezone = 'UTC';
 CREATE TABLE m (ts timestamptz NOT NULL, host text NOT NULL, v int NOT NULL);
 CREATE INDEX ON m (ts);

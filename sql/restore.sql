@@ -1,7 +1,7 @@
 -- What a restore and an upgrade leave behind, short of pg_dump itself (that is
 -- test/tap/010_dump_restore.pl and 012_upgrade.pl): a flow that is not bound to its
 -- tables, rows a restore adds to the durable record, and the objects of 0.1 under
--- this library (docs/user-guide.md §11, docs/internals.md §9).
+-- this library (docs/operations.md "Backup and restore", docs/internals.md §9).
 SET timezone = 'UTC';
 CREATE TABLE r (ts timestamptz NOT NULL, host text NOT NULL, v int NOT NULL);
 CREATE INDEX ON r (ts);

@@ -1,4 +1,4 @@
--- Retention with expire_after (docs/user-guide.md, expire_after): raw data is kept
+-- Retention with expire_after (docs/reference.md, expire_after): raw data is kept
 -- for 7 days, the daily rollups forever. Windows that ended before
 -- now() - expire_after are frozen: no DELETE, TRUNCATE or late row changes their
 -- sink rows; the window across the line and newer ones stay exact.

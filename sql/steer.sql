@@ -1,4 +1,4 @@
--- Steering a flow in place (docs/user-guide.md §3): alter_flow, pause_flow and
+-- Steering a flow in place (docs/reference.md, Functions): alter_flow, pause_flow and
 -- resume_flow keep the flow's id, sink and pending work; the flows view's lag,
 -- oldest_dirty_window and last_success_at; create_flow's backfill => 'background'
 -- and the chunked 'now' fill.

@@ -1,4 +1,4 @@
--- Date and integer epoch time columns (docs/user-guide.md §4, internals §3 "Time
+-- Date and integer epoch time columns (docs/reference.md, "What a flow query may be", internals §3 "Time
 -- columns that are not timestamps"): a date (cast to timestamp or timestamptz) and
 -- an integer count of seconds, milliseconds or microseconds since 1970 (read through
 -- to_timestamp) are windowed like a timestamp column. A row is marked in the window

@@ -1,5 +1,5 @@
 /*
- * flownode.c: flownode's GUCs (the table in docs/user-guide.md). Defined from
+ * flownode.c: flownode's GUCs (the settings table of docs/reference.md). Defined from
  * _PG_init, read everywhere through flownode.h.
  */
 #include "flownode.h"
@@ -77,11 +77,11 @@ void fn_define_settings(bool preloaded) {
 	                        "Most flow workers in the whole server; each serves one or many flows of one "
 	                        "database.",
 	                        "With the launcher and one database starter, flownode takes at most two more "
-	                        "background worker processes than this (docs/user-guide.md).",
+	                        "background worker processes than this (docs/getting-started.md).",
 	                        &fn_max_workers, 2, 1, 1024, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flownode.fold_open_window",
 	                         "Refreshes a window that only gained rows by folding its new rows into what "
-	                         "its older rows aggregated to, where the query allows (docs/user-guide.md).",
+	                         "its older rows aggregated to, where the query allows (docs/reference.md).",
 	                         NULL, &fn_fold_open_window, true, PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("flownode.verify_folds",
 	                         "Checks every folded refresh against the query over the whole window, in the "

@@ -27,7 +27,7 @@
  * them as its own until ALTER EXTENSION flownode UPDATE. */
 #define FLOWNODE_PREVIOUS_VERSION "0.3"
 #define FLOWNODE_PREVIOUS2_VERSION "0.2"
-/* The one older version whose catalog the library still reads (docs/user-guide.md §11) */
+/* The one older version whose catalog the library still reads (docs/operations.md, "Backup and restore") */
 #define FLOWNODE_OLD_VERSION "0.1"
 
 /* ---- GUCs (flownode.c) ---- */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# flownode's Debian packages (debian/, issue 28.4): for each PostgreSQL version asked
+# flownode's Debian packages (debian/): for each PostgreSQL version asked
 # for, builds postgresql-NN-flownode with Debian's extension tooling (pg_buildext's
 # pgxs_loop through dpkg-buildpackage), on the machine itself for 15 and inside the
 # version's test chroot for 17 and 18 (test/pg_chroot.sh), then installs it with apt

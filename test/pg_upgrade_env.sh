@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The pg_upgrade environment (issue 28 part 3): flownode must survive pg_upgrade
+# The pg_upgrade environment: flownode must survive pg_upgrade
 # 15 -> 17 -> 18. PostgreSQL 18 runs in the Debian sid chroot (test/pg_chroot.sh),
 # which has no 15 or 17; this file puts runnable copies of both, each with this
 # tree's flownode installed, into it, so that a TAP test inside (test/tap/

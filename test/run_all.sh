@@ -2,7 +2,7 @@
 # flownode's test command: installs what is missing, builds and installs the
 # extension with every warning an error (make WERROR=1), then runs every suite,
 # continuing after failures so that everything is reported: checks (clang-format,
-# clang-tidy), unit (the C++ core, also under AddressSanitizer and
+# clang-tidy, docs-check), unit (the C++ core, also under AddressSanitizer and
 # UndefinedBehaviorSanitizer), regress, isolation, tap, oracle (the randomized
 # differential oracle, test/oracle), and the Debian package (test/deb_package.sh).
 # Run as root on Debian 12, from any directory:
@@ -91,10 +91,11 @@ copy_repo() {
   chown -R postgres: "$dest"
 }
 
-# a. The source checks: formatting (clang-format) and clang-tidy, one test each.
+# a. The source checks: formatting (clang-format), clang-tidy, and the reference
+# against the SQL script and the settings (docs-check), one test each.
 run_checks() {
   local pass=0 fail=0 target
-  for target in format-check tidy; do
+  for target in format-check tidy docs-check; do
     fn_log "suite checks: make $target"
     if make -s "$target" >"$WORK/$target.log" 2>&1; then
       pass=$((pass + 1))

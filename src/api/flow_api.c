@@ -1,6 +1,6 @@
 /*
  * flow_api.c: the SQL API: create_flow, drop_flow, flush_flow, refresh_flow, and the
- * steering calls alter_flow, pause_flow, resume_flow (docs/user-guide.md).
+ * steering calls alter_flow, pause_flow, resume_flow (docs/reference.md).
  * Everything create_flow does happens in the caller's transaction, so a failure
  * leaves no flow, trigger, sink or worker behind; workers are started and stopped
  * only when that transaction commits.

@@ -34,7 +34,7 @@ typedef struct CreateFlowArgs {
 	bool background;                 /* backfill => 'background': the worker fills the sink */
 } CreateFlowArgs;
 
-/* create_flow (docs/user-guide.md §3): returns the flow's id; *waiting tells that the
+/* create_flow (docs/reference.md, Functions): returns the flow's id; *waiting tells that the
  * flow waits for its source (defer_on_missing_source). */
 extern int64 fn_create_flow(const CreateFlowArgs *args, bool *waiting);
 extern void fn_drop_flow(const char *flow_name, bool if_exists);

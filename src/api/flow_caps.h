@@ -1,6 +1,6 @@
 /*
  * flow_caps.h: who may take the server's resources by creating flows
- * (docs/user-guide.md, Privileges). The right to create flows is EXECUTE on
+ * (docs/operations.md, "Privileges and caps"). The right to create flows is EXECUTE on
  * flownode.create_flow, which flownode.execute's CREATE FLOW asks for too; how many
  * flows a database, and a role in it, may hold is capped by
  * flownode.max_flows_per_database and flownode.max_flows_per_role.

@@ -1,5 +1,5 @@
 /*
- * read_flow.c: exact real-time reads (docs/user-guide.md §3 "read_flow", docs/
+ * read_flow.c: exact real-time reads (docs/reference.md "flownode.read_flow", docs/
  * internals.md §6 "Real-time reads").
  *
  * read_flow(NULL::sink) answers, in the caller's snapshot, with the sink's rows of
@@ -103,13 +103,12 @@ static FnTimeRange wanted_windows(FunctionCallInfo fcinfo, TaskConfig *cfg, FnWi
 }
 
 /*
- * A flow comparing its time column with now() (§4 of the user guide): in the read's
- * snapshot its sink follows the query at the clock of flownode.flow_clock (moved in
- * the transaction that records the windows the move changes), and a repair may have
- * refreshed windows at its own scheduled time since, never later than now. The read
- * takes the query at the reader's now(), so it also computes the windows whose rows'
- * answer to the comparisons differs anywhere between the earliest and the latest of
- * those times: the comparisons are monotonic in now(), so those are the windows
+ * A flow comparing its time column with now() (docs/reference.md, "now(): the
+ * evaluation's clock"): in the read's snapshot its sink follows the query at the clock of flownode.flow_clock
+ * (moved in the transaction that records the windows the move changes), and a repair may have refreshed
+ * windows at its own scheduled time since, never later than now. The read takes the query at the reader's
+ * now(), so it also computes the windows whose rows' answer to the comparisons differs anywhere between the
+ * earliest and the latest of those times: the comparisons are monotonic in now(), so those are the windows
  * between the thresholds at the two ends (fn_refresh_clock_changes, as the worker
  * marks them). No clock in the snapshot: every window.
  */

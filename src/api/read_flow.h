@@ -1,5 +1,5 @@
 /*
- * read_flow.h: exact real-time reads (docs/user-guide.md §3, "read_flow"): the
+ * read_flow.h: exact real-time reads (docs/reference.md, "flownode.read_flow"): the
  * read views a flow's drop takes with it.
  */
 #ifndef FLOWNODE_READ_FLOW_H

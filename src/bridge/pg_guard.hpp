@@ -5,7 +5,7 @@
 //    inside PG_TRY; an ERROR becomes a PgError exception carrying the ErrorData.
 //  - invoke_cpp(what, f): every entry from PostgreSQL into C++ catches everything and,
 //    once no C++ frame with a destructor is left, re-raises it as a PostgreSQL ERROR.
-// Only boundary files (src/core_bridge.cpp) include this header.
+// Only boundary files (src/bridge/core_bridge.cpp) include this header.
 #pragma once
 #define FLOWNODE_PG_BOUNDARY 1
 

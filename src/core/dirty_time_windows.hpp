@@ -1,4 +1,4 @@
-// DirtyTimeWindows: the seed's set of dirty time ranges, as a view over storage that
+// DirtyTimeWindows: GreptimeDB's set of dirty time ranges, as a view over storage that
 // someone else owns (a flow's slot in shared memory, or a transaction's local set).
 //
 // Invariants: ranges are sorted by start, non-overlapping and non-adjacent (a range

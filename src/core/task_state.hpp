@@ -1,6 +1,6 @@
 // TaskState decisions of a flow's worker that need no server: what to refresh next
 // (oldest dirty windows first, within a per-cycle budget of source rows) and how long
-// to sleep (the seed's adaptive cadence, and backoff after failures).
+// to sleep (GreptimeDB's adaptive cadence, and backoff after failures).
 #pragma once
 #include "core/cpp_only.hpp"
 
@@ -68,7 +68,7 @@ int64_t next_sleep_usec(const Cadence &c, int64_t last_run_usec, bool backlog_re
                         uint32_t consecutive_failures) noexcept;
 
 // When the next evaluation is due, given when the last one started and finished.
-// A fixed cadence is a schedule, not a pause (the seed: "sleeps until the next
+// A fixed cadence is a schedule, not a pause (GreptimeDB's rule: "sleeps until the next
 // scheduled time"): evaluations start every eval_interval, however long each took,
 // so a refresh that grows with its window does not stretch the period and add its
 // duration to every row's wait; one that overran its slot is followed at once,

@@ -1,5 +1,5 @@
 /*
- * xact_hooks.c: the seed's BatchingEngine, its transaction side.
+ * xact_hooks.c: GreptimeDB's BatchingEngine, its transaction side.
  *
  * - The transaction callbacks: the marks of mark_triggers.c are recorded at
  *   PRE_COMMIT and published at COMMIT, dropped at ABORT (and with an aborted

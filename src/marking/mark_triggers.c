@@ -1,5 +1,5 @@
 /*
- * mark_triggers.c: the marking half of the seed's BatchingEngine: the triggers.
+ * mark_triggers.c: the marking half of GreptimeDB's BatchingEngine: the triggers.
  *
  * - The source's row triggers (their WHEN clause: flownode.mark_row) map each written
  *   row to the window of its time value for every group of the table's flows whose

@@ -20,7 +20,7 @@
  * columns other than tableoid, TABLESAMPLE, parameters, XML expressions.
  *
  * Row-level security policies are not checked: they are the owner's to keep
- * (docs/user-guide.md §13).
+ * (docs/reference.md, "Known limits").
  */
 #include "flownode.h"
 

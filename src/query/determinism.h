@@ -20,7 +20,7 @@ extern void fn_check_deterministic(Query *query, const char *sql);
 
 /* now(), transaction_timestamp(), CURRENT_TIMESTAMP or LOCALTIMESTAMP (without a
  * precision): the time of an evaluation, which a flow with eval_interval binds to the
- * evaluation's scheduled time (docs/user-guide.md §4). */
+ * evaluation's scheduled time (docs/reference.md, "What a flow query may be"). */
 extern bool fn_is_clock_now(Node *node);
 /* Its location in the query text, -1 when unknown. */
 extern int fn_clock_now_location(Node *node);

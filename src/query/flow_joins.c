@@ -1,5 +1,5 @@
 /*
- * flow_joins.c: the shape of a flow query that joins tables (docs/user-guide.md §4,
+ * flow_joins.c: the shape of a flow query that joins tables (docs/reference.md, "What a flow query may be",
  * Joins). One *fact* table, whose time column makes the windows, joined by INNER
  * and LEFT joins to *dimension* tables, each by an equality of a fact column and a
  * dimension column. Why so narrow:

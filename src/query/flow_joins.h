@@ -1,6 +1,6 @@
 /*
  * flow_joins.h: a flow query over one fact table joined with dimension tables
- * (docs/user-guide.md §4, Joins): which table is the fact table, which are
+ * (docs/reference.md, "Joins with dimension tables"): which table is the fact table, which are
  * dimensions, and the equalities that join each dimension to the fact table.
  */
 #ifndef FLOWNODE_FLOW_JOINS_H

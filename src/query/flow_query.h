@@ -24,7 +24,7 @@ typedef enum FlowShape {
 } FlowShape;
 
 /* A comparison of the time column with the clock: `column <strategy> threshold`, the
- * threshold an expression of now() and constants (docs/user-guide.md §4, now()). */
+ * threshold an expression of now() and constants (docs/reference.md, "now(): the evaluation's clock"). */
 typedef struct NowPredicate {
 	int strategy;    /* BTLessStrategyNumber ... BTGreaterStrategyNumber, column on the left */
 	Expr *threshold; /* analysed; now() in it is the evaluation's scheduled time */

@@ -122,8 +122,8 @@ static RangeTblEntry *ranges_rte(Oid coltype, int first_param) {
  * `flownode.in_ranges(col, $1, $2)`, analysed by PostgreSQL from that text with a
  * third parameter where the column goes, which is then replaced by the column. The
  * function reads the ranges once per statement and each row costs one binary search
- * over int64 bounds (query/range_filter.c; `col <@` the ranges' multirange cost
- * 2.5x more a row).
+ * over int64 bounds (query/range_filter.c; `col <@` the ranges' multirange costs
+ * more a row: bench/README.md, "Figures behind the code").
  */
 static Node *contained_in_ranges(Var *var, Oid coltype) {
 	const char *sql = "SELECT " FN_IN_RANGES_FUNCTION "($3, $1, $2)";

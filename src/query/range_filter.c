@@ -5,9 +5,9 @@
  * and keeps the rows of its dirty ranges (query_rewrite.c, FN_FILTER_CONTAINS). The
  * ranges come as two arrays, so the statement has one shape however many there are.
  * PostgreSQL's own `t <@ multirange` compares bounds through the range type's
- * generic comparison, about 100 ns a row against 1,000 ranges, more than the scan
- * itself: 1,000 late rows scattered over 4M rows took 2.5x the hand-written
- * refresh (bench section `scattered`). Here the ranges are read once per statement
+ * generic comparison, which costs more than the scan itself against many ranges
+ * (bench section `scattered`; the figures: bench/README.md, "Figures behind the
+ * code"). Here the ranges are read once per statement
  * into a sorted array of int64 bounds (both types are microseconds since 2000) and
  * each row is one branch-free binary search (core/time_range.h).
  *

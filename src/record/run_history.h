@@ -3,7 +3,7 @@
  * flush's refresh, refresh_flow's range, a background backfill's chunk,
  * create_flow's fill), as pg_cron's cron.job_run_details and TimescaleDB's
  * job_history keep theirs: written by whoever ran it, kept to
- * flownode.run_history_per_flow rows a flow (docs/user-guide.md, "Run history").
+ * flownode.run_history_per_flow rows a flow (docs/reference.md, "flownode.runs").
  */
 #ifndef FLOWNODE_RUN_HISTORY_H
 #define FLOWNODE_RUN_HISTORY_H

@@ -62,10 +62,9 @@
  * plan made with enable_hashagg off: its groups are sorted instead of hashed.
  * PostgreSQL sizes a hash aggregate's table from the plan's estimate of the groups,
  * and a generic plan estimates a range of the time column as a fixed share of the
- * table, so each execution allocated and zeroed a table that grew with the source:
- * 217 kB at 1M rows, 3 MB at 12M, for the one group of a one-window refresh (0.10
- * and 0.39 ms; the sort: 0.04 ms at both). Sorting stays cheaper than that up to a
- * few thousand rows.
+ * table, so each execution allocated and zeroed a table that grew with the source,
+ * for the one group of a one-window refresh. Sorting stays cheaper than that up to a
+ * few thousand rows (the measurements: bench/README.md, "Figures behind the code").
  */
 #define SORTED_PLAN_MAX_ROWS 2000
 

@@ -1,5 +1,5 @@
 /*
- * refresh_exec.h: runs a flow's refresh (the seed's execute_logical_plan): the
+ * refresh_exec.h: runs a flow's refresh (GreptimeDB's execute_logical_plan): the
  * statement of refresh_sql.h, as the flow's owner, under pinned settings, in a
  * snapshot taken after the source is locked; with the same snapshot, the refreshed
  * windows leave the durable record.

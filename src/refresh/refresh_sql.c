@@ -1,5 +1,5 @@
 /*
- * refresh_sql.c: the seed's gen_insert_plan. A copy of the flow's analysed query is
+ * refresh_sql.c: GreptimeDB's gen_insert_plan. A copy of the flow's analysed query is
  * restricted on its parse tree to the windows being refreshed (parameters), deparsed
  * by PostgreSQL, and wrapped in one statement that
  *   - upserts every fresh group, rewriting a sink row only when its binary image

@@ -1,5 +1,5 @@
 /*
- * flow_chain.c: chains of flows (docs/user-guide.md §3, "Chains of flows"). A flow
+ * flow_chain.c: chains of flows (docs/reference.md, "Chains of flows"). A flow
  * reads a table when it is the flow's source or a partition under it; a flow feeds
  * another when its sink is a table the other reads. The graph is read from the
  * catalog, which holds a few flows: no index is needed, and every question here is

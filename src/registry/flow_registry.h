@@ -1,5 +1,5 @@
 /*
- * flow_registry.h: the flow catalog, flownode.flow (the seed's BatchingEngine map):
+ * flow_registry.h: the flow catalog, flownode.flow (GreptimeDB's BatchingEngine map):
  * each flow's configuration (TaskConfig), read and written as the catalog's owner,
  * so that any caller (a writer's trigger, a worker, flush_flow) can resolve the
  * flows it touches while users cannot write the catalog directly.

@@ -1,5 +1,5 @@
 /*
- * flow_worker.c: the seed's BatchingTask, one per flow, run by the pool's workers
+ * flow_worker.c: GreptimeDB's BatchingTask, one per flow, run by the pool's workers
  * (docs/internals.md §6). A pool worker is connected to one database and serves
  * one or many of its flows, each with its own task (settings, window, buffers,
  * budget, backoff, schedule).
@@ -1393,7 +1393,7 @@ static bool balance(TimestampTz *next_look) {
 }
 
 /*
- * A pool worker (the seed's start_executing_loop over many tasks): each turn, the
+ * A pool worker (GreptimeDB's start_executing_loop over many tasks): each turn, the
  * pool's balance, then one flow's request, else the flow due soonest, else a sleep
  * until one is due or the latch is set.
  */

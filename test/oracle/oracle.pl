@@ -1,4 +1,4 @@
-# flownode's randomized differential oracle (issue 27). From a seed it
+# flownode's randomized differential oracle. From a seed it
 # generates cases: a schema, 1-3 flows and a workload of writes, operations and
 # checkpoints (Oracle::Gen), runs each on one PostgreSQL node in a database of
 # its own (Oracle::Exec; a case with a standby promotion goes on on the

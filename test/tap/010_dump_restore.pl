@@ -1,4 +1,4 @@
-# pg_dump and pg_restore keep flows (docs/user-guide.md §11, docs/internals.md §9).
+# pg_dump and pg_restore keep flows (docs/operations.md "Backup and restore", docs/internals.md §9).
 # A database with five flows (two owners, a source whose columns a restore
 # renumbers, names that need quotes, an existing sink granted to the flow's owner,
 # a window-less flow, windows pending at dump time) is dumped with the real pg_dump

@@ -1,4 +1,4 @@
-# Logical replication (docs/user-guide.md §11 "Logical replication"). The flows are
+# Logical replication (docs/operations.md "Logical replication"). The flows are
 # on the subscriber's copy of a published table. Their triggers fire ALWAYS, so the
 # subscription's workers mark, although they apply with session_replication_role =
 # replica: the initial table sync (a COPY in a tablesync worker) and every streamed

@@ -1,4 +1,4 @@
-# ALTER EXTENSION flownode UPDATE from 0.1 (docs/user-guide.md §11 "Upgrades"), which
+# ALTER EXTENSION flownode UPDATE from 0.1 (docs/operations.md "Upgrades"), which
 # runs the update scripts 0.1 -> 0.2 -> 0.3 -> 0.4 (the current version) in one
 # command, and from 0.3 (step 4).
 #

@@ -1,4 +1,4 @@
-# pg_dump and pg_restore keep the flows of the other shapes (docs/user-guide.md §11):
+# pg_dump and pg_restore keep the flows of the other shapes (docs/operations.md, "Backup and restore"):
 #   - a sliding filter on now() (a flow with a clock, flownode.flow_clock): the clock
 #     comes back with the flow, so the restored worker marks from it and the rows that
 #     left the filter since the dump leave the sink (without the clock in the dump the

@@ -1,5 +1,5 @@
-# A chain of flows with default settings converges on its own (docs/user-guide.md §3
-# "Chains of flows", §7): raw samples -> per minute -> per hour -> per day, no
+# A chain of flows with default settings converges on its own (docs/reference.md,
+# "Chains of flows" and "When the worker evaluates"): raw samples -> per minute -> per hour -> per day, no
 # eval_interval anywhere, flownode.min_refresh_interval at its default. The minute
 # level evaluates about a minute after a write (one window's usual size); its refresh
 # writes the minute sink, which wakes the hourly level's worker, which evaluates

@@ -1,5 +1,6 @@
-# A whole-database restore binds every flow by itself (issue 27, failure 6, and the
-# one-row gap the randomized oracle found; docs/user-guide.md §11, docs/internals.md §9).
+# A whole-database restore binds every flow by itself (the one-row gap the
+# randomized oracle found; docs/operations.md "Backup and restore", docs/internals.md
+# §9).
 #
 # A copy flow (no aggregation) is keyed by its source's primary key: its query does
 # not analyse without it, so it cannot be bound before the restore has built that key.
@@ -132,7 +133,7 @@ sub read_diff
 }
 
 # pg_restore -j may build a sink's key before the flows' rows are restored: such a flow
-# stays 'restored' (docs/user-guide.md §11), read_flow refuses it and refresh_flow binds
+# stays 'restored' (docs/operations.md, "Backup and restore"), read_flow refuses it and refresh_flow binds
 # it (the order is pg_restore's: a copy flow over a partitioned source is usually bound
 # when the last partition's index is attached, after the flows' rows). A one-row flow
 # is bound by the COPY of its row, in any order.

@@ -1,5 +1,5 @@
 # pg_dump and pg_restore of flows whose time column is not a timestamp
-# (docs/user-guide.md §11, time inputs in §4): a date column and an integer epoch
+# (docs/operations.md "Backup and restore", time inputs in docs/reference.md): a date column and an integer epoch
 # column (milliseconds and seconds), dumped without the sinks' rows
 # (pg_dump --exclude-table-data), so that binding each restored flow finds its sink
 # empty and records every window of the source's rows for the worker to fill.
@@ -33,7 +33,7 @@ my %flows = (
 sub diff_sql
 {
 	my ($f) = @_;
-	# rows at +-infinity belong to no window (docs/user-guide.md §5): the first column
+	# rows at +-infinity belong to no window (docs/reference.md, "Windows and time zones"): the first column
 	# of each query is its window, w
 	my $q = "SELECT * FROM ($flows{$f}) q WHERE isfinite(q.w)";
 	return "(SELECT count(*) FROM (TABLE ${f}_sink EXCEPT ALL ($q)) a)"

@@ -1,5 +1,5 @@
-# pg_upgrade keeps every flow bound and exact, without a recompute (issue 28,
-# docs/internals.md §9).
+# pg_upgrade keeps every flow bound and exact, without a recompute
+# (docs/internals.md §9).
 #
 # pg_upgrade copies the tables' files (the catalog, the durable record, every sink)
 # but no internal trigger. flownode binds the flows it brought over again: the

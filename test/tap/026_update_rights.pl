@@ -1,4 +1,4 @@
-# ALTER EXTENSION flownode UPDATE from 0.2 to 0.4, through 0.3 (docs/user-guide.md §11
+# ALTER EXTENSION flownode UPDATE from 0.2 to 0.4, through 0.3 (docs/operations.md
 # "Upgrades"):
 # from 0.3 on, creating a flow needs EXECUTE on flownode.create_flow, which PUBLIC no
 # longer has; the update keeps every flow and the right of each role owning one.

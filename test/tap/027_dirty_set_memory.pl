@@ -1,5 +1,5 @@
-# The flows' dirty sets take shared memory by what they hold, not by the cap
-# (issue 29.3): a slot holds 16 ranges of each set, larger sets grow into a pool
+# The flows' dirty sets take shared memory by what they hold, not by the cap:
+# a slot holds 16 ranges of each set, larger sets grow into a pool
 # of flownode.dirty_ranges_memory (at most 64 MB by default), doubling up to
 # flownode.dirty_ranges_per_flow. So max_flows = 10,000 takes tens of megabytes,
 # where a slot used to reserve both sets at the cap (10,000 x 4,096 x 32 bytes,

@@ -1,4 +1,4 @@
-# A slow flow beside fast ones on the same pool worker (issue 29, fairness;
+# A slow flow beside fast ones on the same pool worker (fairness;
 # docs/internals.md §6, "A slow flow's worker hands its other flows over"): with
 # flownode.statement_timeout at 60 s, another session holds one flow's sink locked
 # for 30 s, so that flow's refresh waits on the lock that long. Every other flow,

@@ -1,4 +1,4 @@
-# Each flow keeps its own statements and fold in a shared pool worker (issue 29.1;
+# Each flow keeps its own statements and fold in a shared pool worker (
 # docs/internals.md §6, "Each flow's statements and fold"): one worker
 # (flownode.max_workers = 1) refreshes two flows in turn, and each folds its open
 # window's new rows (flow_info's folded_refreshes), where one set per process

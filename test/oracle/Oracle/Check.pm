@@ -6,7 +6,7 @@
 #            never says active;
 #   flush    after flush_flow the sink equals the query and the view says
 #            active with no dirty window;
-#   standby  on a hot standby, before a promotion (user guide §11 "Standby and
+#   standby  on a hot standby, before a promotion (docs/operations.md "Standby and
 #            promotion"): every flow says 'standby' with no counters and no
 #            worker; read_flow equals the query; a flow the view shows with no
 #            dirty window in the replicated record (and no backfill going on)
@@ -23,7 +23,7 @@ use warnings;
 use Time::HiRes ();
 
 # Windows of flows that have (or had) expire_after and end before now() minus it are
-# frozen: their sink rows stay as they were (user guide §8). Oracle::Gen's
+# frozen: their sink rows stay as they were (docs/reference.md). Oracle::Gen's
 # expire_after values are 4000 or 6000 days: a window that starts after now() - 4000
 # days cannot be frozen, and those are compared. (Not a fixed date: a window's start
 # can be far from its rows' times, date_trunc('century') of 2024 is 2001, and a chain's
@@ -79,7 +79,7 @@ sub flow_filter
 }
 
 # Rows whose time is NULL or infinite belong to no window and never reach the
-# sink (user guide §4): the query's rows without a finite window are left out
+# sink (docs/reference.md): the query's rows without a finite window are left out
 # (on the query's side only, so that such a row in a sink is still seen).
 sub query_side
 {
@@ -236,7 +236,7 @@ sub check_standby
 	my $res = $ex->q('M',
 		"SELECT pg_is_in_recovery(), flow_name, state, dirty_windows, backfill_windows_total IS NULL,\n"
 		  . "  runs, failures, worker_pid IS NULL, last_error IS NULL FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, failures, backfill_windows_total FROM flownode.flow_info) i ORDER BY flow_name;",
-		'check on the standby: every flow standby, no counters, no worker (user guide §11)');
+		'check on the standby: every flow standby, no counters, no worker (docs/operations.md)');
 	return $ex->fail('standby_view', undef, $res->{errors}[0]{text}) if @{ $res->{errors} };
 	my %row;
 	for my $line (split /\n/, $res->{out})
@@ -247,7 +247,7 @@ sub check_standby
 		  unless $state eq 'standby' && $runs == 0 && $fails == 0 && $nopid eq 't' && $noerr eq 't';
 		$row{$name} = { dirty => $dirty, backfill => $nobf ne 't' };
 	}
-	# read_flow is exact there (user guide §3 "read_flow")
+	# read_flow is exact there (docs/reference.md "flownode.read_flow")
 	return 0 unless check_read($ex);
 	# the promise, where a standby's reader sees it: no dirty window, an exact sink
 	for my $name (grep { $row{$_} } $ex->live_flows)
@@ -261,7 +261,7 @@ sub check_standby
 	}
 	my $t0 = Time::HiRes::time();
 	$res = $ex->q('M', "SELECT flownode.flush_flow('$call_flow');",
-		'on the standby a management call fails at once, 25006 (user guide §11)');
+		'on the standby a management call fails at once, 25006 (docs/operations.md)');
 	my $secs = Time::HiRes::time() - $t0;
 	my $e = $res->{errors}[0];
 	return $ex->fail('standby_call', $call_flow,

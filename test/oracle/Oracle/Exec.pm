@@ -7,7 +7,7 @@
 #     internal error (XX000), since a write is never flownode's to refuse;
 #   - an internal error (XX000) from any statement;
 #   - a failed checkpoint (Oracle::Check), a hang, a failed restore or a flow
-#     that a restore and the repair call of user guide §11 leave unbound;
+#     that a restore and the repair call of docs/operations.md leave unbound;
 #   - on a promotion: a failed check on the standby, a write committed on the
 #     primary missing after it.
 #
@@ -399,7 +399,7 @@ sub run_restart
 	return 1;
 }
 
-# ---- standby and promotion (user guide §11 "Standby and promotion") ----
+# ---- standby and promotion (docs/operations.md "Standby and promotion") ----
 
 # A base backup of the case's node and a streaming hot standby from it. The
 # script makes it on the primary's port + 1, in "$PGDATA.standby".
@@ -612,7 +612,7 @@ sub conn_args
 }
 
 # pg_dump of the case's database and a restore into a new one, where the case
-# goes on; then what user guide §11 asks of a user: flows still 'restored' are
+# goes on; then what docs/operations.md asks of a user: flows still 'restored' are
 # bound with refresh_flow, resumed first ("a restored flow that is paused must be
 # resumed before refresh_flow binds it"; the view shows it 'restored').
 sub run_dump
@@ -666,7 +666,7 @@ sub bind_restored
 		  . "SELECT flownode.resume_flow(flow_name) FROM fn_paused;\n"
 		  . "SELECT flow_name, flownode.refresh_flow(flow_name) FROM flownode.flows WHERE state = 'restored' ORDER BY flow_id;\n"
 		  . "SELECT flownode.pause_flow(flow_name) FROM fn_paused;\nDROP TABLE fn_paused;",
-		'bind the flows the restore left restored (user guide §11)');
+		'bind the flows the restore left restored (docs/operations.md)');
 	return $self->fail('restore_bind', undef, $res->{errors}[0]{text}) if @{ $res->{errors} };
 	return 1;
 }

@@ -1,7 +1,7 @@
 # Generates one oracle case from a seed: a source table (plain or partitioned,
 # with one of the time input types), maybe a dimension table, 1-3 flows within
-# what docs/user-guide.md §4 says a flow query may be, and the list of steps
-# (setup, writes, operations, checks) that Oracle::Exec runs.
+# what docs/reference.md ("What a flow query may be") says a flow query may be,
+# and the list of steps (setup, writes, operations, checks) that Oracle::Exec runs.
 #
 # SQL in steps is a template: {{src}}, {{t}}, {{host}}, {{v}} and {{dim}} stand for
 # the current names of the tables and columns, which renames change. The
@@ -58,7 +58,7 @@ sub server_settings
 	  : $which eq 'small_pool' ? "flownode.dirty_ranges_memory = '96kB'\n"
 	  : '';
 	# the pool of workers: as many as the flows (test/flownode.conf's 16), or 2
-	# serving every flow of the run, several per worker (user guide §5)
+	# serving every flow of the run, several per worker (docs/getting-started.md, "Setting up")
 	return $ranges . ($r->chance(0.5) ? "flownode.max_workers = 2\n" : '');
 }
 
@@ -385,7 +385,7 @@ sub gen_agg
 	};
 }
 
-# A flow reading the sink of $base (a chain of flows, user guide §3).
+# A flow reading the sink of $base (a chain of flows, docs/reference.md).
 sub gen_chain
 {
 	my ($r, $c, $name, $base) = @_;
@@ -411,14 +411,14 @@ sub gen_chain
 	};
 }
 
-# GreptimeDB's shapes (user guide §4 "Other shapes").
+# GreptimeDB's shapes (docs/reference.md "Other shapes").
 sub gen_copy
 {
 	my ($r, $c, $name) = @_;
 	my $sql = 'SELECT s.id AS id, s.{{t}} AS t, s.{{host}} AS host, s.{{v}} AS v FROM {{src}} s';
 	$sql .= ' WHERE s.{{v}} > 0' if $r->chance(0.5);
 	# over a NOT NULL timestamp[tz] column the copy is windowed by its seconds
-	# (user guide §4 "Other shapes"): an infinite time then reaches no window
+	# (docs/reference.md "Other shapes"): an infinite time then reaches no window
 	my $src = $c->{src};
 	my $by_t = !$src->{t_nullable} && $src->{tt} =~ /^timestamp/;
 	return {

@@ -67,7 +67,7 @@ sub standby_op
 	return { kind => 'standby', what => 'base backup, streaming hot standby' };
 }
 
-# The failover: checks on the standby (user guide §11 "Standby and promotion"),
+# The failover: checks on the standby (docs/operations.md "Standby and promotion"),
 # the primary stopped (a crash or a clean shutdown), the standby promoted
 # (pg_ctl promote or pg_promote()); the case goes on on the promoted node.
 sub promote_step

@@ -1,6 +1,6 @@
 # Time values of the generated rows, and how each time input type writes them.
 # A value is microseconds since 1970-01-01 UTC, or one of the specials 'null',
-# 'infinity', '-infinity'. The time input types are those of docs/user-guide.md
+# 'infinity', '-infinity'. The time input types are those of docs/reference.md
 # §4 "Date and integer time columns".
 package Oracle::Time;
 

@@ -213,7 +213,7 @@ sub write_step
 {
 	my ($r, $c) = @_;
 	my ($sql, $k) = write_sql($r, $c);
-	# a writer in another time zone marks the same windows (user guide §5)
+	# a writer in another time zone marks the same windows (docs/reference.md)
 	if ($r->chance(0.15))
 	{
 		my $zone = $r->pick(@Oracle::Gen::ZONES);
