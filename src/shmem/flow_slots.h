@@ -91,13 +91,33 @@ typedef enum FlowRunState {
 
 /* A refresh's failure as the worker caught it, kept in the flow's slot: what a
  * flush_flow or refresh_flow waiting for that refresh raises again, with the same
- * SQLSTATE, message, detail and hint (each cut at FN_ERROR_LEN bytes; "": none). */
+ * SQLSTATE, message, detail and hint. The three texts share one buffer, so that a
+ * slot keeps three of them in little more than it kept three messages (max_flows
+ * slots live in shared memory): the detail is cut at FN_ERROR_DETAIL_LEN bytes, the
+ * hint at FN_ERROR_HINT_LEN, the message gets the rest (at least 190 bytes), each
+ * cut at a character boundary. Read through fn_slot_error_message/_detail/_hint. */
+#define FN_ERROR_DETAIL_LEN 192
+#define FN_ERROR_HINT_LEN 128
 typedef struct FnSlotError {
 	int sqlerrcode;
-	char message[FN_ERROR_LEN];
-	char detail[FN_ERROR_LEN];
-	char hint[FN_ERROR_LEN];
+	uint16 detail_at; /* offset of the detail in text; 0: none */
+	uint16 hint_at;   /* offset of the hint in text; 0: none */
+	char text[FN_ERROR_LEN];
 } FnSlotError;
+
+/* Packs an error into *e (no lock: e is the caller's; nothing here fails). */
+extern void fn_slot_error_set(FnSlotError *e, int sqlerrcode, const char *message, const char *detail,
+                              const char *hint);
+static inline const char *fn_slot_error_message(const FnSlotError *e) {
+	return e->text;
+}
+/* "" when there is none */
+static inline const char *fn_slot_error_detail(const FnSlotError *e) {
+	return e->detail_at != 0 ? e->text + e->detail_at : "";
+}
+static inline const char *fn_slot_error_hint(const FnSlotError *e) {
+	return e->hint_at != 0 ? e->text + e->hint_at : "";
+}
 
 /* a requested start that has not attached yet is waited for this long before another */
 #define FN_WORKER_START_GRACE_USEC (10 * USECS_PER_SEC)

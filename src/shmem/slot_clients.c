@@ -81,7 +81,7 @@ static void copy_view(FlowSlot *slot, FlowSlotView *out) {
 	out->last_run_usec = slot->last_run_usec;
 	out->last_success_at = slot->last_success_at;
 	out->last_failure_at = slot->last_failure_at;
-	strlcpy(out->last_failure, slot->last_failure.message, sizeof(out->last_failure));
+	strlcpy(out->last_failure, fn_slot_error_message(&slot->last_failure), sizeof(out->last_failure));
 	out->last_failure_sqlstate = slot->last_failure.sqlerrcode;
 	out->last_due_at = slot->last_due_at;
 	out->last_started_at = slot->last_started_at;

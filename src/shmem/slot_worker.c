@@ -11,6 +11,7 @@
 
 #include "shmem/flow_slot_fields.h"
 
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/timestamp.h"
 
@@ -195,19 +196,44 @@ void fn_slot_note_success(FlowSlot *slot, TimestampTz start, int64 rows, bool ho
 	LWLockRelease(fn_slot_lock(slot));
 }
 
+/* Copies at most `room` - 1 bytes of `src`, cut at a character boundary, into
+ * dst; the bytes used, its NUL included. */
+static int put_text(char *dst, const char *src, int room) {
+	int len = pg_mbcliplen(src, (int)strnlen(src, (size_t)room), room - 1);
+
+	memcpy(dst, src, (size_t)len);
+	dst[len] = '\0';
+	return len + 1;
+}
+
+void fn_slot_error_set(FnSlotError *e, int sqlerrcode, const char *message, const char *detail,
+                       const char *hint) {
+	int detail_room =
+	    detail != NULL && detail[0] != '\0' ? Min((int)strlen(detail) + 1, FN_ERROR_DETAIL_LEN) : 0;
+	int hint_room = hint != NULL && hint[0] != '\0' ? Min((int)strlen(hint) + 1, FN_ERROR_HINT_LEN) : 0;
+	int at;
+
+	memset(e, 0, sizeof(*e));
+	e->sqlerrcode = sqlerrcode;
+	at = put_text(e->text, message, FN_ERROR_LEN - detail_room - hint_room);
+	if (detail_room > 0) {
+		e->detail_at = (uint16)at;
+		at += put_text(e->text + at, detail, detail_room);
+	}
+	if (hint_room > 0) {
+		e->hint_at = (uint16)at;
+		(void)put_text(e->text + at, hint, hint_room);
+	}
+}
+
 /* A refresh failed: the flow is failing until one succeeds; the failure itself
  * stays in the slot after that. */
 void fn_slot_note_failure(FlowSlot *slot, TimestampTz start, const ErrorData *edata) {
 	FnSlotError e;
 
 	/* copied before the lock is taken: nothing under it may fail */
-	memset(&e, 0, sizeof(e));
-	e.sqlerrcode = edata->sqlerrcode;
-	strlcpy(e.message, edata->message ? edata->message : "unknown error", FN_ERROR_LEN);
-	if (edata->detail)
-		strlcpy(e.detail, edata->detail, FN_ERROR_LEN);
-	if (edata->hint)
-		strlcpy(e.hint, edata->hint, FN_ERROR_LEN);
+	fn_slot_error_set(&e, edata->sqlerrcode, edata->message ? edata->message : "unknown error", edata->detail,
+	                  edata->hint);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->failures++;
 	slot->consecutive_failures++;

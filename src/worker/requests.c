@@ -63,14 +63,17 @@ static void no_worker_error(TaskConfig *cfg, FlowSlotRequest kind, bool waiting_
 pg_noreturn static void worker_error(TaskConfig *cfg, FlowSlotRequest kind, const FnSlotError *e);
 static void worker_error(TaskConfig *cfg, FlowSlotRequest kind, const FnSlotError *e) {
 	ErrorData edata;
+	const char *message = fn_slot_error_message(e);
+	const char *detail = fn_slot_error_detail(e);
+	const char *hint = fn_slot_error_hint(e);
 
 	memset(&edata, 0, sizeof(edata));
 	edata.elevel = ERROR;
 	edata.sqlerrcode = e->sqlerrcode != 0 ? e->sqlerrcode : ERRCODE_EXTERNAL_ROUTINE_EXCEPTION;
-	edata.message = pstrdup(e->message[0] != '\0' ? e->message : _("unknown error"));
-	edata.detail = e->detail[0] != '\0' ? pstrdup(e->detail) : NULL;
-	edata.hint = e->hint[0] != '\0' ? pstrdup(e->hint)
-	                                : _("The dirty windows are kept; see flownode.flows.last_error.");
+	edata.message = pstrdup(message[0] != '\0' ? message : _("unknown error"));
+	edata.detail = detail[0] != '\0' ? pstrdup(detail) : NULL;
+	edata.hint =
+	    hint[0] != '\0' ? pstrdup(hint) : _("The dirty windows are kept; see flownode.flows.last_error.");
 	edata.context =
 	    kind == FN_REQUEST_FLUSH
 	        ? psprintf(_("refresh of flow \"%s\" by its worker, serving flush_flow"), cfg->flow_name)

@@ -16,7 +16,9 @@ use FlownodeTAP;
 my $nflows = 6;
 my $hold = 30;           # seconds the slow flow's sink stays locked
 my $bound = 1 + 5;       # eval_interval + a few seconds
-my $node = fn_node('slow', 'max_worker_processes = 8', 'flownode.max_workers = 2',
+# max_worker_processes = 9: room for a pool of 3 (the second part raises max_workers
+# to 3) beside flownode's launcher and starter and PostgreSQL's reserve of 4
+my $node = fn_node('slow', 'max_worker_processes = 9', 'flownode.max_workers = 2',
 	"flownode.statement_timeout = '60s'");
 
 sub q_of

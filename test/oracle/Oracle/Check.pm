@@ -233,7 +233,15 @@ sub check_log
 sub check_standby
 {
 	my ($ex, $call_flow) = @_;
+	# The standby's replay paused for the checks: the primary still runs, and a
+	# refresh replayed between the view's statement and a comparison would change a
+	# sink (and its downstream flows' records) after the view was read.
 	my $res = $ex->q('M',
+		"SELECT pg_wal_replay_pause();\n"
+		  . "DO \$\$BEGIN WHILE pg_get_wal_replay_pause_state() <> 'paused' LOOP PERFORM pg_sleep(0.05); END LOOP; END\$\$;",
+		'the standby holds still while it is checked');
+	return $ex->fail('standby_view', undef, $res->{errors}[0]{text}) if @{ $res->{errors} };
+	$res = $ex->q('M',
 		"SELECT pg_is_in_recovery(), flow_name, state, dirty_windows, backfill_windows_total IS NULL,\n"
 		  . "  runs, failures, worker_pid IS NULL, last_error IS NULL FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, failures, backfill_windows_total FROM flownode.flow_info) i ORDER BY flow_name;",
 		'check on the standby: every flow standby, no counters, no worker (docs/operations.md)');
@@ -259,6 +267,7 @@ sub check_standby
 			  . ($detail // ''))
 		  if $kind;
 	}
+	$ex->q('M', 'SELECT pg_wal_replay_resume();', 'the standby replays again');
 	my $t0 = Time::HiRes::time();
 	$res = $ex->q('M', "SELECT flownode.flush_flow('$call_flow');",
 		'on the standby a management call fails at once, 25006 (docs/operations.md)');
