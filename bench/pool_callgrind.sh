@@ -26,7 +26,7 @@ if [[ -z $base ]]; then
 fi
 base=$(git -C "$FN_ROOT" rev-parse --short "$base")
 today=$(git -C "$FN_ROOT" rev-parse --short HEAD)
-if [[ -n $(git -C "$FN_ROOT" status --porcelain -- src sql) ]]; then today="$today+changes"; fi
+if [[ -n $(git -C "$FN_ROOT" status --porcelain -- src include sql) ]]; then today="$today+changes"; fi
 export CALLGRIND_ROWS=${CALLGRIND_ROWS:-20000} CALLGRIND_MULTI_ROWS=${CALLGRIND_MULTI_ROWS:-5000} CALLGRIND_TX=${CALLGRIND_TX:-1000}
 OUT="$BENCH/results/pool_callgrind"
 mkdir -p "$OUT"

@@ -18,8 +18,9 @@
 #       chroot for 17, under that chroot's lock) and laid over a copy of its
 #       installation, with every shared library its files load on their own system,
 #       in $FN_CHROOT_CACHE/upgrade-stage/NN-KEY. KEY hashes the tree's sources
-#       (Makefile, flownode.control, sql/, src/), the version's Debian package and
-#       FN_UPGRADE_RECIPE: a staged copy with the same key is not built again.
+#       (Makefile, flownode.control, sql/, src/, include/), the version's Debian
+#       package and FN_UPGRADE_RECIPE: a staged copy with the same key is not built
+#       again.
 #   fn_upgrade_install_all SID TARGET   (under the sid lock, with the chroot mounted)
 #       the staged installations copied into the chroot (again only when the key
 #       there differs), compat-lib made from what `ldd` inside the chroot does not
@@ -87,7 +88,7 @@ done'
 
 # The hash of the tree's sources that the build reads.
 fn_upgrade_tree_hash() {
-  (cd "$FN_ROOT" && find Makefile flownode.control sql src -type f \
+  (cd "$FN_ROOT" && find Makefile flownode.control sql src include -type f \
       ! -name '*.o' ! -name '*.bc' ! -name '*.so' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) \
     | sha256sum | cut -c1-16
 }
@@ -96,7 +97,7 @@ fn_upgrade_tree_hash() {
 fn_upgrade_copy_tree() {
   mkdir -p "$1"
   (cd "$FN_ROOT" && tar --exclude='*.o' --exclude='*.bc' --exclude='*.so' \
-      -cf - Makefile flownode.control sql src) | tar -C "$1" -xf -
+      -cf - Makefile flownode.control sql src include) | tar -C "$1" -xf -
 }
 
 # fn_upgrade_origin V: the root of the system whose PostgreSQL V is copied: the

@@ -341,8 +341,9 @@ TEST(NextEvalAfterUpstream, OwnScheduleAndBackoffStay) {
 	EXPECT_EQ(flownode::next_eval_after_upstream(adaptive, now, now + 40 * kSec, 3), now + 40 * kSec);
 }
 
-// The folded refresh of the open window (src/refresh/fold_refresh.h): the line below
-// which the kept prefix holds every row, and the slack it keeps below the new rows.
+// The folded refresh of the open window (include/flownode/refresh/fold_refresh.h): the
+// line below which the kept prefix holds every row, and the slack it keeps below the
+// new rows.
 
 constexpr int64_t kMinute = 60 * kSec;
 

@@ -100,9 +100,10 @@ constexpr int64_t kFastUsec = 250 * 1000;
 constexpr int64_t kSlowUsec = 1000 * 1000;
 uint64_t next_row_budget(uint64_t budget, uint64_t cap, int64_t last_run_usec, bool failed) noexcept;
 
-// The folded refresh of the open window (src/refresh/fold_refresh.h): the worker keeps
-// what the window's rows below a line aggregate to. `reported`: the earliest time of
-// the rows commits added to the window since the last refresh (INT64_MAX: none).
+// The folded refresh of the open window (include/flownode/refresh/fold_refresh.h): the
+// worker keeps what the window's rows below a line aggregate to. `reported`: the
+// earliest time of the rows commits added to the window since the last refresh
+// (INT64_MAX: none).
 //
 // fold_holds: the kept prefix is still all of the rows below the line: no reported
 // row fell below it.
