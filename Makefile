@@ -1,6 +1,8 @@
 # flownode: PGXS build. src/ holds one folder per module (docs/internals.md §1) and
 # include/flownode/ their headers in the same folders, included by module path
-# ("query/flow_query.h"); the pure C++ core (src/core) is compiled by g++ as C++17 and
+# ("query/flow_query.h"); a header only its own module includes stays beside its
+# sources (src/shmem/flow_slot_fields.h, src/bridge/pg_guard.hpp), found through the
+# same path under src/; the pure C++ core (src/core) is compiled by g++ as C++17 and
 # also unit-tested without a server (test/unit); the C shims and the one C++ bridge
 # (src/bridge) form the PostgreSQL boundary.
 PG_CONFIG ?= pg_config
@@ -14,9 +16,9 @@ C_SRCS = $(sort $(wildcard src/*.c src/*/*.c))
 CXX_SRCS = $(sort $(wildcard src/*/*.cpp))
 OBJS = $(C_SRCS:.c=.o) $(CXX_SRCS:.cpp=.o)
 
-# one include path for every compile: g++, gcc, and the bitcode rule below (PGXS
-# hands it PG_CPPFLAGS through CPPFLAGS)
-PG_CPPFLAGS = -I$(CURDIR)/include/flownode
+# the include paths of every compile: g++, gcc, and the bitcode rule below (PGXS
+# hands it PG_CPPFLAGS through CPPFLAGS): the modules' headers, then their private ones
+PG_CPPFLAGS = -I$(CURDIR)/include/flownode -I$(CURDIR)/src
 PG_CXXFLAGS = -std=c++17 -Wno-register -fno-omit-frame-pointer
 PG_CFLAGS = -Wno-declaration-after-statement
 
@@ -43,7 +45,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild everything when a header changes
 # (shared-memory structs are laid out in them).
-HEADERS = $(wildcard include/flownode/*.h include/flownode/*/*.h include/flownode/*/*.hpp)
+HEADERS = $(wildcard include/flownode/*.h include/flownode/*/*.h include/flownode/*/*.hpp src/*/*.h src/*/*.hpp)
 $(OBJS): $(HEADERS)
 
 # Debian's PGXS also emits LLVM bitcode for JIT inlining with clang, which sees
@@ -80,7 +82,7 @@ format-check:
 # clang-tidy with .clang-tidy's checks, every finding an error; one file per run,
 # two at a time (-w: compiler warnings are the build's business, not tidy's)
 TIDY = clang-tidy-14
-TIDY_FLAGS = -w -I$(CURDIR)/include/flownode -isystem $(shell $(PG_CONFIG) --includedir-server) -D_GNU_SOURCE
+TIDY_FLAGS = -w -I$(CURDIR)/include/flownode -I$(CURDIR)/src -isystem $(shell $(PG_CONFIG) --includedir-server) -D_GNU_SOURCE
 tidy:
 	printf '%s\n' $(C_SRCS) | xargs -P2 -I{} $(TIDY) --quiet {} -- $(TIDY_FLAGS)
 	printf '%s\n' $(CXX_SRCS) | xargs -P2 -I{} $(TIDY) --quiet {} -- -std=c++17 -Wno-register $(TIDY_FLAGS)

@@ -10,6 +10,7 @@
  */
 #include "flownode.h"
 
+#include "shmem/flow_slots.h"
 #include "shmem/flow_slot_fields.h"
 
 #include "miscadmin.h"
