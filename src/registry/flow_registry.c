@@ -210,10 +210,40 @@ static void read_time_bucket(FnWindowSpec *w, HeapTuple tup, TupleDesc desc) {
 	strlcpy(w->zone, zone ? zone : "", FN_ZONE_LEN);
 }
 
+/* The flow's window from its catalog row (columns 7-12). */
+static void read_window(FnWindowSpec *w, HeapTuple tup, TupleDesc desc) {
+	bool isnull;
+	char *kind;
+	Datum d;
+
+	kind = get_text(tup, desc, 7);
+	memset(w, 0, sizeof(*w));
+	if (kind == NULL)
+		w->kind = FN_WINDOW_NONE;
+	else if (strcmp(kind, "date_bin") == 0) {
+		Interval *stride = DatumGetIntervalP(SPI_getbinval(tup, desc, 8, &isnull));
+
+		w->kind = FN_WINDOW_DATE_BIN;
+		w->stride_time = stride->time;
+		w->stride_day = stride->day;
+		w->origin = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	} else if (strcmp(kind, "time_bucket") == 0)
+		read_time_bucket(w, tup, desc);
+	else {
+		char *unit = get_text(tup, desc, 10);
+		char *zone = get_text(tup, desc, 11);
+
+		w->kind = FN_WINDOW_DATE_TRUNC;
+		strlcpy(w->unit, unit ? unit : "", FN_UNIT_LEN);
+		strlcpy(w->zone, zone ? zone : "", FN_ZONE_LEN);
+	}
+	d = SPI_getbinval(tup, desc, 12, &isnull);
+	w->with_time_zone = isnull ? false : DatumGetBool(d);
+}
+
 static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	TaskConfig *cfg = palloc0(sizeof(TaskConfig));
 	bool isnull;
-	char *kind;
 	Datum d;
 
 	cfg->flow_id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
@@ -225,29 +255,7 @@ static TaskConfig *row_to_config(HeapTuple tup, TupleDesc desc) {
 	cfg->sink_relid = isnull ? InvalidOid : DatumGetObjectId(d);
 	d = SPI_getbinval(tup, desc, 6, &isnull);
 	cfg->time_attnum = isnull ? 0 : DatumGetInt16(d);
-	kind = get_text(tup, desc, 7);
-	memset(&cfg->window, 0, sizeof(cfg->window));
-	if (kind == NULL)
-		cfg->window.kind = FN_WINDOW_NONE;
-	else if (strcmp(kind, "date_bin") == 0) {
-		Interval *stride = DatumGetIntervalP(SPI_getbinval(tup, desc, 8, &isnull));
-
-		cfg->window.kind = FN_WINDOW_DATE_BIN;
-		cfg->window.stride_time = stride->time;
-		cfg->window.stride_day = stride->day;
-		cfg->window.origin = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
-	} else if (strcmp(kind, "time_bucket") == 0)
-		read_time_bucket(&cfg->window, tup, desc);
-	else {
-		char *unit = get_text(tup, desc, 10);
-		char *zone = get_text(tup, desc, 11);
-
-		cfg->window.kind = FN_WINDOW_DATE_TRUNC;
-		strlcpy(cfg->window.unit, unit ? unit : "", FN_UNIT_LEN);
-		strlcpy(cfg->window.zone, zone ? zone : "", FN_ZONE_LEN);
-	}
-	d = SPI_getbinval(tup, desc, 12, &isnull);
-	cfg->window.with_time_zone = isnull ? false : DatumGetBool(d);
+	read_window(&cfg->window, tup, desc);
 	cfg->query = get_text(tup, desc, 13);
 	cfg->timezone = get_text(tup, desc, 14);
 	d = SPI_getbinval(tup, desc, 15, &isnull);
