@@ -54,7 +54,7 @@ void fn_history_write(const FnRunRecord *r) {
 	Oid types[10] = {INT8OID, TEXTOID, TIMESTAMPTZOID, INTERVALOID, INT8OID,
 	                 INT8OID, INT8OID, BOOLOID,        TEXTOID,     TEXTOID};
 	Datum values[10];
-	char nulls[10] = "          ";
+	char nulls[11] = "          "; /* 10 columns, and the NUL of the literal */
 	SpiAs scope;
 	bool pushed;
 
