@@ -20,7 +20,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 base=${1:-}
 if [[ -z $base ]]; then
-  merge=$(git -C "$FN_ROOT" log --merges --format='%H %s' | awk '$2 == "Merge" && $3 == "branch" && $4 == "'"'pool'"'" {print $1; exit}')
+  merge=$(git -C "$FN_ROOT" log --merges --format='%H %s' | awk '$2 == "Merge" && $3 == "branch" && $4 == "'"'pool'"'" && !found {print $1; found = 1}')
   [[ -n $merge ]] || fn_die "no merge \"Merge branch 'pool'\" in the history; give the base commit"
   base=$(git -C "$FN_ROOT" rev-parse "$merge^1")
 fi
