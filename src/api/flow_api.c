@@ -24,6 +24,7 @@
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
 #include "record/run_history.h"
+#include "refresh/extents.h"
 #include "refresh/refresh_exec.h"
 #include "refresh/sink_fill.h"
 #include "registry/flow_chain.h"

@@ -37,6 +37,7 @@
 #include "pgutil/pg_util.h"
 #include "record/durable_record.h"
 #include "refresh/read_exec.h"
+#include "refresh/clock_changes.h"
 #include "refresh/refresh_exec.h"
 #include "registry/flow_registry.h"
 #include "utils/acl.h"
