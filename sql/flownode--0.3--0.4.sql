@@ -237,6 +237,24 @@ GRANT SELECT ON flownode.runs TO PUBLIC;
 COMMENT ON VIEW flownode.runs IS
 'one row per run of the flows of roles you are a member of: kind, start, duration, windows, rows read and written, folded, and a failure''s SQLSTATE and error';
 
+-- wait_for_publishers: begin
+-- Flow servers (docs/operations.md, "Flow servers"): on a server whose flows read
+-- tables that logical replication fills, returns once every change committed on the
+-- publishers of the subscriptions feeding the flow (its source and dimensions, and
+-- those of the flows it reads from) before their WAL position now (or the position
+-- positions names per subscription: {"subscription": "pg_lsn"}) is applied here and
+-- flushed into the sink, as flush_flow(flow_name, cascade => true) does. It connects
+-- to each publisher with the subscription's conninfo, so only roles granted it may.
+CREATE FUNCTION flownode.wait_for_publishers(flow_name text, timeout interval DEFAULT '1 minute',
+                                             positions jsonb DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_wait_for_publishers'
+LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION flownode.wait_for_publishers(text, interval, jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION flownode.wait_for_publishers(text, interval, jsonb) IS
+'on a flow server: returns once every change committed on the publishers feeding the flow before their current WAL position (or the positions passed per subscription) is applied here and in the sink (flush_flow with cascade); fails naming a subscription that is disabled, failing, without apply worker or late past the timeout';
+-- wait_for_publishers: end
+
 -- time_bucket: begin
 -- flownode.time_bucket: TimescaleDB's bucketing function, with its signatures,
 -- volatility and results (docs/reference.md, "flownode.time_bucket"). A flow may group by it:

@@ -224,6 +224,24 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION flownode.flush_flow(text, boolean) IS
 'flush_flow, and with cascade => true every flow it reads from first, bottom up: returns once every change committed before the call is in the sink; returns the number of windows refreshed by all of them';
 
+-- wait_for_publishers: begin
+-- Flow servers (docs/operations.md, "Flow servers"): on a server whose flows read
+-- tables that logical replication fills, returns once every change committed on the
+-- publishers of the subscriptions feeding the flow (its source and dimensions, and
+-- those of the flows it reads from) before their WAL position now (or the position
+-- positions names per subscription: {"subscription": "pg_lsn"}) is applied here and
+-- flushed into the sink, as flush_flow(flow_name, cascade => true) does. It connects
+-- to each publisher with the subscription's conninfo, so only roles granted it may.
+CREATE FUNCTION flownode.wait_for_publishers(flow_name text, timeout interval DEFAULT '1 minute',
+                                             positions jsonb DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_wait_for_publishers'
+LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION flownode.wait_for_publishers(text, interval, jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION flownode.wait_for_publishers(text, interval, jsonb) IS
+'on a flow server: returns once every change committed on the publishers feeding the flow before their current WAL position (or the positions passed per subscription) is applied here and in the sink (flush_flow with cascade); fails naming a subscription that is disabled, failing, without apply worker or late past the timeout';
+-- wait_for_publishers: end
+
 CREATE FUNCTION flownode.refresh_flow(flow_name text, "from" timestamptz DEFAULT NULL,
                                       "to" timestamptz DEFAULT NULL)
 RETURNS bigint

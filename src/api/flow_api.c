@@ -725,6 +725,12 @@ static int64 flush_one(TaskConfig *cfg, Oid catalog) {
 	return fn_request_flow_work(cfg, catalog, FN_REQUEST_FLUSH, none);
 }
 
+TaskConfig *fn_flow_to_flush(const char *flow_name) {
+	Oid catalog;
+
+	return requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
+}
+
 int64 fn_flush_flow(const char *flow_name) {
 	Oid catalog;
 	TaskConfig *cfg = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
@@ -740,7 +746,7 @@ int64 fn_flush_flow(const char *flow_name) {
  * answered). Every flow of the chain is checked first: nothing is flushed unless
  * all of them can be. Returns the windows refreshed by all of them.
  */
-static int64 flush_cascade(const char *flow_name) {
+int64 fn_flush_flow_cascade(const char *flow_name) {
 	Oid catalog;
 	TaskConfig *top = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
 	List *order = fn_flows_to_flush(top);
@@ -774,7 +780,7 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 
 	if (PG_NARGS() > 1 && bool_arg(fcinfo, 1, "cascade"))
-		PG_RETURN_INT64(flush_cascade(flow_name));
+		PG_RETURN_INT64(fn_flush_flow_cascade(flow_name));
 	PG_RETURN_INT64(fn_flush_flow(flow_name));
 }
 
