@@ -1086,6 +1086,10 @@ from report_pool import pool_report  # noqa: E402
 
 pool_report(sel, median, add, sections, meta, OUT)
 
+from report_flow_servers import flow_servers_report  # noqa: E402
+
+flow_servers_report(sel, median, add, sections, meta)
+
 # ---- write ---------------------------------------------------------------------
 
 def _scale_note():
@@ -1107,7 +1111,7 @@ def md_table():
 
 secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "sparse", "backfill", "refresh",
             "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy", "shmem",
-            "pool", "dimension", "read", "chain", "callgrind"]
+            "pool", "dimension", "read", "chain", "servers", "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
 if "scale_generate_s" in meta:
     timing += (f"; the first section that needs the large tables includes generating them "

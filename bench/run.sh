@@ -24,7 +24,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem pool dimension read chain callgrind"
+SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem pool dimension read chain servers callgrind"
 ONLY=
 while (($#)); do
   a=$1
@@ -157,6 +157,9 @@ SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS 
 # the pool of workers: its section, sizes and bench_pool
 # shellcheck source=pool.sh
 . "$BENCH/pool.sh"
+# flow servers fed by logical replication: its section, sizes, bench_servers
+# shellcheck source=flow_servers.sh
+. "$BENCH/flow_servers.sh"
 # BENCH_<NAME> in the environment overrides a size
 for v in $SIZE_VARS; do
   o=BENCH_$v
@@ -202,6 +205,8 @@ cleanup() {
   fi
   # a background callgrind.sh stops its own cluster when it ends: let it end
   if [[ -n $CG_PID ]]; then wait "$CG_PID" 2>/dev/null || true; fi
+  # the clusters of the flow servers section, if it stopped half-way
+  fs_cleanup
   # the pool section's own cluster, if it stopped half-way
   if [[ -n ${P_DIR:-} ]]; then
     fn_stop_cluster_quiet "$P_DIR"
