@@ -151,6 +151,22 @@ check_exact($fs, 'positions passed by the caller');
 my ($rc, $out, $err) = $fs->psql('postgres', q{SELECT flownode.wait_for_publishers('f_dev', positions => '{"nope": "0/1"}')});
 like($err, qr/subscription "nope" in positions does not feed flow "f_dev"/, 'a position for another subscription is refused');
 
+# a point the publisher has not reached: the timeout, saying how far it got
+($rc, $out, $err) = $fs->psql('postgres',
+	q{SELECT flownode.wait_for_publishers('f_dev', timeout => '1 s', positions => '{"sub_b": "FF/0"}')});
+like($err, qr/subscription "sub_b" feeding flow "f_dev" did not apply its publisher's changes up to FF\/0 in time/,
+	'the timeout names the subscription and its point');
+like($err, qr/It has applied and committed the changes up to [0-9A-F]+\/[0-9A-F]+\./, 'and says how far it got');
+
+# EXECUTE is not PUBLIC's (the call connects with the subscriptions' credentials);
+# granted, the caller must still own the flow
+$fs->safe_psql('postgres', 'CREATE ROLE app');
+($rc, $out, $err) = $fs->psql('postgres', q{SET ROLE app; SELECT flownode.wait_for_publishers('f_dev')});
+like($err, qr/permission denied for function wait_for_publishers/, 'not executable by PUBLIC');
+$fs->safe_psql('postgres', 'GRANT EXECUTE ON FUNCTION flownode.wait_for_publishers TO app');
+($rc, $out, $err) = $fs->psql('postgres', q{SET ROLE app; SELECT flownode.wait_for_publishers('f_dev')});
+like($err, qr/must be owner of flow "f_dev"/, 'granted: the caller must own the flow');
+
 $fs->safe_psql('postgres', q{CREATE TABLE local_t (ts timestamptz NOT NULL, v int);
 SELECT flownode.create_flow('f_local', 'sink_local', 'SELECT date_trunc(''hour'', ts) AS h, count(*) AS n FROM local_t GROUP BY 1')});
 ($rc, $out, $err) = $fs->psql('postgres', q{SELECT flownode.wait_for_publishers('f_local')});
