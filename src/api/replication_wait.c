@@ -245,6 +245,13 @@ static Oid unsynchronized_table(Oid subid, List *tables) {
 	return InvalidOid;
 }
 
+/* The errdetail of a subscription that is not applying: its workers' failures. */
+static int failures_detail(int64 failures) {
+	return errdetail_plural("Its workers have failed %lld time since its statistics were reset.",
+	                        "Its workers have failed %lld times since its statistics were reset.",
+	                        (unsigned long)failures, (long long)failures);
+}
+
 /* ERROR when the subscription cannot reach its point: dropped, disabled, failing. */
 static void check_subscription(FeedingSub *fs, const char *flow_name) {
 	Subscription *sub = GetSubscription(fs->subid, true);
@@ -258,17 +265,19 @@ static void check_subscription(FeedingSub *fs, const char *flow_name) {
 		    ERROR,
 		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		     errmsg("subscription \"%s\" feeding flow \"%s\" is disabled", fs->name, flow_name),
-		     errdetail("Its workers have failed %lld times since its statistics were reset.",
-		               (long long)sub_failures(fs->subid)),
+		     failures_detail(sub_failures(fs->subid)),
 		     errhint("Changes committed on its publisher are not applied until ALTER SUBSCRIPTION %s ENABLE.",
 		             quote_identifier(fs->name))));
 	failures = sub_failures(fs->subid);
 	if (failures > fs->failures)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("subscription \"%s\" feeding flow \"%s\" is failing", fs->name, flow_name),
-		                errdetail("Its workers failed %lld times while the call waited (%lld in all, "
-		                          "pg_stat_subscription_stats); the sink is behind its publisher.",
-		                          (long long)(failures - fs->failures), (long long)failures),
+		                errdetail_plural("Its workers failed %lld time while the call waited (%lld in all, "
+		                                 "pg_stat_subscription_stats); the sink is behind its publisher.",
+		                                 "Its workers failed %lld times while the call waited (%lld in all, "
+		                                 "pg_stat_subscription_stats); the sink is behind its publisher.",
+		                                 (unsigned long)(failures - fs->failures),
+		                                 (long long)(failures - fs->failures), (long long)failures),
 		                errhint("The server log names the error, for example a column of the publisher's "
 		                        "table that this server's table lacks: DDL is not replicated.")));
 }
@@ -287,8 +296,7 @@ static bool reached(FeedingSub *fs, List *tables, const char *flow_name, Timesta
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("subscription \"%s\" feeding flow \"%s\" has no running apply worker",
 		                       fs->name, flow_name),
-		                errdetail("Its workers have failed %lld times since its statistics were reset.",
-		                          (long long)sub_failures(fs->subid)),
+		                failures_detail(sub_failures(fs->subid)),
 		                errhint("Check max_logical_replication_workers and the server log.")));
 	pending = unsynchronized_table(fs->subid, tables);
 	if (OidIsValid(pending) || applied < fs->target) {
