@@ -27,17 +27,17 @@ def flow_servers_report(sel, median, add, sections, meta):
     rate = sum(wrote[s] / span[s] for s in wrote if wrote[s] and span[s])
     cu_s, cu_rows, cu_diff = one("catchup", "seconds"), one("catchup", "rows"), one("catchup", "diff")
 
-    add("33", f"primary CPU per written row: no flow / {flows} flows on it / {flows} flows on a flow server",
+    add("servers", f"primary CPU per written row: no flow / {flows} flows on it / {flows} flows on a flow server",
         f"{per_row('none', 'cpu'):.2f} / {per_row('local', 'cpu'):.2f} / {per_row('remote', 'cpu'):.2f} µs", "—", None)
     if p50 is not None:
-        add("33", f"freshness over two primaries at {rate:,.0f} rows/s (asked {int(meta.get('FS_RATE', 0)):,}): p50 / p99",
+        add("servers", f"freshness over two primaries at {rate:,.0f} rows/s (asked {int(meta.get('FS_RATE', 0)):,}): p50 / p99",
             f"{p50:.2f} / {p99:.2f} s", "—", None)
     if cu_s:
-        add("33", f"a new flow server catching up on {cu_rows:,.0f} rows (copy_data), sinks exact",
+        add("servers", f"a new flow server catching up on {cu_rows:,.0f} rows (copy_data), sinks exact",
             f"{cu_s:,.1f} s ({cu_rows / cu_s:,.0f} rows/s)", "exact", cu_diff == 0)
 
     lines = [
-        "## 33 Flow servers (logical replication)",
+        "## Flow servers fed by logical replication (section `servers`)",
         "",
         f"Clusters of their own on this machine (all share its cores): primaries without the flows, a flow "
         f"server subscribing to them ([docs/operations.md](../../docs/operations.md#flow-servers)). The "
