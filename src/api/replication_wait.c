@@ -170,7 +170,7 @@ static XLogRecPtr publisher_position(Subscription *sub) {
 	volatile XLogRecPtr lsn = InvalidXLogRecPtr;
 
 	load_file("libpqwalreceiver", false);
-	conn = walrcv_connect(sub->conninfo, true, "flownode wait_for_publishers", &err);
+	conn = fn_walrcv_connect_sub(sub, "flownode wait_for_publishers", &err);
 	if (conn == NULL)
 		ereport(ERROR,
 		        (errcode(ERRCODE_CONNECTION_FAILURE),
