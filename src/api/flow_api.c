@@ -476,7 +476,7 @@ static int64 register_flow(const CreateFlowArgs *a, const FlowQuery *fq, const c
                            TimestampTz created_at, Oid sink_relid, FlowDefinition *def) {
 	int nest = fn_pin_deparse_settings(timezone);
 
-	def->stored_query = fn_deparse_query(fq->query);
+	def->stored_query = fn_deparse_query(fq->as_written);
 	def->fq = fn_analyze_flow_query(def->stored_query, timezone);
 	fn_unpin_settings(nest);
 	def->settings = settings_of(a, timezone, created_at);

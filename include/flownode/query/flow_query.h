@@ -31,11 +31,14 @@ typedef struct NowPredicate {
 } NowPredicate;
 
 typedef struct FlowQuery {
-	Query *query; /* analysed; the refresh rewrites a copy (query_rewrite.h) */
+	Query *query;      /* analysed, hidden keys as outputs; the refresh rewrites a copy (query_rewrite.h) */
+	Query *as_written; /* the query as written (query itself when it has no hidden keys):
+	                    * what is stored and shown as the flow's query */
 	FlowShape shape;
 	Oid source_relid;
 	int source_rtindex;
-	List *out_names;      /* char *, output column names (non-junk) */
+	List *out_names;      /* char *, output column names (non-junk): the visible, then the hidden */
+	int nvisible;         /* how many of them the query's result shows (query/hidden_keys.h) */
 	List *out_types;      /* Oid */
 	List *out_typmods;    /* int32 */
 	List *out_collations; /* Oid */
