@@ -475,7 +475,7 @@ sub gen_copy
 {
 	my ($r, $c, $name) = @_;
 	# without its source's key id, sometimes: a hidden key column of the sink
-	my $id = $r->chance(0.25) ? '' : 's.id AS id, ';
+	my $id = !skipped($c, 'hidden_keys') && $r->chance(0.25) ? '' : 's.id AS id, ';
 	my $sql = "SELECT ${id}s.{{t}} AS t, s.{{host}} AS host, s.{{v}} AS v FROM {{src}} s";
 	$sql .= ' WHERE s.{{v}} > 0' if $r->chance(0.5);
 	# over a NOT NULL timestamp[tz] column the copy is windowed by its seconds
