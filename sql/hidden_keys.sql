@@ -141,6 +141,9 @@ SELECT flownode.create_flow('hk_bad', 'hk_bad',
 SELECT flownode.create_flow('hk_bad', 'hk_bad',
   $$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS b, count(*) AS n
       FROM hm GROUP BY b, ROW(device, place)$$);
+-- a key computed from the window is no window: group by the window itself
+SELECT flownode.create_flow('hk_bad', 'hk_bad',
+  $$SELECT date_trunc('day', ts)::date AS day, count(*) AS n FROM hm GROUP BY 1$$);
 SELECT count(*) AS bad_sinks FROM pg_class WHERE relname = 'hk_bad';
 
 -- drop_flow: the sink stays, hidden columns included; the read view goes

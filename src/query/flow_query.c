@@ -94,6 +94,16 @@ static bool is_window_function(FuncExpr *fe) {
 	}
 }
 
+/* Whether a window function call is inside the expression (a key such as
+ * `date_trunc('day', ts)::date`, which is no window itself). */
+static bool contains_window_walker(Node *node, void *context) {
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && is_window_function((FuncExpr *)node))
+		return true;
+	return expression_tree_walker(node, contains_window_walker, context);
+}
+
 /*
  * date_bin or date_trunc over `col AT TIME ZONE z` without converting back: the local
  * time goes back an hour when the zone's offset falls, so its buckets are no
@@ -367,7 +377,8 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 	if (window_tle != NULL) {
 		key_tles = lcons(window_tle, key_tles);
 		key_eqops = lcons_oid(window_eqop, key_eqops);
-	}
+	} else
+		fq->window_in_key = contains_window_walker((Node *)key_tles, NULL);
 
 	forboth(lc, key_tles, ec, key_eqops) {
 		TargetEntry *tle = lfirst(lc);

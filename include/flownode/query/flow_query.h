@@ -46,6 +46,7 @@ typedef struct FlowQuery {
 	List *key_notnull;    /* bool as int: key is known NOT NULL */
 	List *key_eqops;      /* Oid: the equality the query tells the keys apart with */
 	int window_position;  /* 0-based output position of the window column, -1 if none */
+	bool window_in_key;   /* no window, but a group key computed from one (its ::date) */
 	FnWindowSpec window;
 	AttrNumber time_attnum;
 	char *time_column;
