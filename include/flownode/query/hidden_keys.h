@@ -2,8 +2,8 @@
  * hidden_keys.h: group keys a flow's query does not output (docs/reference.md,
  * "Group keys that are not output columns"). The sink keeps each as a key column of
  * its own, after the query's columns, named FN_HIDDEN_KEY_FORMAT: the refresh
- * upserts and deletes by the whole group key, and what returns the query's result
- * shows the visible columns only.
+ * upserts and deletes by the whole group key. A read view shows the visible columns
+ * only; read_flow returns the sink's row type, hidden columns included.
  */
 #ifndef FLOWNODE_HIDDEN_KEYS_H
 #define FLOWNODE_HIDDEN_KEYS_H
