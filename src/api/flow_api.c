@@ -266,6 +266,16 @@ static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
 		                w->eval_interval),
 		         errdetail("A flow without windows is recomputed whole at each evaluation after a change."),
 		         errhint("%s", _(w->copy_hint))));
+	if (fq->window_in_key) /* the window inside a key: group by the window, output the key */
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		     errmsg("a flow whose query has no time window in its GROUP BY needs %s", w->eval_interval),
+		     errdetail("A group key computed from a window, such as date_trunc('day', ts)::date, is not a "
+		               "window itself."),
+		     errhint("Group by the window and output the expression of it: SELECT date_trunc('day', "
+		             "ts)::date AS day ... GROUP BY date_trunc('day', ts). The sink keeps the window as a "
+		             "hidden key column.")));
 	ereport(ERROR,
 	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 	         errmsg("a flow whose query has no time window in its GROUP BY needs %s", w->eval_interval),
@@ -477,7 +487,7 @@ static int64 register_flow(const CreateFlowArgs *a, const FlowQuery *fq, const c
                            TimestampTz created_at, Oid sink_relid, FlowDefinition *def) {
 	int nest = fn_pin_deparse_settings(timezone);
 
-	def->stored_query = fn_deparse_query(fq->query);
+	def->stored_query = fn_deparse_query(fq->as_written);
 	def->fq = fn_analyze_flow_query(def->stored_query, timezone);
 	fn_unpin_settings(nest);
 	def->settings = settings_of(a, timezone, created_at);

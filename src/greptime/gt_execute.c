@@ -103,7 +103,7 @@ static bool same_work(void *arg) {
 	                                           fn_gt_reading(t->cfg->dialect), NULL);
 	int nest = fn_pin_deparse_settings(t->cfg->timezone);
 
-	t->same = strcmp(fn_deparse_query(fq->query), t->cfg->query) == 0;
+	t->same = strcmp(fn_deparse_query(fq->as_written), t->cfg->query) == 0;
 	fn_unpin_settings(nest);
 	return true;
 }

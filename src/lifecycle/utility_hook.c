@@ -183,19 +183,19 @@ static bool renames(Node *stmt) {
  * stays broken: its refreshes say why); the error is swallowed in a subtransaction. */
 typedef struct AnalyseTry {
 	TaskConfig *cfg;
-	Query *q;
+	FlowQuery *fq;
 } AnalyseTry;
 
 static bool analyse_work(void *arg) {
 	AnalyseTry *t = arg;
 	int nest = fn_pin_deparse_settings(t->cfg->timezone);
 
-	t->q = fn_analyze_flow_query(t->cfg->query, t->cfg->timezone)->query;
+	t->fq = fn_analyze_flow_query(t->cfg->query, t->cfg->timezone);
 	fn_unpin_settings(nest);
 	return true;
 }
 
-static Query *analyse_or_null(TaskConfig *cfg) {
+static FlowQuery *analyse_or_null(TaskConfig *cfg) {
 	AnalyseTry t = {cfg, NULL};
 	ErrorData *edata = fn_try_in_subxact(analyse_work, &t);
 
@@ -203,7 +203,7 @@ static Query *analyse_or_null(TaskConfig *cfg) {
 		FreeErrorData(edata);
 		return NULL;
 	}
-	return t.q;
+	return t.fq;
 }
 
 /* Before a rename: the flows it may touch, analysed while the old names hold. A
@@ -218,9 +218,12 @@ static List *before_rename(void) {
 	flows = fn_load_all_flows();
 	foreach (lc, flows) {
 		Renamed *r = palloc(sizeof(Renamed));
+		FlowQuery *fq;
 
 		r->cfg = lfirst(lc);
-		r->query = analyse_or_null(r->cfg);
+		fq = analyse_or_null(r->cfg);
+		/* the query as written: what is stored (without the hidden key outputs) */
+		r->query = fq != NULL ? fq->as_written : NULL;
 		r->old_time_column =
 		    r->cfg->time_attnum > 0 ? get_attname(r->cfg->source_relid, r->cfg->time_attnum, true) : NULL;
 		if (r->query != NULL)
@@ -575,7 +578,8 @@ static bool reads_walker(Node *node, Retyped *r) {
 /* Whether the flow reads one of the columns, or writes it as an output of its sink;
  * a query that does not analyse any more is taken to (its flow fails anyway). */
 static bool uses_columns(TaskConfig *cfg, Retyped *r) {
-	Query *q = analyse_or_null(cfg);
+	FlowQuery *fq = analyse_or_null(cfg);
+	Query *q = fq != NULL ? fq->query : NULL; /* hidden keys as outputs: sink columns too */
 	ListCell *lc;
 
 	if (q == NULL)

@@ -363,18 +363,25 @@ sub gen_agg
 	  $r->pick('s.{{v}} > -20', "s.{{host}} IS DISTINCT FROM 'h3'",
 		's.b IS NOT FALSE', 's.k <> 4', ($join ? ('d.active') : ()))
 	  if $r->chance(0.3);
-	my $sql = "SELECT $win->{sql} AS w"
-	  . join('', map { ", $_" } @keys, @aggs)
-	  . ' FROM {{src}} s'
-	  . ($join ? " $join->{from}" : '')
-	  . (@where ? ' WHERE ' . join(' AND ', @where) : '')
-	  . ' GROUP BY ' . join(', ', 1 .. 1 + @keys);
-	$sql .= ' HAVING ' . $r->pick('count(*) > 1', 'sum(s.{{v}}) > -10', 'max(s.f) IS NOT NULL')
-	  if $r->chance(0.2);
-	return {
+	my $having = $r->chance(0.2)
+	  ? ' HAVING ' . $r->pick('count(*) > 1', 'sum(s.{{v}}) > -10', 'max(s.f) IS NOT NULL')
+	  : '';
+	# the query around its select list of window and keys, and its GROUP BY
+	my $query = sub {
+		my ($select, $group) = @_;
+		return "SELECT $select"
+		  . join('', map { ", $_" } @aggs)
+		  . ' FROM {{src}} s'
+		  . ($join ? " $join->{from}" : '')
+		  . (@where ? ' WHERE ' . join(' AND ', @where) : '')
+		  . " GROUP BY $group$having";
+	};
+	my $hidden = gen_hidden_keys($r, $c, $win, \@keys, $query);
+	my %f = (
 		name => $name,
 		kind => $join ? 'agg_join' : 'agg',
-		query => $sql,
+		query => $query->("$win->{sql} AS w" . join('', map { ", $_" } @keys),
+			join(', ', 1 .. 1 + @keys)),
 		windowed => 1,
 		wtype => $win->{type},
 		keys => [ map { /AS (\w+)$/ } @keys ],
@@ -382,6 +389,58 @@ sub gen_agg
 		eval => gen_eval($r, 0),
 		expire => gen_expire($r, $c),
 		background => $r->chance(0.15),
+	);
+	%f = (%f, %$hidden) if $hidden;
+	return \%f;
+}
+
+# Group keys the query does not output (docs/reference.md, "Group keys that are not
+# output columns"), in a quarter of the aggregations: some keys grouped but not
+# selected; the window grouped but not selected (compared through check_query, the
+# same query with the window shown as fn_w; no expire_after, whose check filters on
+# w); or the window selected only inside an expression. Returns the fields of the
+# flow that change, undef for none.
+sub gen_hidden_keys
+{
+	my ($r, $c, $win, $keys, $query) = @_;
+	return undef if skipped($c, 'hidden_keys') || !$r->chance(0.25);
+	my @expr = map { /^(.*) AS \w+$/ ? $1 : $_ } @$keys;
+	my $mode = $r->weighted(key => (@$keys ? 3 : 0), window => 2, expr => 3);
+	my $positions = join('', map { ", $_" } 2 .. 1 + @$keys);
+	if ($mode eq 'key')
+	{
+		my @hide = map { $r->chance(0.5) } @$keys;
+		$hide[ $r->range(0, $#hide) ] = 1 unless grep { $_ } @hide;
+		my @shown = grep { !$hide[$_] } 0 .. $#$keys;
+		my @group = ((1 .. 1 + @shown), map { $expr[$_] } grep { $hide[$_] } 0 .. $#$keys);
+		return {
+			query => $query->(join(', ', "$win->{sql} AS w", map { $keys->[$_] } @shown),
+				join(', ', $r->chance(0.5) ? @group : reverse @group)),
+			keys => [ map { $keys->[$_] =~ /AS (\w+)$/ } @shown ],
+		};
+	}
+	if ($mode eq 'window')
+	{
+		return {
+			query => $query->(join(', ', @$keys) || 'count(*) AS fn_n',
+				join(', ', $win->{sql}, @expr)),
+			check_query => $query->(
+				join(', ', "$win->{sql} AS fn_w", @$keys ? @$keys : 'count(*) AS fn_n'),
+				"1$positions"),
+			hidden_window => 1,
+			chainable => 0,
+			expire => undef,
+		};
+	}
+	my $as_date = $win->{type} eq 'timestamp' && $r->chance(0.4);
+	return {
+		query => $query->(
+			join(', ',
+				$as_date ? "($win->{sql})::date AS w" : "($win->{sql}) + interval '1 minute' AS w",
+				@$keys),
+			"$win->{sql}$positions"),
+		wtype => $win->{type} eq 'date' ? 'timestamp' : $win->{type},
+		$as_date ? (chainable => 0) : (),
 	};
 }
 
@@ -415,7 +474,9 @@ sub gen_chain
 sub gen_copy
 {
 	my ($r, $c, $name) = @_;
-	my $sql = 'SELECT s.id AS id, s.{{t}} AS t, s.{{host}} AS host, s.{{v}} AS v FROM {{src}} s';
+	# without its source's key id, sometimes: a hidden key column of the sink
+	my $id = !skipped($c, 'hidden_keys') && $r->chance(0.25) ? '' : 's.id AS id, ';
+	my $sql = "SELECT ${id}s.{{t}} AS t, s.{{host}} AS host, s.{{v}} AS v FROM {{src}} s";
 	$sql .= ' WHERE s.{{v}} > 0' if $r->chance(0.5);
 	# over a NOT NULL timestamp[tz] column the copy is windowed by its seconds
 	# (docs/reference.md "Other shapes"): an infinite time then reaches no window

@@ -122,7 +122,7 @@ sub alter_op
 	my @choices = ("eval_interval => '" . $r->pick('1 second', '3 seconds', '1 hour') . "'",
 		'reset_eval_interval => true', "comment => 'oracle'");
 	my %step = (kind => 'sql', what => 'alter_flow');
-	if ($f->{windowed} && !Oracle::Gen::skipped($c, 'expire'))
+	if ($f->{windowed} && !$f->{hidden_window} && !Oracle::Gen::skipped($c, 'expire'))
 	{
 		push @choices, "expire_after => '" . $r->pick('4000 days', '6000 days') . "'",
 		  'reset_expire_after => true';
@@ -137,7 +137,7 @@ sub replace_op
 {
 	my ($r, $c, $f) = @_;
 	my $eval = Oracle::Gen::gen_eval($r, !$f->{windowed});
-	my $expire = $f->{windowed} ? Oracle::Gen::gen_expire($r, $c) : undef;
+	my $expire = $f->{windowed} && !$f->{hidden_window} ? Oracle::Gen::gen_expire($r, $c) : undef;
 	return {
 		kind => 'sql',
 		what => "create_flow $f->{name} or_replace",
