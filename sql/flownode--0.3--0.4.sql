@@ -118,6 +118,19 @@ REVOKE ALL ON flownode.flow_runtime FROM PUBLIC;
 COMMENT ON VIEW flownode.flow_runtime IS
 'every flow you may see with its state, defined once for the flows and flow_info views (internal)';
 
+-- On a flow server (docs/operations.md, "Flow servers"): why the flow's sink is
+-- behind its publishers, for the flows view's replication column. NULL when no
+-- subscription replicates into a table the flow reads (its source and dimensions, and
+-- those of the flows it reads from) and for a flow the caller may not see; else one
+-- sentence per such subscription, the worst first: failing, disabled, without apply
+-- worker, copying a table, or streaming and how far it has applied.
+CREATE FUNCTION flownode.flow_replication(flow_id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'flownode_flow_replication'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION flownode.flow_replication(bigint) IS
+'on a flow server: what each subscription feeding the flow is doing (failing, disabled, no apply worker, copying, streaming), NULL when none feeds it (internal: read the flows view)';
+
 -- The flows at a glance, for the roles that are members of their owner: what each
 -- is, its state and whether its source's writes are marked, how far behind it is,
 -- its last run and current error, the worker serving it and how late its last
@@ -156,11 +169,14 @@ SELECT r.flow_id,
               WHERE (d.source_table = r.sink_table
                      OR r.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(d.source_table) p))
                 AND pg_catalog.pg_has_role(d.owner, 'MEMBER')
-              ORDER BY d.flow_name) AS downstream_flows
+              ORDER BY d.flow_name) AS downstream_flows,
+       -- on a flow server: why the sink is behind its publishers (NULL: no
+       -- subscription feeds the flow)
+       flownode.flow_replication(r.flow_id) AS replication
   FROM flownode.flow_runtime r;
 GRANT SELECT ON flownode.flows TO PUBLIC;
 COMMENT ON VIEW flownode.flows IS
-'the flows of roles you are a member of, at a glance: identity, state, lag, last run and error, worker, start delay, chains';
+'the flows of roles you are a member of, at a glance: identity, state, lag, last run and error, worker, start delay, chains, the subscriptions feeding it';
 
 -- What GreptimeDB's information_schema.flows shows, for the flows of roles you are a
 -- member of: the definition, the options, the times, the source, and the flow's

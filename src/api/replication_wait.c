@@ -8,7 +8,8 @@
  * made with the subscription's conninfo, or the position the caller passes), waits
  * until the subscription's apply worker has applied and committed every change
  * before that point, then flushes the flow with cascade: its sink is then exact as of
- * the points.
+ * the points. Which subscriptions feed the flow and what each is doing are read and
+ * judged by subscription_feeds.c, as the flows view's replication column reads them.
  *
  * Which position means "applied and committed": pg_stat_subscription.latest_end_lsn.
  * The apply worker sets it (UpdateWorkerStats(..., reply = true)) when it processes a
@@ -28,28 +29,20 @@
 #include "flownode.h"
 
 #include "api/flow_api.h"
+#include "api/subscription_feeds.h"
 #include "pgutil/pg_util.h"
-#include "registry/flow_chain.h"
-#include "registry/flow_dimensions.h"
 #include "registry/flow_registry.h"
 
-#include "access/genam.h"
-#include "access/table.h"
 #include "access/xlog_internal.h"
-#include "catalog/indexing.h"
-#include "catalog/pg_inherits.h"
 #include "catalog/pg_subscription.h"
-#include "catalog/pg_subscription_rel.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "replication/walreceiver.h"
 #include "storage/latch.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -75,52 +68,6 @@ typedef struct FeedingSub {
 	int64 failures;          /* its workers' failures when the call began */
 	TimestampTz seen_worker; /* last time it had an apply worker */
 } FeedingSub;
-
-/* A table and its partitions or children: a subscription may name either. */
-static List *with_descendants(List *tables, Oid relid) {
-	/* no lock: one held until the call ends would hold up a replicated TRUNCATE, which
-	 * the call then waits for */
-	return list_concat_unique_oid(tables, find_all_inheritors(relid, NoLock, NULL));
-}
-
-/* The tables the flow's sink is computed from: the sources and dimensions of the
- * flow and of every flow it reads from, as flush_flow's cascade goes. */
-static List *flow_tables(TaskConfig *top) {
-	List *tables = NIL;
-	ListCell *lc;
-
-	foreach (lc, fn_flows_to_flush(top)) {
-		TaskConfig *cfg = lfirst(lc);
-		ListCell *dc;
-
-		tables = with_descendants(tables, cfg->source_relid);
-		foreach (dc, fn_load_flow_dimensions(cfg->flow_id))
-			tables = with_descendants(tables, lfirst_oid(dc));
-	}
-	return tables;
-}
-
-/* The subscriptions of this database that replicate into one of the tables. */
-static List *feeding_subscriptions(List *tables) {
-	List *subids = NIL;
-	Relation rel = table_open(SubscriptionRelRelationId, AccessShareLock);
-	ListCell *lc;
-
-	foreach (lc, tables) {
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple tup;
-
-		ScanKeyInit(&key, Anum_pg_subscription_rel_srrelid, BTEqualStrategyNumber, F_OIDEQ,
-		            ObjectIdGetDatum(lfirst_oid(lc)));
-		scan = systable_beginscan(rel, SubscriptionRelSrrelidSrsubidIndexId, true, NULL, 1, &key);
-		while (HeapTupleIsValid(tup = systable_getnext(scan)))
-			subids = list_append_unique_oid(subids, ((Form_pg_subscription_rel)GETSTRUCT(tup))->srsubid);
-		systable_endscan(scan);
-	}
-	table_close(rel, AccessShareLock);
-	return subids;
-}
 
 /* The publisher's WAL insert position: every transaction committed there before the
  * call has its commit record before it, synchronous_commit off or not. At the start
@@ -184,67 +131,6 @@ static XLogRecPtr publisher_position(Subscription *sub) {
 	return lsn;
 }
 
-/* The failures of the subscription's workers (apply and table sync) counted so far.
- * The statistics are read afresh each time, not from the transaction's cache. */
-static int64 sub_failures(Oid subid) {
-	Oid types[1] = {OIDOID};
-	Datum values[1] = {ObjectIdGetDatum(subid)};
-	bool isnull;
-	int64 n;
-
-	pgstat_clear_snapshot();
-	if (SPI_execute_with_args(
-	        "SELECT apply_error_count + sync_error_count FROM pg_catalog.pg_stat_subscription_stats "
-	        "WHERE subid = $1",
-	        1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read pg_stat_subscription_stats");
-	n = SPI_processed == 0
-	        ? 0
-	        : DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
-	return isnull ? 0 : n;
-}
-
-/* The apply worker's applied-and-committed position; false when it has no apply
- * worker (not started, or between a failure and its restart). */
-static bool applied_position(Oid subid, XLogRecPtr *applied) {
-	Oid types[1] = {OIDOID};
-	Datum values[1] = {ObjectIdGetDatum(subid)};
-	bool no_pid = true;
-	bool isnull;
-
-	if (SPI_execute_with_args("SELECT pid, latest_end_lsn FROM pg_catalog.pg_stat_subscription "
-	                          "WHERE subid = $1 AND relid IS NULL",
-	                          1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read pg_stat_subscription");
-	*applied = InvalidXLogRecPtr;
-	if (SPI_processed == 1) {
-		HeapTuple row = SPI_tuptable->vals[0];
-		Datum lsn = SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull);
-
-		(void)SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &no_pid);
-		if (!isnull)
-			*applied = DatumGetLSN(lsn);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return !no_pid;
-}
-
-/* Whether every table the subscription feeds the flow with is synchronized (its
- * initial copy done and handed to the apply worker), or the first that is not. */
-static Oid unsynchronized_table(Oid subid, List *tables) {
-	ListCell *lc;
-
-	foreach (lc, tables) {
-		XLogRecPtr sublsn;
-		char state = GetSubscriptionRelState(subid, lfirst_oid(lc), &sublsn);
-
-		if (state != '\0' && state != SUBREL_STATE_READY)
-			return lfirst_oid(lc);
-	}
-	return InvalidOid;
-}
-
 /* The errdetail of a subscription that is not applying: its workers' failures. */
 static int failures_detail(int64 failures) {
 	return errdetail_plural("Its workers have failed %lld time since its statistics were reset.",
@@ -253,53 +139,55 @@ static int failures_detail(int64 failures) {
 }
 
 /* ERROR when the subscription cannot reach its point: dropped, disabled, failing. */
-static void check_subscription(FeedingSub *fs, const char *flow_name) {
-	Subscription *sub = GetSubscription(fs->subid, true);
-	int64 failures;
-
-	if (sub == NULL)
+static void check_subscription(FeedingSub *fs, const FeedStatus *st, const char *flow_name) {
+	switch (fn_feed_state(st, fs->failures)) {
+	case FEED_DROPPED:
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("subscription \"%s\" feeding flow \"%s\" was dropped", fs->name, flow_name)));
-	if (!sub->enabled)
+		break;
+	case FEED_DISABLED:
 		ereport(
 		    ERROR,
 		    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		     errmsg("subscription \"%s\" feeding flow \"%s\" is disabled", fs->name, flow_name),
-		     failures_detail(sub_failures(fs->subid)),
+		     failures_detail(st->failures),
 		     errhint("Changes committed on its publisher are not applied until ALTER SUBSCRIPTION %s ENABLE.",
 		             quote_identifier(fs->name))));
-	failures = sub_failures(fs->subid);
-	if (failures > fs->failures)
+		break;
+	case FEED_FAILING:
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("subscription \"%s\" feeding flow \"%s\" is failing", fs->name, flow_name),
 		                errdetail_plural("Its workers failed %lld time while the call waited (%lld in all, "
 		                                 "pg_stat_subscription_stats); the sink is behind its publisher.",
 		                                 "Its workers failed %lld times while the call waited (%lld in all, "
 		                                 "pg_stat_subscription_stats); the sink is behind its publisher.",
-		                                 (unsigned long)(failures - fs->failures),
-		                                 (long long)(failures - fs->failures), (long long)failures),
+		                                 (unsigned long)(st->failures - fs->failures),
+		                                 (long long)(st->failures - fs->failures), (long long)st->failures),
 		                errhint("The server log names the error, for example a column of the publisher's "
 		                        "table that this server's table lacks: DDL is not replicated.")));
+		break;
+	default:
+		break;
+	}
 }
 
 /* Whether the subscription has applied and committed everything before its point;
  * ERROR when it never will. `deadline` passed: ERROR saying how far it got. */
 static bool reached(FeedingSub *fs, List *tables, const char *flow_name, TimestampTz now,
                     TimestampTz deadline) {
-	XLogRecPtr applied;
-	Oid pending;
+	FeedStatus st;
 
-	check_subscription(fs, flow_name);
-	if (applied_position(fs->subid, &applied))
+	fn_read_feed_status(fs->subid, tables, &st);
+	check_subscription(fs, &st, flow_name);
+	if (st.has_worker)
 		fs->seen_worker = now;
 	else if (TimestampDifferenceExceeds(fs->seen_worker, now, NO_WORKER_GRACE_MS) || now >= deadline)
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 		                errmsg("subscription \"%s\" feeding flow \"%s\" has no running apply worker",
 		                       fs->name, flow_name),
-		                failures_detail(sub_failures(fs->subid)),
+		                failures_detail(st.failures),
 		                errhint("Check max_logical_replication_workers and the server log.")));
-	pending = unsynchronized_table(fs->subid, tables);
-	if (OidIsValid(pending) || applied < fs->target) {
+	if (OidIsValid(st.copying) || st.applied < fs->target) {
 		if (now < deadline)
 			return false;
 		ereport(ERROR,
@@ -307,10 +195,11 @@ static bool reached(FeedingSub *fs, List *tables, const char *flow_name, Timesta
 		         errmsg("subscription \"%s\" feeding flow \"%s\" did not apply its publisher's changes up "
 		                "to %X/%X in time",
 		                fs->name, flow_name, LSN_FORMAT_ARGS(fs->target)),
-		         OidIsValid(pending) ? errdetail("Table \"%s\" has not finished its initial synchronization.",
-		                                         get_rel_name(pending))
-		                             : errdetail("It has applied and committed the changes up to %X/%X.",
-		                                         LSN_FORMAT_ARGS(applied))));
+		         OidIsValid(st.copying)
+		             ? errdetail("Table \"%s\" has not finished its initial synchronization.",
+		                         get_rel_name(st.copying))
+		             : errdetail("It has applied and committed the changes up to %X/%X.",
+		                         LSN_FORMAT_ARGS(st.applied))));
 	}
 	return true;
 }
@@ -348,18 +237,23 @@ static void caller_positions(Jsonb *positions, List *subs, const char *flow_name
 	SPI_freetuptable(SPI_tuptable);
 }
 
-/* Every feeding subscription with its point: the caller's, else its publisher's now. */
+/* Every feeding subscription with its point: the caller's, else its publisher's now.
+ * A subscription dropped since it was found no longer feeds the flow. */
 static List *subscriptions_to_wait(List *tables, Jsonb *positions, const char *flow_name) {
 	List *subs = NIL;
 	ListCell *lc;
 
-	foreach (lc, feeding_subscriptions(tables)) {
+	foreach (lc, fn_feeding_subscriptions(tables)) {
 		FeedingSub *fs = palloc0(sizeof(FeedingSub));
+		FeedStatus st;
 
-		fs->subid = lfirst_oid(lc);
-		fs->name = pstrdup(GetSubscription(fs->subid, false)->name);
+		fn_read_feed_status(lfirst_oid(lc), tables, &st);
+		if (st.name == NULL)
+			continue;
+		fs->subid = st.subid;
+		fs->name = pstrdup(st.name);
 		fs->target = InvalidXLogRecPtr;
-		fs->failures = sub_failures(fs->subid);
+		fs->failures = st.failures;
 		fs->seen_worker = GetCurrentTimestamp();
 		subs = lappend(subs, fs);
 	}
@@ -372,8 +266,10 @@ static List *subscriptions_to_wait(List *tables, Jsonb *positions, const char *f
 		caller_positions(positions, subs, flow_name);
 	foreach (lc, subs) {
 		FeedingSub *fs = lfirst(lc);
+		FeedStatus st;
 
-		check_subscription(fs, flow_name); /* before connecting to its publisher */
+		fn_read_feed_status(fs->subid, tables, &st);
+		check_subscription(fs, &st, flow_name); /* before connecting to its publisher */
 		if (XLogRecPtrIsInvalid(fs->target))
 			fs->target = publisher_position(GetSubscription(fs->subid, false));
 	}
@@ -421,7 +317,7 @@ Datum flownode_wait_for_publishers(PG_FUNCTION_ARGS) {
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("timeout must not be null")));
 	fn_check_flow_interval(PG_GETARG_INTERVAL_P(1), "timeout", 1);
 	timeout_usec = fn_interval_usec(PG_GETARG_INTERVAL_P(1));
-	tables = flow_tables(fn_flow_to_flush(flow_name));
+	tables = fn_flow_feed_tables(fn_flow_to_flush(flow_name));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

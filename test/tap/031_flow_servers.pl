@@ -8,7 +8,8 @@
 # during writes, a publisher restarts, a subscription is disabled (the call fails
 # naming it) and enabled, a column added on a publisher only stops the subscription
 # (the call says it is failing), and a new flow server built with copy_data = true
-# catches up.
+# catches up. The flows view's replication column says, at each fault, what each
+# subscription feeding a flow is doing: streaming, disabled, failing.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -134,8 +135,18 @@ sub start_writers
 	return @h;
 }
 
+# The flows view's replication column of a flow.
+sub replication
+{
+	my ($fs, $flow) = @_;
+	return $fs->safe_psql('postgres', "SELECT replication FROM flownode.flows WHERE flow_name = '$flow'");
+}
+my $streams = qr/streams \(applied up to [0-9A-F]+\/[0-9A-F]+\)/;
+
 my $fs = flow_server('flow_server', 'sub');
 exact($fs, 'initial copy from both shards');
+like(replication($fs, 'f_hour'), qr/^subscription "sub_a" $streams; subscription "sub_b" $streams$/,
+	'flows.replication: both subscriptions feeding the chain stream, with the position applied');
 
 write_both(1);
 exact($fs, 'writes on both primaries');
@@ -171,6 +182,8 @@ $fs->safe_psql('postgres', q{CREATE TABLE local_t (ts timestamptz NOT NULL, v in
 SELECT flownode.create_flow('f_local', 'sink_local', 'SELECT date_trunc(''hour'', ts) AS h, count(*) AS n FROM local_t GROUP BY 1')});
 ($rc, $out, $err) = $fs->psql('postgres', q{SELECT flownode.wait_for_publishers('f_local')});
 like($err, qr/no subscription feeds flow "f_local"/, 'a flow on a table no subscription fills is refused');
+is($fs->safe_psql('postgres', q{SELECT replication IS NULL FROM flownode.flows WHERE flow_name = 'f_local'}),
+	't', 'flows.replication is NULL for a flow no subscription feeds');
 
 # the flow server restarts, then crashes, while both primaries write
 my @w = start_writers(1);
@@ -198,6 +211,8 @@ $fs->safe_psql('postgres', 'ALTER SUBSCRIPTION sub_a DISABLE');
 write_both(4);
 ($rc, $out, $err) = $fs->psql('postgres', q{SELECT flownode.wait_for_publishers('f_hour', timeout => '60 s')});
 like($err, qr/subscription "sub_a" feeding flow "f_hour" is disabled/, 'a disabled subscription: the call names it');
+like(replication($fs, 'f_hour'), qr/^subscription "sub_a" is disabled; subscription "sub_b" streams \(applied up to /,
+	'flows.replication: the disabled subscription first, the other one streaming');
 $fs->safe_psql('postgres', 'ALTER SUBSCRIPTION sub_a ENABLE');
 exact($fs, 'subscription enabled again');
 
@@ -210,8 +225,15 @@ like($err, qr/failed \d+ times? while the call waited/, 'and how often it failed
 ($rc, $out, $err) = $fs->psql('postgres', q{SELECT flownode.wait_for_publishers('f_dev', timeout => '2 s')});
 like($err, qr/subscription "sub_a" feeding flow "f_dev" (is failing|has no running apply worker|did not apply)/,
 	'a short timeout fails too, naming the subscription');
+# between two attempts of its apply worker (restarted every wal_retrieve_retry_interval)
+ok( fn_poll(
+		$fs, 'postgres', q{SELECT replication ~ '^subscription "sub_a" is failing \(\d+ failures? since its statistics were reset; the server log has the (last )?error\); subscription "sub_b" streams'
+  FROM flownode.flows WHERE flow_name = 'f_dev'}),
+	'flows.replication: the subscription is failing, and the log has why');
 $fs->safe_psql('postgres', 'ALTER TABLE metrics ADD COLUMN note text');
 exact($fs, 'the column added on the flow server too');
+like(replication($fs, 'f_dev'), qr/^subscription "sub_a" streams \(applied up to [0-9A-F]+\/[0-9A-F]+; \d+ failures? since its statistics were reset\); subscription "sub_b" streams/,
+	'flows.replication: the subscription streams again, its failures counted');
 
 # a new flow server from scratch: copy_data = true, then the call at once
 my $fs2 = flow_server('flow_server_2', 'sub2', 'ALTER TABLE metrics ADD COLUMN note text');
