@@ -150,17 +150,20 @@ static void check_dimensions(const FlowQuery *fq) {
 
 	foreach (lc, fq->dimensions) {
 		Oid relid = ((FlowDimension *)lfirst(lc))->relid;
+		FlowDimensionKind kind = ((FlowDimension *)lfirst(lc))->kind;
 
-		if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		/* what a view reads, it reads with its owner's rights; the query checks the rest */
+		if (kind == FN_DIM_TABLE && pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 			ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			                errmsg("permission denied for table %s", get_rel_name(relid)),
 			                errdetail("Creating a flow needs SELECT on every table its query reads.")));
-		if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
-			ereport(ERROR,
-			        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			         errmsg("permission denied for table %s", get_rel_name(relid)),
-			         errdetail("Creating a flow needs TRIGGER on every table it joins (writes to a dimension "
-			                   "table are marked by a trigger).")));
+		if (kind != FN_DIM_VIEW && pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			     errmsg("permission denied for table %s", get_rel_name(relid)),
+			     errdetail("Creating a flow needs TRIGGER on every table it joins, also through a view or "
+			               "a subquery (writes to a dimension table are marked by a trigger).")));
 	}
 	foreach (lc, fq->dimensions)
 		LockRelationOid(((FlowDimension *)lfirst(lc))->relid, ShareRowExclusiveLock);
@@ -183,6 +186,8 @@ static void notice_missing_join_index(Oid source_relid, const FlowQuery *fq) {
 		FlowDimension *d = lfirst(lc);
 		bool indexed = false;
 
+		if (d->keys == NIL)
+			continue; /* every write marks every window: fn_notice_every_write says so */
 		foreach (lc2, d->keys)
 			indexed |= fn_btree_index_leads_with(source_relid, ((FlowJoinKey *)lfirst(lc2))->fact_attnum);
 		if (!indexed)
@@ -568,6 +573,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	fill_sink(a, flow_id, def.fq, fq->now_preds != NIL, sink_is_new, slot);
 	notice_missing_time_index(fq->source_relid, fq);
 	notice_missing_join_index(fq->source_relid, fq);
+	fn_notice_every_write(fq->query, fq->source_rtindex, fq->dimensions);
 	return flow_id;
 }
 

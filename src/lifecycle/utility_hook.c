@@ -171,12 +171,43 @@ static bool renames(Node *stmt) {
 	if (IsA(stmt, RenameStmt)) {
 		RenameStmt *r = (RenameStmt *)stmt;
 
-		return r->renameType == OBJECT_TABLE || r->renameType == OBJECT_SCHEMA ||
-		       (r->renameType == OBJECT_COLUMN && r->relationType == OBJECT_TABLE);
+		/* a view a flow joins is named by its query as a table is */
+		return r->renameType == OBJECT_TABLE || r->renameType == OBJECT_VIEW ||
+		       r->renameType == OBJECT_SCHEMA ||
+		       (r->renameType == OBJECT_COLUMN &&
+		        (r->relationType == OBJECT_TABLE || r->relationType == OBJECT_VIEW));
 	}
 	if (IsA(stmt, AlterObjectSchemaStmt))
-		return ((AlterObjectSchemaStmt *)stmt)->objectType == OBJECT_TABLE;
+		return ((AlterObjectSchemaStmt *)stmt)->objectType == OBJECT_TABLE ||
+		       ((AlterObjectSchemaStmt *)stmt)->objectType == OBJECT_VIEW;
 	return false;
+}
+
+/*
+ * CREATE OR REPLACE VIEW of a view a flow joins: refused, naming the flow. The new
+ * query may read other tables (whose writes the flow's triggers would miss) and
+ * changes the view's rows without a write: the flow must be made again, as a table
+ * it joins would be dropped and created again.
+ */
+static void refuse_replacing_joined_view(Node *stmt) {
+	ViewStmt *vs = (ViewStmt *)stmt;
+	Oid relid;
+	List *flows;
+
+	if (!IsA(stmt, ViewStmt) || !vs->replace || !OidIsValid(fn_catalog_relid(true)))
+		return;
+	relid = RangeVarGetRelid(vs->view, NoLock, true);
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_VIEW)
+		return;
+	flows = flows_joining(relid);
+	if (flows != NIL)
+		ereport(ERROR,
+		        (errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+		         errmsg("cannot replace view \"%s\" because flow \"%s\" reads it", get_rel_name(relid),
+		                ((TaskConfig *)linitial(flows))->flow_name),
+		         errdetail("The flow's marking triggers are on the tables the view reads now."),
+		         errhint("Drop the flow with flownode.drop_flow, replace the view, and create the flow "
+		                 "again.")));
 }
 
 /* The stored query analysed, or NULL when it does not analyse (a flow already broken
@@ -741,6 +772,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 		before_partition_ddl(stmt, &ddl);
 		if (IsA(stmt, AlterTableStmt))
 			retyped = before_retype((AlterTableStmt *)stmt);
+		refuse_replacing_joined_view(stmt);
 		guard_upgraded_writes(stmt);
 	}
 	run_command(next, pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
