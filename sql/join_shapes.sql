@@ -120,6 +120,23 @@ UPDATE js_regions SET zone = 'x';
 ROLLBACK;
 SELECT * FROM js_dirty();
 
+-- windows frozen by expire_after are not marked by a write under a view either
+CREATE TABLE js_recent_cpu (ts timestamptz NOT NULL, host text);
+CREATE INDEX ON js_recent_cpu (ts);
+INSERT INTO js_recent_cpu VALUES ('2024-01-01 00:00:00', 'd'), (now() - interval '1 hour', 'd');
+SELECT flownode.create_flow('js_recent', 'js_recent',
+  $$SELECT date_trunc('hour', c.ts) AS hour, v.zone, count(*) AS n
+      FROM js_recent_cpu c JOIN js_hv v ON v.host = c.host GROUP BY 1, 2$$,
+  eval_interval => '1 hour', expire_after => '1 day') > 0 AS created;
+UPDATE js_regions SET zone = 'frozen?' WHERE region = 'ap';
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'js_recent';
+SELECT flownode.flush_flow('js_recent');
+SELECT zone, n FROM js_recent ORDER BY hour;  -- the 2024 window keeps the old zone
+SELECT flownode.drop_flow('js_recent');
+DROP TABLE js_recent, js_recent_cpu;
+UPDATE js_regions SET zone = 'east' WHERE region = 'ap';
+SELECT * FROM js_check();
+
 -- the flow's query follows a renamed view and a renamed table under it
 ALTER VIEW js_hv2 RENAME TO js_hv3;
 ALTER TABLE js_regions RENAME TO js_regions2;
