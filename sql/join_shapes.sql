@@ -73,12 +73,12 @@ SELECT * FROM js_check();
 -- the catalog: keys for equalities, a row of column 0 for every-write tables and views
 SELECT f.flow_name, d.dimension::regclass, d.dim_attnum, d.fact_attnum, d.operator::regoperator
   FROM flownode.flow_dimension d JOIN flownode.flow f USING (flow_id)
- WHERE f.flow_name LIKE 'js\_%' ORDER BY 1, 2::text, 3;
+ WHERE f.flow_name LIKE 'js\_%' ORDER BY 1, d.dimension::regclass::text, 3;
 -- the triggers: column 0 on every-write tables, none on the views
 SELECT tgrelid::regclass, tgfoid::regproc, tgisinternal, tgargs, pg_get_triggerdef(oid) LIKE '%true, true%' AS any_row
   FROM pg_trigger WHERE tgrelid IN ('js_hosts'::regclass, 'js_regions'::regclass, 'js_bands'::regclass,
                                     'js_tags'::regclass, 'js_hv'::regclass, 'js_hv2'::regclass)
- ORDER BY 1::text, 2::text, 4, tgtype;
+ ORDER BY tgrelid::regclass::text, tgfoid::regproc::text, tgargs, tgtype;
 
 -- writes to the source
 INSERT INTO js_cpu VALUES ('2024-01-01 00:00:01', 'a', 150), ('2024-01-01 01:30:00', 'e', 700);
@@ -152,10 +152,10 @@ CREATE OR REPLACE VIEW js_hv AS SELECT h.host, r.zone FROM js_hosts h LEFT JOIN 
 DROP VIEW js_hv2;
 SELECT flow_name FROM flownode.flows WHERE flow_name LIKE 'js\_%' ORDER BY 1;
 SELECT tgrelid::regclass, count(*) FROM pg_trigger
- WHERE tgrelid IN ('js_hosts'::regclass, 'js_regions'::regclass) GROUP BY 1 ORDER BY 1::text;
+ WHERE tgrelid IN ('js_hosts'::regclass, 'js_regions'::regclass) GROUP BY 1 ORDER BY tgrelid::regclass::text;
 SELECT flownode.drop_flow('js_chain');
 SELECT tgrelid::regclass, count(*) FROM pg_trigger
- WHERE tgrelid IN ('js_hosts'::regclass, 'js_regions'::regclass) GROUP BY 1 ORDER BY 1::text;
+ WHERE tgrelid IN ('js_hosts'::regclass, 'js_regions'::regclass) GROUP BY 1 ORDER BY tgrelid::regclass::text;
 -- DROP TABLE ... CASCADE of a table under a view drops the view and the flow
 CREATE VIEW js_bv AS SELECT lo, hi, label FROM js_bands;
 SELECT flownode.create_flow('js_bview', 'js_bview',
