@@ -163,6 +163,19 @@ SELECT flownode.create_flow('js_bview', 'js_bview',
       FROM js_cpu c JOIN js_bv b ON c.v BETWEEN b.lo AND b.hi GROUP BY 1, 2$$) > 0 AS created;
 SELECT js_diff('js_bview');
 
+-- a table joined by an equality and read again in a subquery: the subquery's NOTICE,
+-- and a write to it marks every window
+SELECT flownode.create_flow('js_both', 'js_both',
+  $$SELECT date_trunc('hour', c.ts) AS w, x.peers, count(*) AS n
+      FROM js_cpu c JOIN js_hosts h ON h.host = c.host
+      CROSS JOIN LATERAL (SELECT count(*) AS peers FROM js_hosts h2 WHERE h2.region = h.region) x
+     GROUP BY 1, 2$$) > 0 AS created;
+UPDATE js_hosts SET region = 'eu' WHERE host = 'a';
+SELECT dirty_windows FROM flownode.flows WHERE flow_name = 'js_both';
+SELECT flownode.flush_flow('js_both') >= 0 AS flushed, js_diff('js_both');
+SELECT flownode.drop_flow('js_both');
+DROP TABLE js_both;
+
 -- refused, each naming the construct
 CREATE FOREIGN DATA WRAPPER js_fdw;
 CREATE SERVER js_server FOREIGN DATA WRAPPER js_fdw;

@@ -373,6 +373,7 @@ static void add_read_relation(Reads *r, const RangeTblEntry *rte) {
 	check_dimension_table(rte->relid, relkind, rte->inh, r->fact_relid);
 	d = dimension_of(r->dims, rte->relid, r->rtindex, r->reader ? FN_DIM_VIEW_TABLE : FN_DIM_SUB_TABLE);
 	d->every_write = true;
+	d->under = bms_add_member(d->under, r->rtindex); /* also when joined directly: the NOTICE */
 }
 
 /* Every relation the tree reads, at any depth: subqueries, CTEs, sublinks, views. */
@@ -486,20 +487,20 @@ static void notice_every_write(RangeTblEntry *rte, const char *fact) {
 
 void fn_notice_every_write(Query *q, int fact_rtindex, List *dimensions) {
 	const char *fact = get_rel_name(rt_fetch(fact_rtindex, q->rtable)->relid);
-	Bitmapset *told = NULL;
+	Bitmapset *entries = NULL; /* the tables without an equality, views and subqueries */
 	ListCell *lc;
+	int i = -1;
 
 	foreach (lc, dimensions) {
 		FlowDimension *d = lfirst(lc);
 
-		/* once per entry of the query: a table without equality, a view, a subquery */
-		if ((!d->every_write && d->kind != FN_DIM_VIEW) || bms_is_member(d->rtindex, told))
-			continue;
-		if (d->kind == FN_DIM_TABLE && d->keys != NIL)
-			continue; /* also under a view or subquery: that one's NOTICE says it */
-		told = bms_add_member(told, d->rtindex);
-		notice_every_write(rt_fetch(d->rtindex, q->rtable), fact);
+		if (d->kind == FN_DIM_TABLE && d->keys == NIL)
+			entries = bms_add_member(entries, d->rtindex);
+		entries = bms_add_members(entries, d->under);
 	}
+	/* in FROM order: once per entry, a view or subquery that reads no table aside */
+	while ((i = bms_next_member(entries, i)) >= 0)
+		notice_every_write(rt_fetch(i, q->rtable), fact);
 }
 
 List *fn_dimension_relids(List *dimensions) {

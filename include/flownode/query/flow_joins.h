@@ -37,6 +37,7 @@ typedef struct FlowDimension {
 	FlowDimensionKind kind;
 	List *keys;       /* FlowJoinKey *: the equalities with the fact table, NIL if none */
 	bool every_write; /* any write to it marks every window that is not frozen */
+	Bitmapset *under; /* the query's entries of the views and subqueries that read it */
 } FlowDimension;
 
 /*
