@@ -204,16 +204,6 @@ static void notice_missing_join_index(Oid source_relid, const FlowQuery *fq) {
 	}
 }
 
-/* The flow's dimensions recorded and their triggers put in place. */
-static void install_dimensions(int64 flow_id, const FlowQuery *fq) {
-	ListCell *lc;
-
-	fn_registry_insert_dimensions(flow_id, fq->dimensions);
-	CommandCounterIncrement();
-	foreach (lc, fq->dimensions)
-		fn_sync_dimension_triggers(((FlowDimension *)lfirst(lc))->relid);
-}
-
 /* How the arguments are named in messages: create_flow's, or the clauses of the
  * CREATE FLOW statement flownode.execute ran. The hints are whole sentences, one per
  * way of naming them (gettext_noop: translated where they are raised). */
@@ -499,7 +489,7 @@ static FlowSlot *install_flow(int64 flow_id, Oid source_relid, const FlowQuery *
 
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(source_relid);
-	install_dimensions(flow_id, stored);
+	fn_rebind_dimensions(flow_id, stored->dimensions); /* recorded, their triggers put in place */
 	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
 	fn_slot_reserve(slot); /* until this transaction ends */
 	fn_on_commit_start_worker(flow_id, GetUserId());

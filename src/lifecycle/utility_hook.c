@@ -184,30 +184,41 @@ static bool renames(Node *stmt) {
 }
 
 /*
- * CREATE OR REPLACE VIEW of a view a flow joins: refused, naming the flow. The new
- * query may read other tables (whose writes the flow's triggers would miss) and
- * changes the view's rows without a write: the flow must be made again, as a table
- * it joins would be dropped and created again.
+ * CREATE OR REPLACE VIEW of a view flows join changes its rows without a write, and
+ * its new query may read other tables: before the command, the flows that join it;
+ * after it, each flow's query analysed again (a new query that is not deterministic,
+ * or reads a foreign table, fails the command, naming it), its dimensions recorded
+ * again with their triggers (fn_rebind_dimensions) and every window of its source
+ * marked, as ALTER COLUMN TYPE of a column it reads does.
  */
-static void refuse_replacing_joined_view(Node *stmt) {
+static List *before_view_replace(Node *stmt) {
 	ViewStmt *vs = (ViewStmt *)stmt;
 	Oid relid;
-	List *flows;
 
 	if (!IsA(stmt, ViewStmt) || !vs->replace || !OidIsValid(fn_catalog_relid(true)))
-		return;
+		return NIL;
 	relid = RangeVarGetRelid(vs->view, NoLock, true);
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_VIEW)
-		return;
-	flows = flows_joining(relid);
-	if (flows != NIL)
-		ereport(ERROR,
-		        (errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-		         errmsg("cannot replace view \"%s\" because flow \"%s\" reads it", get_rel_name(relid),
-		                ((TaskConfig *)linitial(flows))->flow_name),
-		         errdetail("The flow's marking triggers are on the tables the view reads now."),
-		         errhint("Drop the flow with flownode.drop_flow, replace the view, and create the flow "
-		                 "again.")));
+		return NIL;
+	return flows_joining(relid);
+}
+
+static void after_view_replace(List *flows) {
+	ListCell *lc;
+
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+		FlowQuery *fq;
+		int nest;
+
+		if (!cfg->bound)
+			continue; /* its binding finds the dimensions from the query */
+		nest = fn_pin_deparse_settings(cfg->timezone);
+		fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+		fn_unpin_settings(nest);
+		fn_rebind_dimensions(cfg->flow_id, fq->dimensions);
+		fn_mark_rows_extent(cfg->source_relid, list_make1(&cfg->flow_id));
+	}
 }
 
 /* The stored query analysed, or NULL when it does not analyse (a flow already broken
@@ -759,6 +770,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 	List *renamed = NIL;
 	List *awaiting_key = NIL;
 	Retyped *retyped = NULL;
+	List *replaced = NIL;
 	Oid dropped_db = InvalidOid;
 
 	if (preloaded_hooks && IsA(stmt, DropdbStmt)) {
@@ -772,7 +784,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 		before_partition_ddl(stmt, &ddl);
 		if (IsA(stmt, AlterTableStmt))
 			retyped = before_retype((AlterTableStmt *)stmt);
-		refuse_replacing_joined_view(stmt);
+		replaced = before_view_replace(stmt);
 		guard_upgraded_writes(stmt);
 	}
 	run_command(next, pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
@@ -784,6 +796,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 		after_trigger_commands((AlterTableStmt *)stmt);
 	after_partition_ddl(stmt, &ddl);
 	after_retype(retyped);
+	after_view_replace(replaced);
 	after_rename(renamed);
 	fn_bind_restored_flows(awaiting_key);
 	fn_after_copy_from(copied_into(stmt));
