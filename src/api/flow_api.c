@@ -151,17 +151,20 @@ static void check_dimensions(const FlowQuery *fq) {
 
 	foreach (lc, fq->dimensions) {
 		Oid relid = ((FlowDimension *)lfirst(lc))->relid;
+		FlowDimensionKind kind = ((FlowDimension *)lfirst(lc))->kind;
 
-		if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		/* what a view reads, it reads with its owner's rights; the query checks the rest */
+		if (kind == FN_DIM_TABLE && pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 			ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			                errmsg("permission denied for table %s", get_rel_name(relid)),
 			                errdetail("Creating a flow needs SELECT on every table its query reads.")));
-		if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
-			ereport(ERROR,
-			        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			         errmsg("permission denied for table %s", get_rel_name(relid)),
-			         errdetail("Creating a flow needs TRIGGER on every table it joins (writes to a dimension "
-			                   "table are marked by a trigger).")));
+		if (kind != FN_DIM_VIEW && pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			     errmsg("permission denied for table %s", get_rel_name(relid)),
+			     errdetail("Creating a flow needs TRIGGER on every table it joins, also through a view or "
+			               "a subquery (writes to a dimension table are marked by a trigger).")));
 	}
 	foreach (lc, fq->dimensions)
 		LockRelationOid(((FlowDimension *)lfirst(lc))->relid, ShareRowExclusiveLock);
@@ -184,6 +187,8 @@ static void notice_missing_join_index(Oid source_relid, const FlowQuery *fq) {
 		FlowDimension *d = lfirst(lc);
 		bool indexed = false;
 
+		if (d->keys == NIL)
+			continue; /* every write marks every window: fn_notice_every_write says so */
 		foreach (lc2, d->keys)
 			indexed |= fn_btree_index_leads_with(source_relid, ((FlowJoinKey *)lfirst(lc2))->fact_attnum);
 		if (!indexed)
@@ -198,16 +203,6 @@ static void notice_missing_join_index(Oid source_relid, const FlowQuery *fq) {
 			             quote_identifier(get_attname(
 			                 source_relid, ((FlowJoinKey *)linitial(d->keys))->fact_attnum, false)))));
 	}
-}
-
-/* The flow's dimensions recorded and their triggers put in place. */
-static void install_dimensions(int64 flow_id, const FlowQuery *fq) {
-	ListCell *lc;
-
-	fn_registry_insert_dimensions(flow_id, fq->dimensions);
-	CommandCounterIncrement();
-	foreach (lc, fq->dimensions)
-		fn_sync_dimension_triggers(((FlowDimension *)lfirst(lc))->relid);
 }
 
 /* How the arguments are named in messages: create_flow's, or the clauses of the
@@ -505,7 +500,7 @@ static FlowSlot *install_flow(int64 flow_id, Oid source_relid, const FlowQuery *
 
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(source_relid);
-	install_dimensions(flow_id, stored);
+	fn_rebind_dimensions(flow_id, stored->dimensions); /* recorded, their triggers put in place */
 	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
 	fn_slot_reserve(slot); /* until this transaction ends */
 	fn_on_commit_start_worker(flow_id, GetUserId());
@@ -579,6 +574,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	fill_sink(a, flow_id, def.fq, fq->now_preds != NIL, sink_is_new, slot);
 	notice_missing_time_index(fq->source_relid, fq);
 	notice_missing_join_index(fq->source_relid, fq);
+	fn_notice_every_write(fq->query, fq->source_rtindex, fq->dimensions);
 	return flow_id;
 }
 

@@ -3,7 +3,7 @@
 # what docs/reference.md ("What a flow query may be") says a flow query may be,
 # and the list of steps (setup, writes, operations, checks) that Oracle::Exec runs.
 #
-# SQL in steps is a template: {{src}}, {{t}}, {{host}}, {{v}} and {{dim}} stand for
+# SQL in steps is a template: {{src}}, {{t}}, {{host}}, {{v}}, {{dim}} and {{dimv}} stand for
 # the current names of the tables and columns, which renames change. The
 # executor fills them in when it runs the step, so that a case whose rename was
 # dropped by the shrinker still runs with the names it has.
@@ -160,6 +160,9 @@ sub setup_steps
 		my $sql = "CREATE TABLE {{dim}} (dk int, host text, region text, active bool);\n";
 		$sql .= "INSERT INTO {{dim}} VALUES " . join(', ', @{ $c->{dim}{rows} }) . ";\n"
 		  if @{ $c->{dim}{rows} };
+		# a view over it, which some joins read (gen_join_every_write)
+		$sql .= "CREATE VIEW {{dimv}} AS SELECT dk, lower(host) AS host, upper(region) AS region, active"
+		  . " FROM {{dim}} WHERE dk IS NOT NULL;\n";
 		push @steps,
 		  { kind => 'setup', what => 'dimension table', sql => $sql, essential => 1 };
 	}
@@ -292,7 +295,8 @@ sub gen_window
 sub gen_join
 {
 	my ($r) = @_;
-	my $kind = $r->pick(qw(inner_host left_k left_k_active comma_host inner_k));
+	my $kind = $r->pick(qw(inner_host left_k left_k_active comma_host inner_k),
+		qw(range_k or_host ne_active view_host view_left_k lateral_k));
 	return { from => 'JOIN {{dim}} d ON s.{{host}} = d.host', where => '' }
 	  if $kind eq 'inner_host';
 	return { from => 'JOIN {{dim}} d ON d.dk = s.k', where => '' }
@@ -301,7 +305,27 @@ sub gen_join
 	  if $kind eq 'left_k';
 	return { from => 'LEFT JOIN {{dim}} d ON s.k = d.dk AND d.active', where => '' }
 	  if $kind eq 'left_k_active';
-	return { from => ', {{dim}} d', where => 's.{{host}} = d.host' };
+	return { from => ', {{dim}} d', where => 's.{{host}} = d.host' }
+	  if $kind eq 'comma_host';
+	return gen_join_every_write($kind);
+}
+
+# The joins whose dimension writes mark every window (docs/reference.md, "Joins
+# with dimension tables"): a range, OR, <>, the view {{dimv}} over {{dim}}, a
+# LATERAL subquery. Each exposes d.dk, d.host, d.region and d.active.
+sub gen_join_every_write
+{
+	my ($kind) = @_;
+	my %from = (
+		range_k => 'JOIN {{dim}} d ON s.k BETWEEN d.dk AND d.dk + 1',
+		or_host => 'LEFT JOIN {{dim}} d ON s.{{host}} = d.host OR s.k = d.dk',
+		ne_active => 'LEFT JOIN {{dim}} d ON d.active AND s.k <> d.dk',
+		view_host => 'JOIN {{dimv}} d ON s.{{host}} = d.host',
+		view_left_k => 'LEFT JOIN {{dimv}} d ON s.k = d.dk',
+		lateral_k => 'LEFT JOIN LATERAL (SELECT d0.dk, d0.host, d0.region, d0.active FROM {{dim}} d0'
+		  . ' WHERE d0.dk = s.k AND d0.region IS DISTINCT FROM \'r3\') d ON true',
+	);
+	return { from => $from{$kind}, where => '' };
 }
 
 sub key_options

@@ -154,12 +154,13 @@ sub rename_op
 {
 	my ($r, $c) = @_;
 	my @what = qw(host v t src);
-	push @what, 'dim' if $c->{dim};
+	push @what, 'dim', 'dimv' if $c->{dim};
 	my $key = $r->pick(@what);
 	my $renamed = $c->{renamed}{$key} = !$c->{renamed}{$key};
 	my $to = $renamed ? "${key}_r" : $key;
 	my $sql =
-	    $key =~ /^(src|dim)$/ ? "ALTER TABLE {{$key}} RENAME TO $to;"
+	    $key eq 'dimv' ? "ALTER VIEW {{dimv}} RENAME TO $to;"
+	  : $key =~ /^(src|dim)$/ ? "ALTER TABLE {{$key}} RENAME TO $to;"
 	  : "ALTER TABLE {{src}} RENAME COLUMN {{$key}} TO $to;";
 	return { kind => 'sql', what => "rename $key", sql => $sql, rename => [ $key, $to ] };
 }
