@@ -175,7 +175,13 @@ List *fn_plans_dimensions(TaskConfig *cfg) {
 	RefreshPlans *cur = fn_plans_for(cfg);
 	MemoryContext old;
 
-	if (!cur->dimensions_known) {
+	/* stale: a CREATE OR REPLACE VIEW of a joined view may have changed the tables
+	 * under it (utility_hook.c records them again), and they are locked before the
+	 * refresh's snapshot from the list read here */
+	if (!cur->dimensions_known || cur->stale) {
+		list_free(cur->dimensions);
+		cur->dimensions = NIL;
+		cur->dimensions_known = false; /* until the catalog is read */
 		old = MemoryContextSwitchTo(TopMemoryContext);
 		cur->dimensions = fn_load_flow_dimensions(cfg->flow_id);
 		MemoryContextSwitchTo(old);
