@@ -6,6 +6,7 @@
  *     WITH (timescaledb.continuous [, timescaledb.option = value ...])
  *     AS query [WITH [NO] DATA]       a flow named v whose sink is the table v
  *   DROP MATERIALIZED VIEW [IF EXISTS] v [, ...]      the flow and its sink
+ *   ALTER MATERIALIZED VIEW v SET (timescaledb.materialized_only = ...)
  *   CALL refresh_continuous_aggregate(...)            ts_calls.c
  *   SELECT add_/remove_continuous_aggregate_policy(...)  ts_calls.c
  *
@@ -79,7 +80,9 @@ bool fn_ts_statement(const char *statement) {
 
 	if (t.n >= 1 && (t.kinds[0] == keyword("call") || t.kinds[0] == keyword("select")))
 		return true;
-	return t.n >= 2 && (t.kinds[0] == keyword("create") || t.kinds[0] == keyword("drop")) &&
+	return t.n >= 2 &&
+	       (t.kinds[0] == keyword("create") || t.kinds[0] == keyword("drop") ||
+	        t.kinds[0] == keyword("alter")) &&
 	       t.kinds[1] == keyword("materialized");
 }
 
@@ -217,12 +220,31 @@ static Interval *windowless_eval_interval(const CreateFlowArgs *a) {
 
 	if (fq->window.kind != FN_WINDOW_NONE)
 		return NULL;
-	ereport(NOTICE, (errmsg("continuous aggregate \"%s\" has no time window: it is recomputed whole every %s "
-	                        "after a change",
-	                        a->flow_name, TS_WINDOWLESS_EVAL_INTERVAL),
-	                 errhint("add_continuous_aggregate_policy's schedule_interval sets how often.")));
+	ereport(NOTICE,
+	        (errmsg("continuous aggregate \"%s\" has no time window: its flow recomputes it whole after "
+	                "a change, with eval_interval '%s'",
+	                a->flow_name, TS_WINDOWLESS_EVAL_INTERVAL),
+	         errhint("add_continuous_aggregate_policy's schedule_interval sets how often.")));
 	return DatumGetIntervalP(DirectFunctionCall3(interval_in, CStringGetDatum(TS_WINDOWLESS_EVAL_INTERVAL),
 	                                             ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+}
+
+/* materialized_only = false: TimescaleDB's view then adds the rows not materialized
+ * yet; flownode.read_flow is that answer. */
+static void real_time_notice(const char *flow_name, Oid sink) {
+	const char *name =
+	    RelationIsVisible(sink)
+	        ? quote_identifier(get_rel_name(sink))
+	        : quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink)), get_rel_name(sink));
+
+	ereport(
+	    NOTICE,
+	    (errmsg("the real-time answer of continuous aggregate \"%s\" is flownode.read_flow(NULL::%s)",
+	            flow_name, name),
+	     errdetail("The table %s holds the materialized rows; read_flow adds the windows written since they "
+	               "were refreshed.",
+	               name),
+	     errhint("flownode.create_read_view('%s', 'view name') makes a view of it.", flow_name)));
 }
 
 static void execute_create(const char *statement, CreateTableAsStmt *ctas) {
@@ -247,17 +269,15 @@ static void execute_create(const char *statement, CreateTableAsStmt *ctas) {
 	a.origin.statement = statement;
 	a.dialect = FLOW_DIALECT_POSTGRES;
 	a.reading = fn_ts_reading(into->colNames);
-	a.no_fill = into->skipData;
+	/* WITH NO DATA: nothing filled now. A real-time view (materialized_only = false)
+	 * still answers in full: its sink fills in the background, and read_flow computes
+	 * the windows not filled yet from the query meanwhile */
+	a.no_fill = into->skipData && materialized_only;
+	a.background = into->skipData && !materialized_only;
 	a.eval_interval = windowless_eval_interval(&a);
 	(void)fn_create_flow(&a, &waiting);
 	if (!materialized_only)
-		ereport(NOTICE,
-		        (errmsg("the real-time answer of continuous aggregate \"%s\" is flownode.read_flow(NULL::%s)",
-		                a.flow_name, a.sink_name),
-		         errdetail("The table %s holds the materialized rows; read_flow adds the windows written "
-		                   "since they were refreshed.",
-		                   a.sink_name),
-		         errhint("flownode.create_read_view('%s', 'view name') makes a view of it.", a.flow_name)));
+		real_time_notice(a.flow_name, RangeVarGetRelid(rel, NoLock, false));
 }
 
 /* ---- DROP MATERIALIZED VIEW ---- */
@@ -296,6 +316,44 @@ static void execute_drop(DropStmt *ds) {
 	}
 }
 
+/* ---- ALTER MATERIALIZED VIEW v SET (timescaledb.materialized_only = ...) ---- */
+
+pg_noreturn static void alter_refused(void);
+static void alter_refused(void) {
+	ereport(ERROR,
+	        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+	         errmsg("flownode.execute alters only timescaledb.materialized_only of a continuous aggregate"),
+	         errhint("Alter the sink table with ALTER TABLE, and the flow with flownode.alter_flow.")));
+}
+
+static void execute_alter(AlterTableStmt *ats) {
+	Oid relid = RangeVarGetRelid(ats->relation, NoLock, ats->missing_ok);
+	TaskConfig *cfg;
+	ListCell *lc, *lc2;
+
+	if (!OidIsValid(relid)) {
+		ereport(NOTICE,
+		        (errmsg("materialized view \"%s\" does not exist, skipping", ats->relation->relname)));
+		return;
+	}
+	cfg = fn_ts_flow_of(relid, ats->relation->relname);
+	foreach (lc, ats->cmds) {
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype != AT_SetRelOptions)
+			alter_refused();
+		foreach (lc2, (List *)cmd->def) {
+			DefElem *d = lfirst_node(DefElem, lc2);
+
+			if (d->defnamespace == NULL || strcmp(d->defnamespace, TS_NAMESPACE) != 0 ||
+			    strcmp(d->defname, "materialized_only") != 0)
+				alter_refused();
+			if (!defGetBoolean(d))
+				real_time_notice(cfg->flow_name, relid);
+		}
+	}
+}
+
 /* ---- dispatch ---- */
 
 static void execute_select(const char *statement, SelectStmt *sel) {
@@ -328,14 +386,18 @@ void fn_ts_execute(const char *statement) {
 		execute_create(statement, (CreateTableAsStmt *)stmt);
 	else if (IsA(stmt, DropStmt) && ((DropStmt *)stmt)->removeType == OBJECT_MATVIEW)
 		execute_drop((DropStmt *)stmt);
+	else if (IsA(stmt, AlterTableStmt) && ((AlterTableStmt *)stmt)->objtype == OBJECT_MATVIEW)
+		execute_alter((AlterTableStmt *)stmt);
 	else if (IsA(stmt, CallStmt))
 		fn_ts_call(statement, ((CallStmt *)stmt)->funccall, true);
 	else if (IsA(stmt, SelectStmt))
 		execute_select(statement, (SelectStmt *)stmt);
 	else
-		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-		                errmsg("flownode.execute does not run this statement"),
-		                errhint("It runs CREATE MATERIALIZED VIEW ... WITH (timescaledb.continuous), DROP "
-		                        "MATERIALIZED VIEW, CALL refresh_continuous_aggregate and SELECT "
-		                        "add_continuous_aggregate_policy or remove_continuous_aggregate_policy.")));
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("flownode.execute does not run this statement"),
+		     errhint("It runs CREATE MATERIALIZED VIEW ... WITH (timescaledb.continuous), DROP "
+		             "MATERIALIZED VIEW, ALTER MATERIALIZED VIEW ... SET "
+		             "(timescaledb.materialized_only = ...), CALL refresh_continuous_aggregate and SELECT "
+		             "add_continuous_aggregate_policy or remove_continuous_aggregate_policy.")));
 }

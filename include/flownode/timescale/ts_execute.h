@@ -11,7 +11,7 @@
 #include "postgres.h"
 
 /* Whether the statement is TimescaleDB's, by its first words: CREATE MATERIALIZED
- * VIEW, DROP MATERIALIZED VIEW, CALL or SELECT (GreptimeDB's statements start
+ * VIEW, DROP or ALTER MATERIALIZED VIEW, CALL or SELECT (GreptimeDB's statements start
  * otherwise). */
 extern bool fn_ts_statement(const char *statement);
 
