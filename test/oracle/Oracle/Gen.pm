@@ -581,7 +581,7 @@ sub create_step
 	my ($f) = @_;
 	return {
 		kind => 'sql',
-		what => ($f->{ts} ? 'CREATE MATERIALIZED VIEW' : 'create_flow') . " $f->{name} ($f->{kind})",
+		what => "create_flow $f->{name} ($f->{kind}" . ($f->{ts} ? ", as CREATE MATERIALIZED VIEW)" : ")"),
 		sql => create_sql($f),
 		creates => $f->{name},
 		expires => defined $f->{expire} ? $f->{name} : undef,
