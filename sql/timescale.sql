@@ -151,6 +151,8 @@ SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.co
   SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) TABLESPACE pg_default AS
   SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE UNLOGGED MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c (a, b, c) WITH (timescaledb.continuous) AS
   SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW daily WITH (timescaledb.continuous) AS

@@ -23,6 +23,7 @@
 #include "timescale/ts_dialect.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
 #include "mb/pg_wchar.h"
@@ -258,6 +259,11 @@ static void execute_create(const char *statement, CreateTableAsStmt *ctas) {
 		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 		                errmsg("USING and TABLESPACE are not supported in a continuous aggregate"),
 		                errhint("Leave them out, and move the sink table with ALTER TABLE afterwards.")));
+	if (rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		                errmsg("UNLOGGED is not supported in a continuous aggregate"),
+		                errhint("Leave it out, and make the sink unlogged with ALTER TABLE ... SET UNLOGGED "
+		                        "afterwards.")));
 	memset(&a, 0, sizeof(a));
 	a.flow_name = flow_name_of(rel);
 	if (!name_is_free(ctas, a.flow_name))
