@@ -188,4 +188,6 @@ SELECT * FROM flownode.execute('SHOW FLOWS');
 SELECT * FROM flownode.execute($$DROP MATERIALIZED VIEW IF EXISTS conditions_summary_hourly, daily, shifted, ints_5, rt$$);
 SELECT count(*) FROM flownode.flows;
 DROP SCHEMA analytics;
+DROP TABLE conditions, readings, ints;
+DROP FUNCTION ts_diff(text);
 RESET timezone;

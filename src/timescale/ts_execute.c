@@ -77,14 +77,15 @@ static int keyword(const char *word) {
 }
 
 bool fn_ts_statement(const char *statement) {
-	TsTokens t = scan(statement, 2);
+	TsTokens t = scan(statement, 3);
+	int second = t.n >= 3 && t.kinds[0] == keyword("create") && t.kinds[1] == keyword("unlogged") ? 2 : 1;
 
 	if (t.n >= 1 && (t.kinds[0] == keyword("call") || t.kinds[0] == keyword("select")))
 		return true;
-	return t.n >= 2 &&
+	return t.n > second &&
 	       (t.kinds[0] == keyword("create") || t.kinds[0] == keyword("drop") ||
 	        t.kinds[0] == keyword("alter")) &&
-	       t.kinds[1] == keyword("materialized");
+	       t.kinds[second] == keyword("materialized");
 }
 
 /* The query's text of CREATE MATERIALIZED VIEW: from the token after the first AS
