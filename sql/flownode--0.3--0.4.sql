@@ -318,3 +318,7 @@ AS 'MODULE_PATHNAME', 'flownode_time_bucket_int4' LANGUAGE C IMMUTABLE STRICT PA
 CREATE FUNCTION flownode.time_bucket(bucket_width bigint, ts bigint, "offset" bigint) RETURNS bigint
 AS 'MODULE_PATHNAME', 'flownode_time_bucket_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 -- time_bucket: end
+
+-- flownode.execute also runs TimescaleDB's continuous-aggregate statements
+COMMENT ON FUNCTION flownode.execute(text) IS
+'runs one of GreptimeDB''s flow statements (CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN FLUSH_FLOW, SHOW FLOWS, SHOW CREATE FLOW) or of TimescaleDB''s continuous-aggregate statements (CREATE, DROP and ALTER MATERIALIZED VIEW, CALL refresh_continuous_aggregate, SELECT add_continuous_aggregate_policy and remove_continuous_aggregate_policy)';

@@ -548,7 +548,7 @@ RETURNS TABLE (result text)
 AS 'MODULE_PATHNAME', 'flownode_execute'
 LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION flownode.execute(text) IS
-'runs one of GreptimeDB''s flow statements: CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN FLUSH_FLOW, SHOW FLOWS, SHOW CREATE FLOW';
+'runs one of GreptimeDB''s flow statements (CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN FLUSH_FLOW, SHOW FLOWS, SHOW CREATE FLOW) or of TimescaleDB''s continuous-aggregate statements (CREATE, DROP and ALTER MATERIALIZED VIEW, CALL refresh_continuous_aggregate, SELECT add_continuous_aggregate_policy and remove_continuous_aggregate_policy)';
 
 -- The CREATE FLOW statement that recreates a flow (SHOW CREATE FLOW), NULL for a flow
 -- the caller may not see.

@@ -519,7 +519,7 @@ static void fill_sink(const CreateFlowArgs *a, int64 flow_id, FlowQuery *stored,
 
 	if (a->background)
 		fn_plan_backfill(fn_load_task_config(flow_id, false), stored, sink_is_new);
-	else {
+	else if (!a->no_fill || !sink_is_new) { /* no_fill: windows reach the sink when written or refreshed */
 		TimestampTz start = GetCurrentTimestamp();
 		int64 rows = fn_fill_now(fn_load_task_config(flow_id, false), stored, sink_is_new, clock_at);
 		TimestampTz end = GetCurrentTimestamp();

@@ -33,6 +33,8 @@ typedef struct CreateFlowArgs {
 	FlowQueryOrigin origin;          /* where errors in `query` point (statement NULL: into the query) */
 	bool clauses;                    /* messages name CREATE FLOW's clauses (EVAL INTERVAL), not arguments */
 	bool background;                 /* backfill => 'background': the worker fills the sink */
+	bool no_fill;                    /* the sink starts empty (a new sink only): WITH NO DATA of
+	                                  * TimescaleDB's CREATE MATERIALIZED VIEW; refresh_flow fills it */
 } CreateFlowArgs;
 
 /* create_flow (docs/reference.md, Functions): returns the flow's id; *waiting tells that the

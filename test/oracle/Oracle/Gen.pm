@@ -413,6 +413,7 @@ sub gen_agg
 		eval => gen_eval($r, 0),
 		expire => gen_expire($r, $c),
 		background => $r->chance(0.15),
+		ts => $win->{sql} =~ /^flownode\.time_bucket\(/ && $r->chance(0.5) ? $r->pick('data', 'refresh') : undef,
 	);
 	%f = (%f, %$hidden) if $hidden;
 	return \%f;
@@ -558,10 +559,37 @@ sub gen_distinct
 	};
 }
 
+# A flow whose window is time_bucket, created as TimescaleDB's users write it
+# (docs/reference.md, "Coming from TimescaleDB"): CREATE MATERIALIZED VIEW ... WITH
+# (timescaledb.continuous) through flownode.execute, time_bucket without its schema;
+# WITH DATA, or WITH NO DATA and a CALL refresh_continuous_aggregate over everything,
+# or (a background fill) WITH NO DATA of a real-time view. The view is the flow and
+# its sink: the sink is renamed to the oracle's name (the flow follows), and its
+# eval_interval and expire_after come from add_continuous_aggregate_policy.
+sub ts_create_sql
+{
+	my ($f) = @_;
+	my $n = $f->{name};
+	(my $query = $f->{query}) =~ s/flownode\.time_bucket\(/time_bucket(/g;
+	my $realtime = $f->{background} ? ', timescaledb.materialized_only = false' : '';
+	my $data = $f->{background} || $f->{ts} eq 'refresh' ? ' WITH NO DATA' : '';
+	my $sql = "SELECT * FROM flownode.execute(\$ts\$CREATE MATERIALIZED VIEW $n"
+	  . " WITH (timescaledb.continuous$realtime) AS $query$data\$ts\$);\n"
+	  . "ALTER TABLE $n RENAME TO ${n}_sink;\n";
+	$sql .= "SELECT * FROM flownode.execute(\$ts\$CALL refresh_continuous_aggregate('${n}_sink', NULL, NULL)\$ts\$);\n"
+	  if !$f->{background} && $f->{ts} eq 'refresh';
+	my ($start, $every) = map { defined $_ ? "INTERVAL '$_'" : 'NULL' } @$f{qw(expire eval)};
+	$sql .= "SELECT * FROM flownode.execute(\$ts\$SELECT add_continuous_aggregate_policy('${n}_sink',"
+	  . " start_offset => $start, end_offset => NULL, schedule_interval => $every)\$ts\$);\n"
+	  if defined $f->{expire} || defined $f->{eval};
+	return $sql . 'SELECT true AS created;';
+}
+
 # The create_flow call of $f (also used with or_replace by Oracle::Ops).
 sub create_sql
 {
 	my ($f, %extra) = @_;
+	return ts_create_sql($f) if $f->{ts} && !%extra;
 	my @args = ("'$f->{name}'", "'$f->{name}_sink'", "\$q\$$f->{query}\$q\$");
 	my $eval = exists $extra{eval} ? $extra{eval} : $f->{eval};
 	my $expire = exists $extra{expire} ? $extra{expire} : $f->{expire};
@@ -577,7 +605,7 @@ sub create_step
 	my ($f) = @_;
 	return {
 		kind => 'sql',
-		what => "create_flow $f->{name} ($f->{kind})",
+		what => "create_flow $f->{name} ($f->{kind}" . ($f->{ts} ? ", as CREATE MATERIALIZED VIEW)" : ")"),
 		sql => create_sql($f),
 		creates => $f->{name},
 		expires => defined $f->{expire} ? $f->{name} : undef,
