@@ -167,7 +167,10 @@ SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('conditions',
 SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('daily', 1, 2)$$);
 SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('daily', NULL, NULL, bogus => 1)$$);
 SELECT * FROM flownode.execute($$CALL some_procedure()$$);
+-- end_offset: accepted with a NOTICE (a flow refreshes the newest windows too)
 SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', INTERVAL '1 month', INTERVAL '1 hour', INTERVAL '1 hour')$$);
+SELECT flow_name, eval_interval, expire_after FROM flownode.flow WHERE flow_name = 'daily';
+SELECT * FROM flownode.execute($$SELECT remove_continuous_aggregate_policy('daily')$$);
 SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', NULL, NULL, INTERVAL '1 hour', initial_start => now())$$);
 SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', NULL, NULL, INTERVAL '1 hour', timezone => 'UTC')$$);
 SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', start_offset => NULL, start_offset => NULL)$$);

@@ -10,7 +10,8 @@
  *                                          schedule_interval [, ...])
  *       alter_flow: schedule_interval is eval_interval, start_offset expire_after
  *       (older windows are frozen: the policy's window has no start otherwise);
- *       end_offset must be NULL (a flow keeps the newest windows current too)
+ *       end_offset is not needed (a flow keeps the newest windows current too: a
+ *       NOTICE says so)
  *   SELECT remove_continuous_aggregate_policy(cagg [, if_not_exists, if_exists])
  *       alter_flow: both back to what CREATE MATERIALIZED VIEW gave
  *
@@ -277,14 +278,13 @@ static void call_add_policy(const TsCall *c) {
 	Datum schedule = argument(c, "schedule_interval", INTERVALOID, &schedule_null);
 
 	(void)argument(c, "end_offset", windowed ? INTERVALOID : InvalidOid, &end_null);
+	/* TimescaleDB leaves the newest windows to its real-time view; a flow refreshes
+	 * them at each evaluation like the others, so the sink only holds more than the
+	 * policy asked for */
 	if (!end_null)
-		ereport(ERROR,
-		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("end_offset cannot be mapped onto a flow"),
-		         errdetail("A flow keeps every window current up to now, the newest included: it "
-		                   "cannot leave the windows after now() - end_offset unrefreshed."),
-		         errhint("Write end_offset => NULL: the sink then holds the newest windows too, as "
-		                 "a real-time continuous aggregate shows them."),
-		         arg_position(c, "end_offset")));
+		ereport(NOTICE, (errmsg("end_offset is not needed by flow \"%s\"", cfg->flow_name),
+		                 errdetail("A flow keeps every window current up to now, the newest included: the "
+		                           "windows after now() - end_offset are refreshed as well.")));
 	if (!windowed && !start_null)
 		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 		                errmsg("start_offset cannot be mapped onto a continuous aggregate without a time "
