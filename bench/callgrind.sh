@@ -39,10 +39,9 @@ if [[ -z ${FN_BENCH_NO_BUILD:-} ]]; then
   fn_build_install
   make -s -C "$BENCH" bins >/dev/null
 fi
-command -v valgrind >/dev/null || {
-  fn_log "installing: valgrind"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind >/dev/null
-}
+# shellcheck source=callgrind_lib.sh
+. "$BENCH/callgrind_lib.sh"
+cg_require
 
 DIR="$(fn_workdir)"
 PORT="$(fn_free_port)"
@@ -124,11 +123,8 @@ single() ( cd / && runuser -u postgres -- "$(fn_pg_bindir)/postgres" --single -D
 run_cg() {
   local name=$1
   shift
-  local toggles=()
-  for f in "$@"; do toggles+=("--toggle-collect=$f"); done
-  runuser -u postgres -- valgrind --tool=callgrind --collect-atstart=no "${toggles[@]}" \
-    --callgrind-out-file="$OUT/$name.out" \
-    "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>"$OUT/$name.log"
+  cg_cmd "$OUT/$name.out" "$@"
+  runuser -u postgres -- "${CG_CMD[@]}" "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>"$OUT/$name.log"
 }
 # a statement: parse, analysis, planning, execution and commit (its PRE_COMMIT work)
 STMT=(pg_parse_query pg_analyze_and_rewrite_fixedparams pg_plan_queries PortalRun CommitTransactionCommand)

@@ -16,9 +16,8 @@
 #     /proc, exited children through the postmaster's cutime + cstime) from before
 #     the writes until the work they cause is done (flows on the primary: flush_flow
 #     of each; on a flow server: its wait_for_publishers, so the walsender has
-#     decoded every row). No callgrind here: the primary's backend runs the same code
-#     with the flows on a flow server as with none; what differs is the walsender's
-#     decoding, which the CPU time counts.
+#     decoded every row).
+#  1b. The same in instructions (callgrind), in flow_servers_cg.sh.
 #  2. Freshness over two primaries: pgbench writes FS_RATE rows/s in all (half on
 #     each, FS_BATCH rows a transaction, stamped clock_timestamp()) for FS_SECONDS;
 #     the flow server's flow (eval_interval 1 s) keeps max(ts) per shard, which a
@@ -57,13 +56,15 @@ max_wal_size = 4GB
 wal_retrieve_retry_interval = 1s
 timezone = 'UTC'"
 
-# fs_cluster NAME: a throwaway cluster; sets NAME_DIR and NAME_PORT
+# fs_cluster NAME [CONF]: a throwaway cluster (FS_CONF, then CONF's lines); sets
+# NAME_DIR and NAME_PORT
 fs_cluster() {
   local d p
   d="$(fn_workdir)"
   p="$(fn_free_port)"
   FS_DIRS+=("$d")
-  fn_start_cluster "$d" "$p" "$FS_CONF"
+  fn_start_cluster "$d" "$p" "$FS_CONF${2:+
+$2}"
   printf -v "${1}_DIR" '%s' "$d"
   printf -v "${1}_PORT" '%s' "$p"
 }
@@ -292,6 +293,8 @@ bench_servers() {
   fsq PA -c "CREATE EXTENSION flownode" >/dev/null # the flows-on-the-primary case only
   fsq FS -c "CREATE EXTENSION flownode" >/dev/null
   fs_cost
+  log "  callgrind: $FS_CG_ROWS rows by COPY, $FS_CG_TX single-row transactions"
+  fs_callgrind
   log "  freshness"
   fs_fresh
   log "  catch-up"
@@ -299,3 +302,5 @@ bench_servers() {
   fs_cleanup
   section_end servers
 }
+# shellcheck source=flow_servers_cg.sh
+. "$BENCH/flow_servers_cg.sh"

@@ -29,6 +29,13 @@ def flow_servers_report(sel, median, add, sections, meta):
 
     add("servers", f"primary CPU per written row: no flow / {flows} flows on it / {flows} flows on a flow server",
         f"{per_row('none', 'cpu'):.2f} / {per_row('local', 'cpu'):.2f} / {per_row('remote', 'cpu'):.2f} µs", "—", None)
+    cg = {v: sel("servers", "cg", v, "copy") for v in ("none", "local", "remote", "walsender")}
+    cg_rows = int(meta.get("FS_CG_ROWS", "0") or 0)
+    if all(cg.values()) and cg_rows:
+        i = {v: next(iter(d.values()))[0] / cg_rows for v, d in cg.items()}
+        add("servers", f"primary instructions per row, COPY (callgrind): no flow / {flows} flows on it / "
+            f"{flows} flows on a flow server (backend + walsender)",
+            f"{i['none']:,.0f} / {i['local']:,.0f} / {i['remote']:,.0f} + {i['walsender']:,.0f}", "—", None)
     if p50 is not None:
         add("servers", f"freshness over two primaries at {rate:,.0f} rows/s (asked {int(meta.get('FS_RATE', 0)):,}): p50 / p99",
             f"{p50:.2f} / {p99:.2f} s", "—", None)
@@ -54,12 +61,7 @@ def flow_servers_report(sel, median, add, sections, meta):
     for v, label in (("none", "none"), ("local", "on the primary"), ("remote", "on a flow server")):
         lines.append(f"| {label} | {per_row(v, 'wall'):.2f} | {ratios(v, 'wall') if v != 'none' else '1'} | "
                      f"{per_row(v, 'cpu'):.2f} | {ratios(v, 'cpu') if v != 'none' else '1'} |")
-    lines += [
-        "",
-        "No callgrind counts here: with the flows on a flow server the primary's backend runs the same code as "
-        "with none; the difference is the walsender's decoding, which the CPU time includes.",
-        "",
-    ]
+    lines += [""] + callgrind_lines(sel, meta, flows, per_row)
     if p50 is not None:
         lines += [
             f"Freshness: pgbench wrote {int(meta.get('FS_RATE', 0)):,} rows/s asked ({int(meta.get('FS_BATCH', 0))} "
@@ -80,3 +82,38 @@ def flow_servers_report(sel, median, add, sections, meta):
             "",
         ]
     sections.append("\n".join(lines))
+
+
+def callgrind_lines(sel, meta, flows, per_row):
+    """the instructions per written row (flow_servers_cg.sh) beside the timed figures"""
+    def cg(v, kind):
+        d = sel("servers", "cg", v, kind)
+        return next(iter(d.values()))[0] if d else None
+
+    n = {"copy": int(meta.get("FS_CG_ROWS", "0") or 0), "tx": int(meta.get("FS_CG_TX", "0") or 0)}
+    if not all(cg(v, k) is not None for v in ("plain", "none", "local", "remote") for k in n) or not all(n.values()):
+        return []
+    base = {k: cg("none", k) / n[k] for k in n}
+    out = [f"The same in instructions (callgrind, `flow_servers_cg.sh`): the primary under valgrind's callgrind, "
+           f"counting its writing backend inside the CALL of a procedure that COPYs {n['copy']:,} rows and commits, "
+           f"or runs {n['tx']:,} single-row INSERT transactions; with the flows on a flow server wal_level = logical, "
+           f"the table published, no flownode on the primary, and the subscription streaming. The walsender's "
+           f"count (reading, decoding and sending the WAL, not its idle loop) is that of a run with the writes "
+           f"minus one without. Instructions per written row, and the ratio to no flow; beside them the timed "
+           f"figures above (multi-row INSERTs):",
+           "",
+           "| the flows | backend, COPY | backend, 1-row tx | walsender, COPY | walsender, 1-row tx | "
+           "backend + walsender, COPY | primary CPU µs/row (timed) |",
+           "|---|---|---|---|---|---|---|"]
+    for v, label in (("plain", "none, no flownode on the primary (wal_level = replica)"),
+                     ("none", "none (wal_level = replica)"), ("local", f"{flows} on the primary"),
+                     ("remote", f"{flows} on a flow server (wal_level = logical)")):
+        b = {k: cg(v, k) / n[k] for k in n}
+        w = {k: (cg("walsender", k) / n[k] if v == "remote" and cg("walsender", k) is not None else 0) for k in n}
+        cells = [f"{b[k]:,.0f} ({b[k] / base[k]:.2f}x)" for k in n]
+        cells += [f"{w[k]:,.0f}" if v == "remote" else "—" for k in n]
+        tot = b["copy"] + w["copy"]
+        cells.append(f"{tot:,.0f} ({tot / base['copy']:.2f}x)")
+        cells.append(f"{per_row(v, 'cpu'):.2f}" if v != "plain" else "—")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return out + [""]
