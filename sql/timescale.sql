@@ -163,6 +163,17 @@ SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.co
   SELECT timescaledb_experimental.time_bucket_ng('1 day', time) AS b, count(*) FROM conditions GROUP BY b$$);
 SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW ng_quarter, ng_week, ng_origin');
 
+-- 5d. first(value, time) and last(value, time) are flownode.first and flownode.last
+-- (TimescaleDB's aggregates; ties on the time broken by the value).
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW bookends WITH (timescaledb.continuous) AS
+  SELECT location, time_bucket('1 day', time) AS b, first(humidity, time), last(humidity, time), max(temperature)
+  FROM conditions GROUP BY location, b$$);
+SELECT attname FROM pg_attribute WHERE attrelid = 'bookends'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+INSERT INTO conditions VALUES ('2024-01-02 00:00', 'loc1', 0, -7), ('2024-01-02 00:00', 'loc1', 0, 70);
+SELECT flownode.flush_flow('bookends') >= 0 AS flushed, ts_diff('bookends');
+SELECT first, last FROM bookends WHERE location = 'loc1' AND b = '2024-01-02';
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW bookends');
+
 -- 5c. Outputs without a name are named as CREATE MATERIALIZED VIEW names them
 -- (avg, ?column?); two outputs of one name are refused. A plain create_flow still
 -- asks for names.

@@ -2,9 +2,9 @@
  * ts_dialect.c: the query of TimescaleDB's CREATE MATERIALIZED VIEW, read by
  * PostgreSQL's analysis (query/flow_query.c) through a FlowQueryReading that rewrites
  * its raw parse tree, so the text stays as written:
- *   - time_bucket(...), written without a schema or as public.time_bucket, is
- *     flownode.time_bucket (TimescaleDB's function) unless a function of that name is
- *     in reach;
+ *   - time_bucket(...), first(value, time) and last(value, time), written without a
+ *     schema or as public.name, are flownode's (TimescaleDB's functions) unless a
+ *     function of that name is in reach;
  *   - timescaledb_experimental.time_bucket_ng(w, ts [, origin]) is
  *     flownode.time_bucket(w, ts, origin) with time_bucket_ng's default origin,
  *     2000-01-01, for every width (time_bucket's is 2000-01-03 for widths without
@@ -32,8 +32,9 @@
  * create_flow runs, and set again by each statement. */
 static List *view_columns = NIL;
 
-static bool is_time_bucket_name(List *funcname) {
-	if (strcmp(strVal(llast(funcname)), "time_bucket") != 0)
+/* `name`, written without a schema or as public.name: TimescaleDB's function. */
+static bool is_timescale_name(List *funcname, const char *name) {
+	if (strcmp(strVal(llast(funcname)), name) != 0)
 		return false;
 	return list_length(funcname) == 1 ||
 	       (list_length(funcname) == 2 && strcmp(strVal(linitial(funcname)), "public") == 0);
@@ -90,12 +91,18 @@ static bool time_bucket_walker(Node *node, void *context) {
 		FuncCall *fc = (FuncCall *)node;
 
 		/* TimescaleDB's own, when it is installed, stays: it is the one the user means */
-		if ((is_time_bucket_name(fc->funcname) || is_time_bucket_ng_name(fc->funcname)) &&
-		    FuncnameGetCandidates(fc->funcname, -1, NIL, true, true, false, true) == NULL) {
+		const char *ours = NULL;
+
+		if (is_timescale_name(fc->funcname, "time_bucket") || is_time_bucket_ng_name(fc->funcname))
+			ours = "time_bucket";
+		else if (list_length(fc->args) == 2 &&
+		         (is_timescale_name(fc->funcname, "first") || is_timescale_name(fc->funcname, "last")))
+			ours = strVal(llast(fc->funcname));
+		if (ours != NULL && FuncnameGetCandidates(fc->funcname, -1, NIL, true, true, false, true) == NULL) {
 			if (is_time_bucket_ng_name(fc->funcname))
 				time_bucket_ng_call(fc);
 			else
-				fc->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString("time_bucket"));
+				fc->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString(pstrdup(ours)));
 		}
 	}
 	return raw_expression_tree_walker(node, time_bucket_walker, context);
