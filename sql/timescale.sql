@@ -161,7 +161,16 @@ SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.co
   SELECT timescaledb_experimental.time_bucket_ng('1 day', time, timezone => 'Europe/Berlin') AS b, count(*) FROM conditions GROUP BY b$$);
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
   SELECT timescaledb_experimental.time_bucket_ng('1 day', time) AS b, count(*) FROM conditions GROUP BY b$$);
-SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW ng_quarter, ng_week, ng_origin');
+-- over a timestamp: widths of hours from the same origin
+CREATE TABLE lts (t timestamp NOT NULL, v int);
+INSERT INTO lts SELECT timestamp '2021-06-01' + i * interval '50 minutes', i FROM generate_series(0, 100) i;
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_hours WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('5 hours', t) AS bucket, count(*) AS n FROM lts GROUP BY bucket$$);
+SELECT * FROM ng_hours ORDER BY bucket LIMIT 2;
+INSERT INTO lts VALUES ('2021-06-01 01:00', 1000);
+SELECT flownode.flush_flow('ng_hours') >= 0 AS flushed, ts_diff('ng_hours');
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW ng_quarter, ng_week, ng_origin, ng_hours');
+DROP TABLE lts;
 
 -- 5d. first(value, time) and last(value, time) are flownode.first and flownode.last
 -- (TimescaleDB's aggregates; ties on the time broken by the value).
