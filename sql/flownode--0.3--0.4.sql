@@ -318,6 +318,35 @@ AS 'MODULE_PATHNAME', 'flownode_time_bucket_int4' LANGUAGE C IMMUTABLE STRICT PA
 CREATE FUNCTION flownode.time_bucket(bucket_width bigint, ts bigint, "offset" bigint) RETURNS bigint
 AS 'MODULE_PATHNAME', 'flownode_time_bucket_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 -- time_bucket: end
+-- first_last: begin
+-- flownode.first / flownode.last: TimescaleDB's first(value, time) and last(value,
+-- time) (docs/reference.md, "flownode.first, flownode.last"): the value at the
+-- smallest / largest time, rows with a NULL time left out; rows of one time ordered
+-- by their value, so that the answer is a function of the rows. IMMUTABLE support
+-- functions, which a flow's determinism check accepts.
+CREATE FUNCTION flownode.first_sfunc(internal, anyelement, "any") RETURNS internal
+AS 'MODULE_PATHNAME', 'flownode_first_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flownode.last_sfunc(internal, anyelement, "any") RETURNS internal
+AS 'MODULE_PATHNAME', 'flownode_last_sfunc' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION flownode.first_last_final(internal, anyelement, "any") RETURNS anyelement
+AS 'MODULE_PATHNAME', 'flownode_first_last_final' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE flownode.first(value anyelement, "time" "any") (
+    SFUNC = flownode.first_sfunc, STYPE = internal,
+    FINALFUNC = flownode.first_last_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
+CREATE AGGREGATE flownode.last(value anyelement, "time" "any") (
+    SFUNC = flownode.last_sfunc, STYPE = internal,
+    FINALFUNC = flownode.first_last_final, FINALFUNC_EXTRA, PARALLEL = SAFE);
+COMMENT ON FUNCTION flownode.first_sfunc(internal, anyelement, "any") IS
+'Transition function of flownode.first: keeps the row of the smallest time (then value).';
+COMMENT ON FUNCTION flownode.last_sfunc(internal, anyelement, "any") IS
+'Transition function of flownode.last: keeps the row of the largest time (then value).';
+COMMENT ON FUNCTION flownode.first_last_final(internal, anyelement, "any") IS
+'Final function of flownode.first and flownode.last: the value kept, NULL when no row had a time.';
+COMMENT ON AGGREGATE flownode.first(anyelement, "any") IS
+'TimescaleDB''s first(value, time): the value at the smallest time; ties broken by the smallest value.';
+COMMENT ON AGGREGATE flownode.last(anyelement, "any") IS
+'TimescaleDB''s last(value, time): the value at the largest time; ties broken by the largest value.';
+-- first_last: end
 
 -- flownode.execute also runs TimescaleDB's continuous-aggregate statements
 COMMENT ON FUNCTION flownode.execute(text) IS

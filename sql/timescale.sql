@@ -131,6 +131,75 @@ INSERT INTO conditions VALUES ('2024-01-01 23:30', 'loc1', 3, 3), ('2024-02-01 0
 DELETE FROM conditions WHERE time BETWEEN '2024-01-03' AND '2024-01-03 06:00';
 SELECT flownode.flush_flow(f) >= 0 AS flushed, ts_diff(f) FROM unnest(ARRAY['zoned', 'monthly', 'shifted', 'conditions_summary_hourly', 'daily']) f;
 
+-- 5b. timescaledb_experimental.time_bucket_ng: flownode.time_bucket from its own
+-- default origin, 2000-01-01 (a Saturday) for every width; TimescaleDB's documented
+-- results (3 months, 1 year), a week from that Saturday (time_bucket's weeks start on
+-- Mondays), an origin; its time zone forms are refused, saying what to write.
+CREATE TABLE days (day date NOT NULL, city text NOT NULL, temperature int NOT NULL);
+INSERT INTO days SELECT date '2021-06-01' + i, 'city' || (i % 2), i FROM generate_series(0, 120) i;
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_quarter WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('3 month', day) AS bucket, count(*) AS n FROM days GROUP BY bucket$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_week WITH (timescaledb.continuous) AS
+  SELECT city, timescaledb_experimental.time_bucket_ng('7 days', day) AS bucket, min(temperature), max(temperature)
+  FROM days GROUP BY city, bucket$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_origin WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('2 months', day, origin => '2021-02-01') AS bucket, sum(temperature)
+  FROM days GROUP BY bucket$$);
+SELECT * FROM ng_quarter ORDER BY bucket;
+SELECT bucket, extract(isodow FROM bucket) AS weekday FROM ng_week WHERE city = 'city0' ORDER BY bucket LIMIT 2;
+SELECT * FROM ng_origin ORDER BY bucket;
+INSERT INTO days VALUES ('2021-08-01', 'city9', 100), ('2022-01-15', 'city1', 7);
+DELETE FROM days WHERE day BETWEEN '2021-07-03' AND '2021-07-09';
+SELECT flownode.flush_flow(f) >= 0 AS flushed, ts_diff(f) FROM unnest(ARRAY['ng_quarter', 'ng_week', 'ng_origin']) f;
+SELECT query FROM flownode.flow WHERE flow_name = 'ng_week';
+-- TimescaleDB's documented results, through the stored query's function
+SELECT flownode.time_bucket('3 month', date '2021-08-01', date '2000-01-01') AS q,
+       flownode.time_bucket('1 year', date '2021-08-01', date '2000-01-01') AS y;
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('1 day', time, 'Europe/Berlin') AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('1 day', time, timezone => 'Europe/Berlin') AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('1 day', time) AS b, count(*) FROM conditions GROUP BY b$$);
+-- over a timestamp: widths of hours from the same origin
+CREATE TABLE lts (t timestamp NOT NULL, v int);
+INSERT INTO lts SELECT timestamp '2021-06-01' + i * interval '50 minutes', i FROM generate_series(0, 100) i;
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_hours WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('5 hours', t) AS bucket, count(*) AS n FROM lts GROUP BY bucket$$);
+SELECT * FROM ng_hours ORDER BY bucket LIMIT 2;
+INSERT INTO lts VALUES ('2021-06-01 01:00', 1000);
+SELECT flownode.flush_flow('ng_hours') >= 0 AS flushed, ts_diff('ng_hours');
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW ng_quarter, ng_week, ng_origin, ng_hours');
+DROP TABLE lts;
+
+-- 5d. first(value, time) and last(value, time) are flownode.first and flownode.last
+-- (TimescaleDB's aggregates; ties on the time broken by the value).
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW bookends WITH (timescaledb.continuous) AS
+  SELECT location, time_bucket('1 day', time) AS b, first(humidity, time), last(humidity, time), max(temperature)
+  FROM conditions GROUP BY location, b$$);
+SELECT attname FROM pg_attribute WHERE attrelid = 'bookends'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+INSERT INTO conditions VALUES ('2024-01-02 00:00', 'loc1', 0, -7), ('2024-01-02 00:00', 'loc1', 0, 70);
+SELECT flownode.flush_flow('bookends') >= 0 AS flushed, ts_diff('bookends');
+SELECT first, last FROM bookends WHERE location = 'loc1' AND b = '2024-01-02';
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW bookends');
+
+-- 5c. Outputs without a name are named as CREATE MATERIALIZED VIEW names them
+-- (avg, ?column?); two outputs of one name are refused. A plain create_flow still
+-- asks for names.
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW unnamed WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 day', time) AS b, location, avg(temperature), location || '!', count(*) * 2 AS n
+  FROM conditions GROUP BY b, location$$);
+SELECT attname FROM pg_attribute WHERE attrelid = 'unnamed'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+INSERT INTO conditions VALUES ('2024-01-02 01:00', 'loc7', 1, 1);
+SELECT flownode.flush_flow('unnamed') >= 0 AS flushed, ts_diff('unnamed');
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 day', time) AS b, avg(temperature), avg(humidity) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 day', time) AS b, count(*) + 1, count(*) - 1 FROM conditions GROUP BY b$$);
+SELECT flownode.create_flow('c', 'c_sink', $$SELECT flownode.time_bucket('1 day', time) AS b, count(*) + 1 FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW unnamed');
+DROP TABLE days;
+
 -- 6. DROP MATERIALIZED VIEW: the flow and its sink.
 SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW zoned, monthly');
 SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW IF EXISTS zoned');

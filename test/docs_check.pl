@@ -33,7 +33,8 @@ my $script = "sql/flownode--$version.sql";
 my $sql = slurp($script);
 $sql =~ s/--[^\n]*//g;    # comments say nothing about what exists
 
-my %functions = map { $_ => 1 } $sql =~ /\bCREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+flownode\.(\w+)/gi;
+# an aggregate is a function too (pg_proc), documented as one
+my %functions = map { $_ => 1 } $sql =~ /\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|AGGREGATE)\s+flownode\.(\w+)/gi;
 my %tables    = map { $_ => 1 } $sql =~ /\bCREATE\s+TABLE\s+flownode\.(\w+)/gi;
 my %indexes   = map { $_ => 1 } $sql =~ /\bCREATE\s+(?:UNIQUE\s+)?INDEX\s+(\w+)\s+ON\s+flownode\./gi;
 my %views;    # name => [columns]

@@ -751,8 +751,22 @@ static void find_source(FlowQuery *fq, Query *q) {
 	fq->source_relid = rte->relid;
 }
 
+/* Whether the query names an output "?column?" itself (an alias, as a reading that
+ * names unnamed outputs writes it): PostgreSQL's name for an unnamed one otherwise. */
+static bool names_question_column(SelectStmt *sel) {
+	ListCell *lc;
+
+	foreach (lc, sel->targetList) {
+		ResTarget *rt = lfirst_node(ResTarget, lc);
+
+		if (rt->name != NULL && strcmp(rt->name, "?column?") == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The output columns: named, each name once, of a type a table can store. */
-static void read_outputs(FlowQuery *fq, Query *q) {
+static void read_outputs(FlowQuery *fq, Query *q, bool question_column_named) {
 	ListCell *lc;
 	int pos;
 
@@ -763,16 +777,18 @@ static void read_outputs(FlowQuery *fq, Query *q) {
 
 		if (tle->resjunk)
 			continue;
-		if (tle->resname == NULL || strcmp(tle->resname, "?column?") == 0)
+		if (tle->resname == NULL || (strcmp(tle->resname, "?column?") == 0 && !question_column_named))
 			ereport(ERROR,
 			        (errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
 			         errmsg("invalid flow query: output column %d has no name", pos + 1),
 			         errhint("Name every output column with AS; the names become the sink's columns.")));
 		foreach (lc2, fq->out_names)
 			if (strcmp((char *)lfirst(lc2), tle->resname) == 0)
-				ereport(ERROR, (errcode(ERRCODE_DUPLICATE_COLUMN),
-				                errmsg("invalid flow query: output column name \"%s\" is used twice",
-				                       tle->resname)));
+				ereport(ERROR,
+				        (errcode(ERRCODE_DUPLICATE_COLUMN),
+				         errmsg("invalid flow query: output column name \"%s\" is used twice", tle->resname),
+				         errhint("Give one of them another name with AS: the names become the sink's "
+				                 "columns.")));
 		/* any type a table can store works (the refresh compares binary images); a
 		 * pseudo-type such as record (an anonymous ROW(...)) cannot be a sink column */
 		if (get_typtype(exprType((Node *)tle->expr)) == TYPTYPE_PSEUDO)
@@ -799,15 +815,17 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 	RawStmt *rs;
 	SelectStmt *sel;
 	Query *q;
+	bool question_column_named;
 
 	error_context_stack = &errcb;
 	rs = parse_one_select(sql);
 	sel = (SelectStmt *)rs->stmt;
-	if (reading != NULL) {
-		if (reading->rewrite != NULL)
-			reading->rewrite(sel);
+	if (reading != NULL && reading->rewrite != NULL)
+		reading->rewrite(sel);
+	question_column_named = names_question_column(sel);
+	if (reading != NULL)
 		q = parse_analyze_withcb(rs, sql, reading->setup, copyObject(sel->targetList), NULL);
-	} else
+	else
 		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
 	error_context_stack = errcb.previous;
 	fn_flatten_group_exprs(q);
@@ -822,7 +840,7 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 	if (contain_volatile_functions((Node *)q)) /* a backstop: refused above already */
 		QUERY_ERROR_HINT("invalid flow query: volatile functions are not allowed",
 		                 "A flow re-runs its query per window; its result must depend only on the rows.");
-	read_outputs(fq, q);
+	read_outputs(fq, q, question_column_named);
 	/* the sink's key and the time window */
 	fq->window_position = -1;
 	fq->window.kind = FN_WINDOW_NONE;

@@ -2,12 +2,19 @@
  * ts_dialect.c: the query of TimescaleDB's CREATE MATERIALIZED VIEW, read by
  * PostgreSQL's analysis (query/flow_query.c) through a FlowQueryReading that rewrites
  * its raw parse tree, so the text stays as written:
- *   - time_bucket(...), written without a schema or as public.time_bucket, is
- *     flownode.time_bucket (TimescaleDB's function) unless a function of that name is
- *     in reach;
+ *   - time_bucket(...), first(value, time) and last(value, time), written without a
+ *     schema or as public.name, are flownode's (TimescaleDB's functions) unless a
+ *     function of that name is in reach;
+ *   - timescaledb_experimental.time_bucket_ng(w, ts [, origin]) is
+ *     flownode.time_bucket(w, ts, origin) with time_bucket_ng's default origin,
+ *     2000-01-01, for every width (time_bucket's is 2000-01-03 for widths without
+ *     months); its time zone forms are refused, naming what to write;
  *   - CREATE MATERIALIZED VIEW v (a, b, ...) names the outputs a, b, ...: the sink's
  *     columns. A GROUP BY or ORDER BY that named an output by its former alias names
- *     its expression instead, which is what the alias meant there.
+ *     its expression instead, which is what the alias meant there;
+ *   - an output left without a name gets the one PostgreSQL's CREATE MATERIALIZED
+ *     VIEW gives it (FigureColname: "avg", "?column?"), written as its alias so the
+ *     stored query keeps it (a plain create_flow still asks for a name).
  */
 #include "flownode.h"
 
@@ -17,17 +24,64 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_node.h"
+#include "parser/parse_target.h"
+#include "parser/parser.h"
 #include "utils/lsyscache.h"
 
 /* The column names of the statement being run: the reading is used while its
  * create_flow runs, and set again by each statement. */
 static List *view_columns = NIL;
 
-static bool is_time_bucket_name(List *funcname) {
-	if (strcmp(strVal(llast(funcname)), "time_bucket") != 0)
+/* `name`, written without a schema or as public.name: TimescaleDB's function. */
+static bool is_timescale_name(List *funcname, const char *name) {
+	if (strcmp(strVal(llast(funcname)), name) != 0)
 		return false;
 	return list_length(funcname) == 1 ||
 	       (list_length(funcname) == 2 && strcmp(strVal(linitial(funcname)), "public") == 0);
+}
+
+static bool is_time_bucket_ng_name(List *funcname) {
+	return list_length(funcname) == 2 &&
+	       strcmp(strVal(linitial(funcname)), "timescaledb_experimental") == 0 &&
+	       strcmp(strVal(lsecond(funcname)), "time_bucket_ng") == 0;
+}
+
+/* time_bucket_ng(w, ts [, origin]) as flownode.time_bucket(w, ts, origin), its
+ * default origin written out: the same buckets for dates and timestamps. Over a
+ * timestamptz the origin, a date, would be cast in the session's time zone, which a
+ * flow refuses as TimescaleDB's continuous aggregates refuse time_bucket_ng there. */
+static void time_bucket_ng_call(FuncCall *fc) {
+	ListCell *lc;
+
+	foreach (lc, fc->args) {
+		Node *arg = lfirst(lc);
+
+		if (foreach_current_index(lc) >= 3 ||
+		    (IsA(arg, NamedArgExpr) && strcmp(((NamedArgExpr *)arg)->name, "origin") != 0))
+			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			                errmsg("time_bucket_ng with a time zone is not supported"),
+			                errhint("Write flownode.time_bucket(bucket_width, ts, timezone => ..., origin => "
+			                        "...), TimescaleDB's time_bucket with a time zone; give the origin "
+			                        "2000-01-01 to keep time_bucket_ng's buckets.")));
+	}
+	if (list_length(fc->args) == 3 && !IsA(llast(fc->args), NamedArgExpr) && IsA(llast(fc->args), A_Const))
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+		                errmsg("time_bucket_ng with a third argument that is a literal is not supported"),
+		                errdetail("It is an origin or a time zone depending on the type of the time column."),
+		                errhint("Cast it: origin => '...'::date or '...'::timestamp.")));
+	if (list_length(fc->args) == 2) {
+		A_Const *origin = makeNode(A_Const);
+		TypeCast *cast = makeNode(TypeCast);
+
+		origin->val.sval.type = T_String;
+		origin->val.sval.sval = pstrdup("2000-01-01");
+		origin->location = -1;
+		cast->arg = (Node *)origin;
+		cast->typeName = SystemTypeName("date");
+		cast->location = -1;
+		fc->args = lappend(fc->args, cast);
+	}
+	fc->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString("time_bucket"));
 }
 
 static bool time_bucket_walker(Node *node, void *context) {
@@ -37,9 +91,19 @@ static bool time_bucket_walker(Node *node, void *context) {
 		FuncCall *fc = (FuncCall *)node;
 
 		/* TimescaleDB's own, when it is installed, stays: it is the one the user means */
-		if (is_time_bucket_name(fc->funcname) &&
-		    FuncnameGetCandidates(fc->funcname, -1, NIL, true, true, false, true) == NULL)
-			fc->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString("time_bucket"));
+		const char *ours = NULL;
+
+		if (is_timescale_name(fc->funcname, "time_bucket") || is_time_bucket_ng_name(fc->funcname))
+			ours = "time_bucket";
+		else if (list_length(fc->args) == 2 &&
+		         (is_timescale_name(fc->funcname, "first") || is_timescale_name(fc->funcname, "last")))
+			ours = strVal(llast(fc->funcname));
+		if (ours != NULL && FuncnameGetCandidates(fc->funcname, -1, NIL, true, true, false, true) == NULL) {
+			if (is_time_bucket_ng_name(fc->funcname))
+				time_bucket_ng_call(fc);
+			else
+				fc->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString(pstrdup(ours)));
+		}
 	}
 	return raw_expression_tree_walker(node, time_bucket_walker, context);
 }
@@ -120,10 +184,25 @@ static void name_outputs(SelectStmt *sel) {
 	    pstrdup(strVal(lfirst(lc)));
 }
 
+/* Outputs without a name: PostgreSQL's name for them, as CREATE MATERIALIZED VIEW
+ * gives it (a `*` is its columns, named already). */
+static void name_unnamed(SelectStmt *sel) {
+	ListCell *lc;
+
+	foreach (lc, sel->targetList) {
+		ResTarget *rt = lfirst_node(ResTarget, lc);
+
+		if (rt->name == NULL &&
+		    !(IsA(rt->val, ColumnRef) && IsA(llast(((ColumnRef *)rt->val)->fields), A_Star)))
+			rt->name = FigureColname(rt->val);
+	}
+}
+
 static void rewrite(SelectStmt *sel) {
 	(void)raw_expression_tree_walker((Node *)sel, time_bucket_walker, NULL);
 	if (view_columns != NIL)
 		name_outputs(sel);
+	name_unnamed(sel);
 }
 
 /* The analysis calls a setup with the raw target list; this reading needs none. */

@@ -147,7 +147,14 @@ SELECT 'config ' || u.c::regclass || ' ' || u.cond
 UNION ALL
 SELECT 'function ' || pg_get_functiondef(p.oid) || ' acl=' || coalesce(p.proacl::text, '-')
        || ' comment=' || coalesce(obj_description(p.oid, 'pg_proc'), '-')
-  FROM pg_proc p WHERE pronamespace = 'flownode'::regnamespace
+  FROM pg_proc p WHERE pronamespace = 'flownode'::regnamespace AND p.prokind <> 'a'
+UNION ALL
+SELECT 'aggregate ' || p.oid::regprocedure || ' ' || a.aggtransfn::regprocedure || ' '
+       || a.aggfinalfn::regprocedure || ' ' || a.aggfinalextra::text || ' ' || a.aggcombinefn::regproc::text
+       || ' ' || a.aggtranstype::regtype || ' parallel=' || p.proparallel::text || ' volatile='
+       || p.provolatile::text || ' acl=' || coalesce(p.proacl::text, '-')
+       || ' comment=' || coalesce(obj_description(p.oid, 'pg_proc'), '-')
+  FROM pg_proc p JOIN pg_aggregate a ON a.aggfnoid = p.oid WHERE p.pronamespace = 'flownode'::regnamespace
 UNION ALL
 SELECT 'relation ' || c.oid::regclass || ' kind=' || c.relkind::text || ' acl=' || coalesce(c.relacl::text, '-')
        || ' options=' || coalesce(c.reloptions::text, '-') || ' comment=' || coalesce(obj_description(c.oid, 'pg_class'), '-')

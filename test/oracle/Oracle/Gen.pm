@@ -349,7 +349,10 @@ sub agg_options
 		'count(DISTINCT s.k) AS dk',
 		'percentile_cont(0.5) WITHIN GROUP (ORDER BY s.f) AS p50',
 		"string_agg(s.{{host}}, ',' ORDER BY s.{{host}}) AS hosts",
-		'json_agg(s.{{v}} ORDER BY s.{{v}}) AS jv');
+		'json_agg(s.{{v}} ORDER BY s.{{v}}) AS jv',
+		# TimescaleDB's first/last: NULL times and values, ties on k (few values)
+		'flownode.first(s.f, s.{{t}}) AS ff', 'flownode.last(s.{{host}}, s.{{t}}) AS lh',
+		'flownode.first(s.{{v}}, s.k) AS fvk', 'flownode.last(s.f, s.k) AS lfk');
 	push @a, 'hll_add_agg(hll_hash_integer(s.k)) AS hk' if $c->{opt}{ext}{hll};
 	push @a, 'tdigest(s.f, 100) AS td' if $c->{opt}{ext}{tdigest};
 	push @a, 'max(d.region) AS mr', 'count(d.dk) AS nd' if $join;
@@ -570,7 +573,7 @@ sub ts_create_sql
 {
 	my ($f) = @_;
 	my $n = $f->{name};
-	(my $query = $f->{query}) =~ s/flownode\.time_bucket\(/time_bucket(/g;
+	(my $query = $f->{query}) =~ s/flownode\.(time_bucket|first|last)\(/$1(/g;
 	my $realtime = $f->{background} ? ', timescaledb.materialized_only = false' : '';
 	my $data = $f->{background} || $f->{ts} eq 'refresh' ? ' WITH NO DATA' : '';
 	my $sql = "SELECT * FROM flownode.execute(\$ts\$CREATE MATERIALIZED VIEW $n"
