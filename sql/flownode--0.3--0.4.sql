@@ -47,6 +47,15 @@ END $$;
 COMMENT ON FUNCTION flownode.flow_status() IS
 'each flow''s state from shared memory and its catalog row (internal: read the flows and flow_info views)';
 
+-- The hash naming a group in a key mark (a late row refreshes only the groups it
+-- touched): the key values hashed as GROUP BY compares them, NULLs alike, in column
+-- order (src/pgutil/key_hash.c). IMMUTABLE, so an index on
+-- (flownode.key_hash(<keys>), <time column>) finds a window's rows of a few groups.
+CREATE FUNCTION flownode.key_hash(VARIADIC "any")
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_key_hash'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- The run history: one row per run of a flow, as pg_cron's cron.job_run_details and
 -- TimescaleDB's job_history keep theirs. kind: 'refresh' (a scheduled evaluation),
 -- 'flush' (a refresh flush_flow asked for), 'repair' (refresh_flow's range),

@@ -329,6 +329,15 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'flownode_mark_row_removed'
 LANGUAGE C VOLATILE;
 
+-- The hash naming a group in a key mark (a late row refreshes only the groups it
+-- touched): the key values hashed as GROUP BY compares them, NULLs alike, in column
+-- order (src/pgutil/key_hash.c). IMMUTABLE, so an index on
+-- (flownode.key_hash(<keys>), <time column>) finds a window's rows of a few groups.
+CREATE FUNCTION flownode.key_hash(VARIADIC "any")
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_key_hash'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- The filter of a refresh that reads a source without an index on its time column
 -- (the table once, each row looked up in the refresh's ranges [lo[i], hi[i])):
 -- faster than `ts <@ multirange` (src/query/range_filter.c). Callable by anyone.
