@@ -687,6 +687,46 @@ static bool run_refresh(bool from_shared, int64 *windows_done, bool *backlog_rem
 }
 
 /*
+ * The key marks' refresh (refresh/key_refresh.h): the groups of the late rows that
+ * commits marked by their keys, whose marks wait in flownode.pending_keys. Runs when
+ * a commit noted some (or at the worker's start); a stopped flow refreshes nothing.
+ */
+static void keys_work(Run *run) {
+	bool stopped;
+
+	LWLockAcquire(fn_slot_lock(task->slot), LW_SHARED);
+	stopped = flow_stopped_locked();
+	LWLockRelease(fn_slot_lock(task->slot));
+	if (stopped)
+		return;
+	run->rows = fn_refresh_run(
+	    task->cfg, &(FnRefreshRequest){.keys = true,
+	                                   .expired_before = fn_expiry_start(
+	                                       task->cfg->expire_after, task->cfg->window.with_time_zone,
+	                                       task->cfg->timezone, task->window, GetCurrentTimestamp()),
+	                                   .rows = PG_UINT64_MAX});
+	run->counts = true;
+	run->logs = run->rows > 0;
+}
+
+static const RunKind keys_kind = {"flownode: refreshing the groups of late rows", FN_RUN_REFRESH, false,
+                                  keys_work};
+
+/* Refreshes the key marks if a commit noted some; a failure notes them again, for
+ * the next evaluation. */
+static bool run_keys(bool from_shared) {
+	Run run = run_on_shared(&keys_kind, NULL);
+
+	if (task->window == NULL || !fn_slot_take_keys(task->slot))
+		return true;
+	run.from_shared = from_shared;
+	if (run_in_transaction(&run) && !task->halted && !task->flow_gone)
+		return true;
+	fn_slot_note_keys(task->slot);
+	return false;
+}
+
+/*
  * flush_flow: refresh everything dirty now, chunk by chunk, then answer the callers.
  * A background backfill is part of it (its rows were committed before the call), so
  * it is finished first.
@@ -716,6 +756,8 @@ static void serve_flush(void) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_refresh(false, &windows, &more);
 	}
+	if (ok && !task->flow_gone && !task->halted)
+		ok = run_keys(false);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_dirty_add_all(fn_slot_dirty_set(slot, task->nbacklog), task->backlog, task->nbacklog);
 	if (task->nbacklog > 0 && task->backlog_removals)
@@ -1138,6 +1180,7 @@ static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
 	}
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
 	reload_record(true);
+	fn_slot_note_keys(task->slot); /* those of a crash, a restore or a worker gone */
 	/* the settings as of now: a change may have committed since load_task */
 	reload_config();
 	shown = NULL; /* it showed this flow's name: the next flow served shows its own */
@@ -1251,6 +1294,7 @@ static void run_due(void) {
 		bool backlog = false;
 
 		fn_slot_note_start(task->slot, task->next_eval, now);
+		(void)run_keys(true);
 		(void)run_refresh(true, &windows, &backlog);
 		task->next_eval = next_after(now, GetCurrentTimestamp(), backlog);
 	} else {
