@@ -1,7 +1,9 @@
 -- flownode.key_hash: the hash naming a group in a key mark (docs/internals.md §3,
 -- *Key marks*). Every two values GROUP BY puts in one group must hash alike, or a
 -- refresh of the marked hashes would recompute a group from part of its rows.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS flownode;
+RESET client_min_messages;
 SET timezone = 'UTC';
 
 -- values equal under their type's equality, in one group, with one hash

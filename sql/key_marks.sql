@@ -2,8 +2,12 @@
 -- window of a flow whose groups are keyed by source columns refreshes only the
 -- groups it touched. A group of the same window corrupted by hand in the sink shows
 -- which groups a refresh rewrote: a key refresh leaves it, a whole window fixes it.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS flownode;
+RESET client_min_messages;
 SET timezone = 'UTC';
+-- opt-in: the flows created while it is on mark keys, the writes while it is on
+SET flownode.key_marks_per_window = 64;
 CREATE FUNCTION kdiff(p_flow text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   q text; s regclass; missing bigint; extra bigint;
@@ -97,7 +101,7 @@ SELECT flownode.flush_flow('km_day') >= 0 AS flushed, corrupted(), kdiff('km_day
 -- past the budget: the window is marked whole, and the corrupted group is fixed
 SET flownode.key_marks_per_window = 2;
 INSERT INTO km SELECT '2026-01-02 06:00', d, 's1', 1 FROM generate_series(10, 14) d;
-RESET flownode.key_marks_per_window;
+SET flownode.key_marks_per_window = 64;
 SELECT pending_keys() AS marks;
 SELECT flownode.flush_flow('km_day') >= 0 AS flushed, corrupted(), kdiff('km_day');
 
@@ -105,7 +109,7 @@ SELECT flownode.flush_flow('km_day') >= 0 AS flushed, corrupted(), kdiff('km_day
 SELECT corrupt();
 SET flownode.key_marks_per_window = 0;
 INSERT INTO km VALUES ('2026-01-02 07:00', 11, 's1', 1);
-RESET flownode.key_marks_per_window;
+SET flownode.key_marks_per_window = 64;
 SELECT pending_keys() AS marks;
 SELECT flownode.flush_flow('km_day') >= 0 AS flushed, corrupted(), kdiff('km_day');
 
@@ -129,6 +133,13 @@ SELECT flownode.drop_flow('km_day');
 SELECT count(*) AS marks_left FROM flownode.pending_keys;
 SELECT count(*) AS key_triggers FROM pg_trigger WHERE tgrelid = 'km'::regclass AND tgname LIKE 'flownode_mark_keys%';
 SELECT flownode.drop_flow('km_mod');
+-- opt-in: a flow created while the setting is 0 gets no key triggers
+SET flownode.key_marks_per_window = 0;
+SELECT flownode.create_flow('km_off', 'km_off',
+  $$SELECT date_trunc('day', ts) AS d, dev, count(*) AS n FROM km GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+SELECT count(*) AS key_triggers FROM pg_trigger WHERE tgrelid = 'km'::regclass AND tgname LIKE 'flownode_mark_keys%';
+SELECT flownode.drop_flow('km_off');
+RESET flownode.key_marks_per_window;
 DROP VIEW km_q;
 DROP TABLE km;
 DROP FUNCTION kdiff(text), pending_keys(), corrupt(), corrupted();

@@ -65,6 +65,7 @@ static KeyCall *key_call(FunctionCallInfo fcinfo, HeapTupleHeader row) {
 	Datum *elems;
 	bool *nulls;
 	int n;
+	MemoryContext old;
 
 	if (kc != NULL)
 		return kc;
@@ -75,8 +76,9 @@ static KeyCall *key_call(FunctionCallInfo fcinfo, HeapTupleHeader row) {
 		elog(ERROR, "flownode.mark_keys: %d columns", n);
 	kc->time_attnum = DatumGetInt16(elems[0]);
 	kc->ncols = n - 1;
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	kc->desc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row));
-	MemoryContextSetParent(GetMemoryChunkContext(kc->desc), fcinfo->flinfo->fn_mcxt);
+	MemoryContextSwitchTo(old);
 	for (int i = 0; i < kc->ncols; i++) {
 		Form_pg_attribute att;
 

@@ -121,13 +121,31 @@ static void notice_index(Relation rel, TaskConfig *cfg, List *cols) {
 	         errhint("Create one with: %s", s.data)));
 }
 
-static List *needed_key_triggers(Relation rel, List *flows) {
+/* Whether the flow has key triggers on the table already. */
+static bool keyed_already(Relation rel, Oid fn, int64 flow_id) {
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
+		const Trigger *t = &rel->trigdesc->triggers[i];
+
+		if (t->tgfoid == fn && t->tgnargs >= 1 && strtoll(t->tgargs[0], NULL, 10) == flow_id)
+			return true;
+	}
+	return false;
+}
+
+/* Key marks are opt-in: a flow gets its key triggers while flownode.key_marks_per_window
+ * is above 0 (in the session that creates it, or any that syncs its table's triggers
+ * later) and keeps them; whether a write marks keys follows the writer's setting. */
+static List *needed_key_triggers(Relation rel, Oid fn, List *flows) {
 	List *needed = NIL;
 	ListCell *lc;
 
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
-		List *cols = flow_key_columns(cfg, RelationGetRelid(rel));
+		List *cols;
+
+		if (fn_key_marks_per_window == 0 && !keyed_already(rel, fn, cfg->flow_id))
+			continue;
+		cols = flow_key_columns(cfg, RelationGetRelid(rel));
 
 		if (cols == NIL)
 			continue;
@@ -193,7 +211,7 @@ void fn_sync_key_triggers(Oid relid, List *flows) {
 		return;
 	rel = table_open(relid, AccessShareLock);
 	if (rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition)
-		needed = needed_key_triggers(rel, flows);
+		needed = needed_key_triggers(rel, fn, flows);
 	doomed = unneeded(rel, fn, needed);
 	table_close(rel, AccessShareLock);
 	foreach (lc, doomed) {
