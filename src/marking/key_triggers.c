@@ -16,7 +16,7 @@
 
 #include "marking/key_triggers.h"
 
-#include "marking/source_triggers.h"
+#include "marking/internal_trigger.h"
 #include "query/flow_query.h"
 #include "query/key_columns.h"
 #include "registry/flow_registry.h"

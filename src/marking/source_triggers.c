@@ -29,6 +29,7 @@
 
 #include "marking/source_triggers.h"
 
+#include "marking/internal_trigger.h"
 #include "marking/key_triggers.h"
 #include "marking/source_cache.h"
 #include "registry/flow_registry.h"
@@ -100,44 +101,6 @@ static MarkTrigger trigger_key(const Trigger *t, Oid relid) {
 
 static bool same_trigger(const MarkTrigger *a, const MarkTrigger *b) {
 	return a->funcoid == b->funcoid && a->type == b->type && a->attnum == b->attnum && a->named == b->named;
-}
-
-/* The WHEN clause's raw parse tree, from its text: the column name is quoted by
- * quote_identifier and the rest is ours. */
-static Node *when_clause(const char *sql) {
-	List *raw = raw_parser(psprintf("SELECT %s", sql), RAW_PARSE_DEFAULT);
-	SelectStmt *select = (SelectStmt *)linitial_node(RawStmt, raw)->stmt;
-
-	return ((ResTarget *)linitial(select->targetList))->val;
-}
-
-void fn_create_marking_trigger(Oid relid, const char *name, const char *func, List *args, int16 type,
-                               const char *when) {
-	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
-	ObjectAddress trig, ext;
-
-	stmt->replace = false;
-	stmt->isconstraint = false;
-	stmt->trigname = (char *)name;
-	stmt->relation = makeRangeVar(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid), -1);
-	stmt->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)func));
-	stmt->args = args;
-	stmt->row = (type & TRIGGER_TYPE_TRUNCATE) == 0;
-	stmt->timing = (type & TRIGGER_TYPE_BEFORE) ? TRIGGER_TYPE_BEFORE : TRIGGER_TYPE_AFTER;
-	stmt->events = (int16)(type & ROW_EVENTS);
-	stmt->columns = NIL;
-	stmt->whenClause = when ? when_clause(when) : NULL;
-	stmt->transitionRels = NIL;
-	stmt->deferrable = false;
-	stmt->initdeferred = false;
-	stmt->constrrel = NULL;
-	/* fired in every replication role from the start (fn_keep_marking_always) */
-	trig = CreateTriggerFiringOn(stmt, NULL, relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
-	                             InvalidOid, NULL, true, false, TRIGGER_FIRES_ALWAYS);
-	/* DROP EXTENSION takes the triggers with it */
-	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
-	recordDependencyOn(&trig, &ext, DEPENDENCY_AUTO);
-	CommandCounterIncrement();
 }
 
 static void create_trigger(Oid relid, const MarkTrigger *mt, const char *name, const char *func,

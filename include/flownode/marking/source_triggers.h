@@ -9,7 +9,6 @@
 #include "postgres.h"
 
 #include "access/attnum.h"
-#include "nodes/pg_list.h"
 
 #define FLOWNODE_INSERT_TRIGGER_NAME "flownode_mark_insert"
 #define FLOWNODE_UPDATE_TRIGGER_NAME "flownode_mark_update"
@@ -27,11 +26,6 @@
  * flow's own sink.
  */
 extern void fn_sync_marking_triggers(Oid relid);
-/* Creates one internal marking trigger (fired always, dropped with the extension):
- * `type` its TRIGGER_TYPE_* timing and events, `when` the text of its WHEN clause
- * (NULL: none), `args` its arguments (String nodes). */
-extern void fn_create_marking_trigger(Oid relid, const char *name, const char *func, List *args, int16 type,
-                                      const char *when);
 /*
  * Puts on a table exactly the triggers the flows that join it as a dimension need
  * (per join column: row triggers collecting the changed rows' values; a TRUNCATE
