@@ -47,8 +47,15 @@ typedef struct KeySet {
 	                         * next rows go whole at once (rows come in time order) */
 } KeySet;
 
-static List *xact_keys = NIL;   /* KeySet * */
-static List *noted_slots = NIL; /* FlowSlot * told at COMMIT */
+static List *xact_keys = NIL; /* KeySet * */
+
+/* A flow's slot to tell at COMMIT, and the hull of the windows it marked. */
+typedef struct NotedSlot {
+	FlowSlot *slot;
+	FnTimeRange hull;
+} NotedSlot;
+
+static List *noted_slots = NIL; /* NotedSlot *, TopTransactionContext */
 
 /* What one trigger's WHEN clause needs, prepared at its first row (fn_extra). */
 typedef struct KeyCall {
@@ -130,7 +137,8 @@ static bool add_key(Oid relid, int64 flow_id, FnTimeRange window, uint64 hash) {
 	return false;
 }
 
-static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, HeapTupleHeader row) {
+static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, HeapTupleHeader row,
+                     bool removes) {
 	HeapTupleData tup;
 	Datum values[FN_MAX_KEY_COLUMNS];
 	bool nulls[FN_MAX_KEY_COLUMNS];
@@ -153,12 +161,14 @@ static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, H
 	    add_key(e->relid, m->flow_id, window, fn_key_hash(kc->cols, values, nulls, kc->ncols)))
 		return;
 	fn_marks_group_time(e, g, ts);
-	fn_marks_of_group(e, g)->removes = true; /* an UPDATE or DELETE among them, maybe */
+	if (removes) /* an UPDATE or a DELETE: groups may vanish */
+		fn_marks_of_group(e, g)->removes = true;
 }
 
 /*
  * flownode.mark_keys(source, flow, '{time, keys...}', row [, row]): the row(s) of a
- * keyed flow's trigger (OLD and NEW for an UPDATE). Always false.
+ * keyed flow's trigger: NEW for an INSERT, OLD and NEW for an UPDATE, OLD twice for
+ * a DELETE (two rows: the write may take rows out of groups). Always false.
  */
 Datum flownode_mark_keys(PG_FUNCTION_ARGS) {
 	SourceEntry *e;
@@ -178,7 +188,8 @@ Datum flownode_mark_keys(PG_FUNCTION_ARGS) {
 	Assert(g != NULL && g->keyed);
 	for (int i = 3; i < PG_NARGS(); i++)
 		if (!PG_ARGISNULL(i))
-			mark_one(e, m, g, key_call(fcinfo, PG_GETARG_HEAPTUPLEHEADER(i)), PG_GETARG_HEAPTUPLEHEADER(i));
+			mark_one(e, m, g, key_call(fcinfo, PG_GETARG_HEAPTUPLEHEADER(i)), PG_GETARG_HEAPTUPLEHEADER(i),
+			         PG_NARGS() > 4);
 	PG_RETURN_BOOL(false);
 }
 
@@ -200,10 +211,12 @@ void fn_key_marks_pre_commit(Oid catalog_relid) {
 		fn_key_record_write(ks->flow_id, ks->marks, ks->count);
 		slot = fn_acquire_slot(MyDatabaseId, catalog_relid, ks->flow_id, true);
 		if (slot != NULL) {
-			MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+			NotedSlot *n = MemoryContextAlloc(TopTransactionContext, sizeof(NotedSlot));
 
-			noted_slots = lappend(noted_slots, slot);
-			MemoryContextSwitchTo(old);
+			n->slot = slot;
+			/* sorted by window: the hull runs from the first to the last */
+			n->hull = (FnTimeRange){ks->marks[0].window.start, ks->marks[ks->count - 1].window.end};
+			noted_slots = lappend(noted_slots, n);
 		}
 	}
 }
@@ -212,7 +225,7 @@ void fn_key_marks_commit(void) {
 	ListCell *lc;
 
 	foreach (lc, noted_slots)
-		fn_slot_note_keys(lfirst(lc));
+		fn_slot_note_keys(((NotedSlot *)lfirst(lc))->slot, ((NotedSlot *)lfirst(lc))->hull);
 }
 
 void fn_key_marks_forget(void) {

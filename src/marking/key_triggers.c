@@ -4,7 +4,7 @@
  * partitioned tables keep whole-window marks):
  *   AFTER INSERT ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', NEW))
  *   AFTER UPDATE ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', OLD, NEW))
- *   AFTER DELETE ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', OLD))
+ *   AFTER DELETE ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', OLD, OLD))
  * with the trigger function flownode.mark_keyed, which never runs (the clause is
  * always false). Their presence is what makes the flow's rows marked with keys: the
  * source cache reads it (a flow with them is left out of the time-only row marking,
@@ -163,9 +163,10 @@ static List *needed_key_triggers(Relation rel, Oid fn, List *flows) {
 }
 
 static void install(Oid relid, const KeyTrigger *kt) {
+	/* two rows for an UPDATE or a DELETE (OLD twice): rows may leave their groups */
 	const char *rows = kt->event == TRIGGER_TYPE_INSERT   ? "NEW"
 	                   : kt->event == TRIGGER_TYPE_UPDATE ? "OLD, NEW"
-	                                                      : "OLD";
+	                                                      : "OLD, OLD";
 
 	fn_create_marking_trigger(
 	    relid, FLOWNODE_KEYS_TRIGGER_NAME, "mark_keyed",

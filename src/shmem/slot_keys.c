@@ -11,10 +11,18 @@
 
 #include "storage/lwlock.h"
 
-/* At COMMIT: nothing here may fail. */
-void fn_slot_note_keys(FlowSlot *slot) {
+/* At COMMIT: nothing here may fail. Key marks in the fold's window (hull: their
+ * windows' hull) report as a removal would (refresh/fold_refresh.h): the rows they
+ * mark may lie below the fold's line, which the fold's prefix lacks, so the next
+ * refresh of that window recomputes it instead of folding. */
+void fn_slot_note_keys(FlowSlot *slot, FnTimeRange hull) {
+	FnTimeRange w;
+
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	slot->keys_pending = true;
+	w = slot->fold_window;
+	if (w.start >= w.end || (hull.start < w.end && w.start < hull.end))
+		slot->fold_lo = FN_TS_MIN;
 	LWLockRelease(fn_slot_lock(slot));
 }
 

@@ -722,7 +722,7 @@ static bool run_keys(bool from_shared) {
 	run.from_shared = from_shared;
 	if (run_in_transaction(&run) && !task->halted && !task->flow_gone)
 		return true;
-	fn_slot_note_keys(task->slot);
+	fn_slot_note_keys(task->slot, (FnTimeRange){0, 0});
 	return false;
 }
 
@@ -1180,7 +1180,7 @@ static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
 	}
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
 	reload_record(true);
-	fn_slot_note_keys(task->slot); /* those of a crash, a restore or a worker gone */
+	fn_slot_note_keys(task->slot, (FnTimeRange){0, 0}); /* those of a crash, a restore or a worker gone */
 	/* the settings as of now: a change may have committed since load_task */
 	reload_config();
 	shown = NULL; /* it showed this flow's name: the next flow served shows its own */
