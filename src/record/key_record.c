@@ -83,8 +83,9 @@ FnKeyMark *fn_key_record_read(int64 flow_id, Snapshot snap, int64 expired_before
 		run_as_owner("DELETE FROM flownode.pending_keys WHERE flow_id = $1 AND window_start < $2", 2, types,
 		             values, snap, SPI_OK_DELETE);
 	run_as_owner(
-	    "SELECT ctid, window_start, window_end, key_hash FROM flownode.pending_keys WHERE flow_id = $1", 1,
-	    types, values, snap, SPI_OK_SELECT);
+	    "SELECT ctid, window_start, window_end, key_hash FROM flownode.pending_keys WHERE flow_id = $1"
+	    " ORDER BY window_start LIMIT " CppAsString2(FN_KEY_RECORD_READ_MAX),
+	    1, types, values, snap, SPI_OK_SELECT);
 	marks = MemoryContextAlloc(caller, sizeof(FnKeyMark) * Max(SPI_processed, 1));
 	tids = MemoryContextAlloc(caller, sizeof(Datum) * Max(SPI_processed, 1));
 	for (uint64 i = 0; i < SPI_processed; i++) {

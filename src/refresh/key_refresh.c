@@ -18,16 +18,24 @@
 #include "bridge/core_bridge.h"
 #include "pgutil/pg_util.h"
 #include "record/key_record.h"
+#include "shmem/flow_slots.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 
-/* The marks' distinct windows ($1, $2) and hashes ($3), sorted. */
+static int hash_order(const void *a, const void *b) {
+	uint64 x = *(const uint64 *)a, y = *(const uint64 *)b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The marks' distinct windows ($1, $2) and hashes ($3); marks sorted by window. */
 static void mark_arrays(FnKeyMark *marks, uint32 n, Datum *values, int64 *windows) {
 	Datum *lo = palloc(sizeof(Datum) * n), *hi = palloc(sizeof(Datum) * n), *h = palloc(sizeof(Datum) * n);
-	int nw = 0, nh = 0;
 	uint64 *hashes = palloc(sizeof(uint64) * n);
+	int nw = 0, nh = 0;
 
 	for (uint32 i = 0; i < n; i++) {
 		if (nw == 0 || DatumGetInt64(lo[nw - 1]) != marks[i].window.start) {
@@ -36,15 +44,10 @@ static void mark_arrays(FnKeyMark *marks, uint32 n, Datum *values, int64 *window
 		}
 		hashes[i] = marks[i].hash;
 	}
-	/* the hashes, distinct: sorted by (window, hash), so each window's run is sorted */
-	for (uint32 i = 0; i < n; i++) {
-		bool seen = false;
-
-		for (int k = 0; k < nh && !seen; k++)
-			seen = (uint64)DatumGetInt64(h[k]) == hashes[i];
-		if (!seen)
+	qsort(hashes, n, sizeof(uint64), hash_order);
+	for (uint32 i = 0; i < n; i++)
+		if (i == 0 || hashes[i] != hashes[i - 1])
 			h[nh++] = Int64GetDatum((int64)hashes[i]);
-	}
 	values[0] = PointerGetDatum(construct_array(lo, nw, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[1] = PointerGetDatum(construct_array(hi, nw, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_array(h, nh, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
@@ -58,6 +61,7 @@ int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefresh
 	Datum ctids;
 	uint32 n, nwhole;
 	FnKeyMark *marks = fn_key_record_read(cfg->flow_id, snap, expired_before, &n, &ctids);
+	uint32 nread = n;
 	SPIPlanPtr plan;
 	int64 rows;
 
@@ -74,5 +78,12 @@ int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefresh
 	rows = fn_spi_run_plan(plan, values, snap, SPI_OK_SELECT);
 	SPI_freeplan(plan);
 	fn_key_record_trim(ctids, snap);
+	/* a backlog larger than one read: the next evaluation goes on with the rest */
+	if (nread == FN_KEY_RECORD_READ_MAX) {
+		FlowSlot *slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), cfg->flow_id, false);
+
+		if (slot != NULL)
+			fn_slot_note_keys(slot, (FnTimeRange){0, 0});
+	}
 	return rows;
 }

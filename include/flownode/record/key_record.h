@@ -16,7 +16,11 @@
 /* A committing writer's key marks of one flow (PRE_COMMIT, its own transaction). */
 extern void fn_key_record_write(int64 flow_id, const FnKeyMark *marks, uint32 n);
 
-/* The flow's key marks the snapshot sees, from the line on (the rows of windows
+/* The most key marks one refresh reads: a larger backlog is refreshed in parts. */
+#define FN_KEY_RECORD_READ_MAX 100000
+
+/* The flow's key marks the snapshot sees (at most FN_KEY_RECORD_READ_MAX, the oldest
+ * windows first), from the line on (the rows of windows
  * that start before `expired_before`, a window start, are deleted unread; 0: none);
  * *ctids says which rows they are, for fn_key_record_trim. Caller's context. */
 extern FnKeyMark *fn_key_record_read(int64 flow_id, Snapshot snap, int64 expired_before, uint32 *n,
