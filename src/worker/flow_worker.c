@@ -53,6 +53,7 @@
 #include "pgutil/pg_util.h"
 #include "query/query_rewrite.h"
 #include "record/durable_record.h"
+#include "record/key_record.h"
 #include "record/run_history.h"
 #include "refresh/refresh_exec.h"
 #include "refresh/sink_fill.h"
@@ -1123,10 +1124,21 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 /* The flow's durable record into its slot: at start (with its clock), and when a
  * restore added rows to it later (reload_requested). Adding what the slot holds
  * already is harmless. */
+/* Whether the flow has key marks in flownode.pending_keys (a catalog transaction). */
+static bool key_marks_recorded(void) {
+	uint32 n;
+
+	(void)fn_key_record_windows(task->cfg->flow_id, &n);
+	return n > 0;
+}
+
 static void reload_record(bool at_start) {
 	fn_slot_take_wakeup(task->slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
 	begin_catalog_transaction();
 	fn_reload_pending(task->cfg->flow_id, task->slot);
+	/* key marks of a crash, a restore or a worker gone: the first evaluation runs them */
+	if (at_start && task->window != NULL && key_marks_recorded())
+		fn_slot_note_keys(task->slot, (FnTimeRange){0, 0});
 	if (at_start)
 		task->clock = fn_registry_clock_get(task->cfg->flow_id, &task->clock_at) &&
 		              task->cfg->eval_interval != NULL && task->window != NULL;
@@ -1180,7 +1192,6 @@ static bool adopt_flow(Oid catalog_relid, int64 flow_id) {
 	}
 	/* shared memory may have been lost (restart, crash): rebuild it from the record */
 	reload_record(true);
-	fn_slot_note_keys(task->slot, (FnTimeRange){0, 0}); /* those of a crash, a restore or a worker gone */
 	/* the settings as of now: a change may have committed since load_task */
 	reload_config();
 	shown = NULL; /* it showed this flow's name: the next flow served shows its own */
