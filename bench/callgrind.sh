@@ -4,7 +4,7 @@
 # minutes; `make bench` runs it last). Run as root on Debian 12.
 #
 # A throwaway cluster gets three tables (no flow, one flow, five flows: the flows
-# of item 1, eval_interval 1 day). Then, with the server stopped, a single-user
+# of the ingest sections, eval_interval 1 day). Then, with the server stopped, a single-user
 # backend runs under callgrind: COPY of N rows (in time order, then scattered over
 # a year) into each table, and a loop of single-row transactions (a new window each
 # commit, then the same window; and, no flow against one flow, in time order and at
@@ -218,7 +218,7 @@ lines = ["# Instruction counts of the write path (callgrind)", "",
          "valgrind's callgrind, counting only the measured statement (parse, analysis, planning, execution "
          "and commit, including flownode's PRE_COMMIT work). Instructions are deterministic, so these ratios "
          "are free of the machine noise of the timed figures in `report.md`; they do not see I/O, cache "
-         "misses or lock waits. The flows are those of item 1 (eval_interval 1 day: no refresh runs). "
+         "misses or lock waits. The flows are those of the ingest sections (eval_interval 1 day: no refresh runs). "
          "The single-row loops run after a warm-up transaction, rolled back and not counted: a backend "
          "loads a table's flows once, not per transaction.", "",
          "| case | no flow (instr/row) | 1 flow | 5 flows | 1 flow ratio | 5 flows ratio |", "|---|---|---|---|---|---|"]

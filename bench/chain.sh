@@ -116,7 +116,7 @@ SQL
 }
 
 bench_chain() {
-  section_start "21.3/21.4 chains: 1m -> 1h -> 1d with default settings; epoch milliseconds over $CHAIN_ROWS rows"
+  section_start "chain: 1m -> 1h -> 1d with default settings; epoch milliseconds over $CHAIN_ROWS rows"
   chain_setup
   chain_converge
   chain_flushes

@@ -413,7 +413,7 @@ SQL
 }
 
 bench_pool() {
-  section_start "29 pool: $POOL_FLOWS flows on 4 workers (max_worker_processes 8), $FRESH_FLOWS flows at ${FRESH_RATE} rows/s each on 2"
+  section_start "pool: $POOL_FLOWS flows on 4 workers (max_worker_processes 8), $FRESH_FLOWS flows at ${FRESH_RATE} rows/s each on 2"
   pool_cluster "max_worker_processes = 8
 flownode.max_workers = 4
 flownode.max_flows = $((POOL_FLOWS + 100))

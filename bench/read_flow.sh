@@ -25,7 +25,7 @@ SIZE_VARS+=" READ_ROWS READ_ROUNDS"
 bench_read() {
   local rq nwin r v k k0 hour
   nwin=$((READ_ROWS / 100))
-  section_start "21.2 read_flow: $READ_ROWS rows, $nwin windows; 0, 1, 100 and 1,000 dirty windows"
+  section_start "read: read_flow over $READ_ROWS rows, $nwin windows; 0, 1, 100 and 1,000 dirty windows"
   rq="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, host, count(*) AS n, sum(v) AS sum_v, max(v) AS max_v FROM rd_src GROUP BY 1, 2"
   sql >/dev/null <<EOF
 SET client_min_messages = warning;

@@ -36,11 +36,11 @@ def num(x):
         return None
 
 
-def sel(item, case=None, order=None, variant=None):
+def sel(kind, case=None, order=None, variant=None):
     """measurement rows as {round: [value, extra...]}"""
     out = {}
     for r in rows:
-        if r[0] != item:
+        if r[0] != kind:
             continue
         if case is not None and r[1] != case:
             continue
@@ -77,7 +77,7 @@ def paired(a, b, f):
 
 # ---- formatting --------------------------------------------------------------
 
-table = []  # (item, measurement, result, target, verdict)
+table = []  # (section, measurement, result, target, verdict)
 
 
 def fx(x, d=2):
@@ -94,8 +94,8 @@ def verdict(ok):
     return "met" if ok else "**MISSED**"
 
 
-def add(item, what, result, target, ok):
-    table.append((item, what, result, target, verdict(ok) if target != "—" else "info"))
+def add(section, what, result, target, ok):
+    table.append((section, what, result, target, verdict(ok) if target != "—" else "info"))
 
 
 sections = []  # markdown detail sections
@@ -119,7 +119,7 @@ def spread(values):
     return (max(v) / min(v) - 1) * 100
 
 
-# ---- item 1: ingest ----------------------------------------------------------
+# ---- ingest: sections copy, multirow, single ---------------------------------
 
 METHODS = [
     ("copy", f"COPY {int(meta.get('COPY_ROWS', 0)):,} rows", 1.05, "s"),
@@ -148,17 +148,18 @@ for method, label, target1, unit in METHODS:
             res[v] = (median(ratios), ratios, median(cpu), fl)
         ingest_ratio[(method, order)] = res
         r1, r5 = res["f1"][0], res["f5"][0]
+        section = method.split("_")[0]
         if method == "single_c4":
             # target: throughput with one flow at least 0.95 of the plain table's
             tr = [1 / x for x in res["f1"][1] if x]
-            add("20.6", f"{label}, {olabel}, 1 flow: tps ratio flow / no flow", fr(tr), "≥ 0.95",
+            add(section, f"{label}, {olabel}, 1 flow: tps ratio flow / no flow", fr(tr), "≥ 0.95",
                 None if not tr else median(tr) >= 0.95)
         else:
-            add("1", f"{label}, {olabel}, 1 flow", fr(res["f1"][1]), f"≤ {target1:.2f}x",
+            add(section, f"{label}, {olabel}, 1 flow", fr(res["f1"][1]), f"≤ {target1:.2f}x",
                 None if r1 is None else r1 <= target1)
         if r1 is not None and r5 is not None:
             lim5 = 1 + 2 * max(r1 - 1, 0)
-            add("1", f"{label}, {olabel}, 5 flows", fr(res["f5"][1]),
+            add(section, f"{label}, {olabel}, 5 flows", fr(res["f5"][1]),
                 f"≤ {lim5:.2f}x (2 × the 1-flow overhead)", r5 <= lim5 + 1e-9)
         # detail rows
         def fmt_runs(d):
@@ -170,7 +171,7 @@ for method, label, target1, unit in METHODS:
             + f" | {('%.0f%%' % spread([base[k][0] for k in base])) if spread([base[k][0] for k in base]) is not None else '—'} |")
 
 if ingest_detail:
-    sections.append("""## 1. Ingest slowdown
+    sections.append("""## Ingest slowdown (sections `copy`, `multirow`, `single`)
 
 Three identical tables `(ts timestamptz, host text, v float8)` with an index on `ts`:
 no flow (baseline), one flow, five flows, created afresh for every case (method × order
@@ -186,15 +187,15 @@ COPY/multi-row rows 0.6 s apart (100 per 1-minute window), pgbench rows at `now(
 *scattered*: uniformly random timestamps over 2024 (a backfill: nearly every row in
 another window); *within one day* (pgbench): uniformly random over one day (late data:
 1,440 windows, each recorded once until the flow refreshes it). With 4 clients the
-verdict is issue 20's: the throughput with one flow at least 0.95 of the plain table's.
+target is on throughput instead: with one flow at least 0.95 of the plain table's.
 
 The one flow is `date_bin('1 minute'), host → count, sum, max`. The five flows add
 `date_bin('1 minute') → count, avg`, `date_bin('5 minutes'), host → min, max`,
 `date_trunc('hour'), host → count, sum` and `date_trunc('day') → count, max`. The flows
 are created with `eval_interval => '1 day'`, so no refresh runs during the runs: these
 figures are the writer's cost (the row trigger, the commit-time publication of the marks
-and the durable record); refreshing is measured in items 2–5 (item 5 measures ingest
-while 20 flows refresh every second).
+and the durable record); refreshing is measured in the sections `refresh`, `freshness`,
+`catchup`, `idle` and `busy` (`busy` measures ingest while 20 flows refresh every second).
 
 | case | order | baseline runs | 1 flow runs | 5 flows runs | 1 flow | 5 flows | backend CPU ratio 1 / 5 flows | baseline spread |
 |---|---|---|---|---|---|---|---|---|
@@ -228,22 +229,22 @@ for (kind, order), (nrows, b, f1, f5) in cg.items():
     label = "COPY" if kind == "copy" else "multi-row INSERT"
     # the same targets as the timed rows, on counts that do not move with the machine
     lim5 = 1 + 2 * max(f1 / b - 1, 0)
-    add("1", f"{label}, {olab(order)}: instructions "
+    add("callgrind", f"{label}, {olab(order)}: instructions "
         f"(callgrind, deterministic; {nrows:,} rows), 1 flow / 5 flows", f"{f1 / b:.3f}x / {f5 / b:.3f}x",
         f"≤ 1.05x / ≤ {lim5:.3f}x", f1 / b <= 1.05 and f5 / b <= lim5 + 1e-9)
     if kind == "copy":
-        add("20.6", f"COPY {nrows:,} rows {olab(order)} with one flow, instructions (callgrind)",
+        add("callgrind", f"COPY {nrows:,} rows {olab(order)} with one flow, instructions (callgrind)",
             f"{f1 / b:.3f}x (+{(f1 - b) / nrows:,.0f} instr/row)", "≤ 1.02x", f1 / b <= 1.02)
 for mode, label, target in (("inorder", "in time order (0.6 s apart)", 1.05),
                             ("day", "at random times within one day", 1.15)):
     if ("tx_" + mode, "-") in cg:
         n_, b_, f_, _ = cg[("tx_" + mode, "-")]
-        add("20.6", f"single-row autocommit transactions {label}, one flow, instructions (callgrind, {n_:,} tx)",
+        add("callgrind", f"single-row autocommit transactions {label}, one flow, instructions (callgrind, {n_:,} tx)",
             f"{f_ / b_:.3f}x (+{(f_ - b_) / n_:,.0f} instr/tx)", f"≤ {target:.2f}x", f_ / b_ <= target)
 for order in ("inorder", "scattered"):
     if ("copy_partitioned", order) in cg:
         n_, b_, f_, _ = cg[("copy_partitioned", order)]
-        add("20.4", f"COPY {n_:,} rows {olab(order)} through a partitioned parent (366 daily partitions + "
+        add("callgrind", f"COPY {n_:,} rows {olab(order)} through a partitioned parent (366 daily partitions + "
             "default) with one flow, instructions (callgrind)", f"{f_ / b_:.3f}x (+{(f_ - b_) / n_:,.0f} instr/row)",
             "≤ 1.05x", f_ / b_ <= 1.05)
 if cg:
@@ -268,7 +269,7 @@ if cg:
             n_, b_, f_, _ = cg[("tx_" + mode, "-")]
             tx_rows += [f"| no flow, {label} | {b_ / n_:,.0f} |",
                         f"| 1 flow, {label} | {f_ / n_:,.0f} ({f_ / b_:.3f}x) |"]
-    sections.append("""## Instruction counts (callgrind)
+    sections.append("""## Instruction counts (section `callgrind`)
 
 `bench/callgrind.sh` (part of the full run, on its own cluster; it runs beside the untimed
 generation of the large tables, since instruction counts do not depend on the load) runs the
@@ -288,17 +289,17 @@ default one.
 """ + "\n".join(tx_rows) if tx_rows else "") + "\n")
     if ("tx", "-") in cg:
         n_, b_, sw_, nw_ = cg[("tx", "-")]
-        add("6", "durable record, per transaction, in instructions (callgrind: new window − same window)",
+        add("callgrind", "durable record, per transaction, in instructions (callgrind: new window − same window)",
             f"{(nw_ - sw_) / n_:,.0f} instr", "—", None)
     if ("tx", "-") in cg and ("tx5", "-") in cg:
         n_, b_, sw_, nw_ = cg[("tx", "-")]
         _, _, sw5_, nw5_ = cg[("tx5", "-")]
-        add("1", "single-row transactions, instructions per transaction over no flow (callgrind), "
+        add("callgrind", "single-row transactions, instructions per transaction over no flow (callgrind), "
             "same window / new window each commit: 1 flow / 5 flows",
             f"+{(sw_ - b_) / n_:,.0f} / +{(nw_ - b_) / n_:,.0f}; +{(sw5_ - b_) / n_:,.0f} / +{(nw5_ - b_) / n_:,.0f}",
             "—", None)
 
-# ---- item 6 (SQL part): durable record ---------------------------------------
+# ---- section record: the durable record, in SQL ------------------------------
 
 rec_tx = int(meta.get("REC_TX", "0") or 0)
 rec_run = {v: sel("record", "run", "-", v) for v in ("plain", "samewin", "newwin")}
@@ -312,7 +313,7 @@ if rec_tx and all(rec_run.values()):
     post = {v: sel("record", "post", "-", v) for v in rec_run}
     written = {v: median([post[v][k][0] - pre[v][k][0] for k in post[v] if k in pre[v]]) for v in rec_run}
 
-# ---- item 6: micro-benchmark -------------------------------------------------
+# ---- section micro: the marking path (Google Benchmark) ----------------------
 
 micro = {}
 mb = os.path.join(RAW, "marking_bench.json")
@@ -352,18 +353,18 @@ for order in ("inorder", "scattered"):
 
 for name, label in MICRO_LABELS:
     if name in micro:
-        add("6", label, f"{micro[name]:.1f} ns/row", "—", None)
+        add("micro", label, f"{micro[name]:.1f} ns/row", "—", None)
 for order, (wall, cpu) in per_row.items():
-    add("6", f"whole trigger in COPY ({'in time order' if order == 'inorder' else 'scattered'}): "
+    add("copy", f"whole trigger in COPY ({'in time order' if order == 'inorder' else 'scattered'}): "
         "1-flow minus baseline, per row", f"{wall:.0f} ns wall / {cpu:.0f} ns CPU", "—", None)
 if rec_cost is not None:
-    add("6", "durable record, per transaction (new window each commit − same window; synchronous_commit off)",
+    add("record", "durable record, per transaction (new window each commit − same window; synchronous_commit off)",
         f"{rec_cost:.1f} µs", "—", None)
-    add("6", "a flow's commit path without the record, per transaction (same window − no flow)",
+    add("record", "a flow's commit path without the record, per transaction (same window − no flow)",
         f"{median(cost_flow):.1f} µs", "—", None)
 
 if micro or rec_cost is not None:
-    lines = ["## 6. The trigger's per-row cost, and the durable record", ""]
+    lines = ["## The trigger's per-row cost, and the durable record (sections `micro`, `record`)", ""]
     if micro:
         lines += [
             "`bench/marking_bench.cpp` (Google Benchmark) runs the trigger's marking path "
@@ -379,7 +380,7 @@ if micro or rec_cost is not None:
         lines.append("")
     if per_row:
         lines += [
-            "For comparison, the whole trigger as PostgreSQL runs it (item 1, COPY, one flow "
+            "For comparison, the whole trigger as PostgreSQL runs it (section `copy`, one flow "
             "minus no flow, per row): " + "; ".join(
                 f"{'in time order' if o == 'inorder' else 'scattered'} {w:.0f} ns wall, {c:.0f} ns backend CPU"
                 for o, (w, c) in per_row.items()) + ". The difference to the micro-benchmark is "
@@ -431,8 +432,8 @@ def msruns(d, digits=0):
     return ", ".join(f"{d[k][0]:,.{digits}f}" for k in sorted(d, key=int)) if d else "—"
 
 
-def val(item, case, rnd="0", k=0):
-    v = sel(item, case).get(rnd)
+def val(kind, case, rnd="0", k=0):
+    v = sel(kind, case).get(rnd)
     return None if not v or len(v) <= k else v[k]
 
 
@@ -440,7 +441,7 @@ sp_flush, sp_plain = sel("sparse", "flush"), sel("sparse", "plain")
 if sp_flush and sp_plain:
     ratios = paired(sp_flush, sp_plain, lambda a, b: a[0] / b[0])
     nsp = int(meta.get("SP_ROWS", "0"))
-    add("20.1", f"one sparse transaction ({nsp:,} rows over years 1–9999): flush_flow vs one INSERT ... SELECT ... "
+    add("sparse", f"one sparse transaction ({nsp:,} rows over years 1–9999): flush_flow vs one INSERT ... SELECT ... "
         "GROUP BY of the same rows", f"{fr(ratios)}; {fms(median([x[0] for x in sp_flush.values()]), 0)} vs "
         f"{fms(median([x[0] for x in sp_plain.values()]), 0)}", "≤ 2.00x", median(ratios) <= 2.0)
     sp_dirty = sel("sparse", "dirty")
@@ -462,17 +463,17 @@ if sp_flush and sp_plain:
     suspect = [i for i, w in enumerate(watch) if w[2] < nsp and w[1] == 0 and w[3] != "active"]
     untruthful = sum(1 for i in suspect if i - 1 in suspect)
     if watch:
-        add("20.1", "  the flows view during that flush (polled every 20 ms): samples with rows missing from the "
+        add("sparse", "  the flows view during that flush (polled every 20 ms): samples with rows missing from the "
             "sink that showed dirty_windows = 0 with no refresh in flight",
             f"{untruthful} of {len(missing)} (dirty_windows before the flush: {val('sparse', 'dirty', '0'):,.0f})",
             "0", untruthful == 0 and (val("sparse", "dirty", "0") or 0) > 0)
-    add("20.1", "  sinks equal to the query after each flush", f"{len(sp_check) - bad} of {len(sp_check)}",
+    add("sparse", "  sinks equal to the query after each flush", f"{len(sp_check) - bad} of {len(sp_check)}",
         "all", bad == 0)
-    sections.append(f"""## 20.1 One sparse transaction
+    sections.append(f"""## One sparse transaction (section `sparse`)
 
 A source `(ts timestamptz, v int4)` with an index on `ts` and a flow `date_bin('1 minute') →
 count, sum, max` (eval_interval 1 hour: only `flush_flow` refreshes). One INSERT of
-{nsp:,} rows spread evenly over years 1–9999 (the issue's 521,671 rows 7 days apart, scaled;
+{nsp:,} rows spread evenly over years 1–9999 (a user's report of 521,671 rows 7 days apart, scaled;
 {nsp:,} windows among 5.26 billion), then `VACUUM ANALYZE` and a `CHECKPOINT` (neither side
 pays for hint bits). Timed, alternating: `flush_flow` (until every row is in the sink) and one
 `INSERT ... SELECT ... GROUP BY` of the same rows into an empty table with the same key. Each
@@ -505,13 +506,13 @@ if bf_flush and bf_plain:
     ratios = [fl[0] / p[0] for p in bf_plain.values()]
     runs = (val("backfill", "runs1") or 0) - (val("backfill", "runs0") or 0)
     chk = val("backfill", "check")
-    add("20.6", f"backfill of {bf_rows:,.0f} rows: flush_flow vs INSERT ... SELECT ... GROUP BY (one backfill, "
+    add("backfill", f"backfill of {bf_rows:,.0f} rows: flush_flow vs INSERT ... SELECT ... GROUP BY (one backfill, "
         "the INSERT before and after it)", f"{fr(ratios)}; {fms(fl[0] / 1000, 1).replace(' ms', ' s')} vs "
         f"{msruns(bf_plain)} ms", "≤ 1.00x", median(ratios) <= 1.0)
-    add("20.6", "  backfill: refreshes, the worker's peak private memory, sink equal to the INSERT's table",
+    add("backfill", "  backfill: refreshes, the worker's peak private memory, sink equal to the INSERT's table",
         f"{runs:,.0f} refreshes; {fl[1] / 1024:,.0f} MiB; {'equal' if chk == 0 else f'{chk:.0f} rows differ'}",
         "equal", chk == 0)
-    sections.append(f"""## 20.6 Backfill of {bf_rows:,.0f} rows
+    sections.append(f"""## Backfill of {bf_rows:,.0f} rows (section `backfill`)
 
 The largest table of the run (`sc_{bf_rows:.0f}`: `(ts timestamptz, v int4)`, UNLOGGED, one row
 every 0.6 s from 2024-01-01, 100 per one-minute window) was generated in one INSERT with its
@@ -548,28 +549,28 @@ if rflush:
     for n in rsizes[1:]:
         if n in rflush and fs:
             ratios = paired(rflush[n], fs, lambda a, b: a[0] / b[0])
-            add("20.4", f"one-window flush_flow at {n / 1e6:,.0f}M vs {small / 1e6:,.1g}M source rows (flat)",
+            add("refresh", f"one-window flush_flow at {n / 1e6:,.0f}M vs {small / 1e6:,.1g}M source rows (flat)",
                 f"{fr(ratios)}; {fms(median([x[0] for x in rflush[n].values()]), 2)} vs "
                 f"{fms(median([x[0] for x in fs.values()]), 2)}", "≤ 1.20x", median(ratios) <= 1.2)
     if fs and floora:
         ratios = paired(fs, floora, lambda a, b: a[0] / b[0])
-        add("2", f"one-window flush_flow vs the hand-written single-window upsert (the floor), both committing "
+        add("refresh", f"one-window flush_flow vs the hand-written single-window upsert (the floor), both committing "
             f"asynchronously as flownode's refresh does ({small / 1e6:,.1g}M rows)",
             f"{fr(ratios)}; {fms(median([x[0] for x in fs.values()]), 2)} vs "
             f"{fms(median([x[0] for x in floora.values()]), 2)}", "≤ 1.50x", median(ratios) <= 1.5)
     if fs and floor:
         ratios = paired(fs, floor, lambda a, b: a[0] / b[0])
-        add("2", "one-window flush_flow vs the same floor committing durably (synchronous_commit on, a user's "
+        add("refresh", "one-window flush_flow vs the same floor committing durably (synchronous_commit on, a user's "
             "default)", f"{fr(ratios)}; {fms(median([x[0] for x in floor.values()]), 2)} floor", "≤ 1.50x",
             median(ratios) <= 1.5)
     if fs and mv:
         r_mv = median([x[0] for x in mv.values()]) / median([x[0] for x in fs.values()])
-        add("2", "REFRESH MATERIALIZED VIEW vs one-window flush_flow (speed-up)",
+        add("refresh", "REFRESH MATERIALIZED VIEW vs one-window flush_flow (speed-up)",
             f"{r_mv:,.0f}x faster ({fms(median([x[0] for x in mv.values()]), 0)})", "≥ 500x", r_mv >= 500)
     check = val("refresh", "check")
     rows_md = "\n".join(f"| flush_flow, {n:,} rows | {msruns(rflush[n], 2)} | {fms(median([x[0] for x in rflush[n].values()]), 2)} |"
                         for n in rsizes if n in rflush)
-    sections.append(f"""## 20.4 One-window refresh at {', '.join(f'{n:,}' for n in rsizes)} rows
+    sections.append(f"""## One-window refresh at {', '.join(f'{n:,}' for n in rsizes)} rows (section `refresh`)
 
 The tables of the run (`(ts timestamptz, v int4)`, UNLOGGED, 100 rows per one-minute window,
 index on `ts`, vacuumed) and their flows (`date_bin('1 minute') → count, sum, max`,
@@ -604,11 +605,11 @@ if jon and joff:
     ron = [sel("jit", "runs1on")[k][0] - sel("jit", "runs0on")[k][0] for k in sorted(jon, key=int)]
     roff = [sel("jit", "runs1off")[k][0] - sel("jit", "runs0off")[k][0] for k in sorted(joff, key=int)]
     nwin = int(meta.get("JIT_WINDOWS", "0"))
-    add("20.3", f"flush of {nwin:,} separate windows ({int(meta.get('SC_MID', 0)) / 1e6:,.0f}M rows) with jit = on vs "
+    add("jit", f"flush of {nwin:,} separate windows ({int(meta.get('SC_MID', 0)) / 1e6:,.0f}M rows) with jit = on vs "
         "jit = off for the whole server" + ("" if avail else " (JIT NOT AVAILABLE in this server: not measured)"),
         f"{fr(ratios)}; {fms(median([x[0] for x in jon.values()]), 0)} vs {fms(median([x[0] for x in joff.values()]), 0)}",
         "≤ 1.20x", (median(ratios) <= 1.2) if avail else None)
-    sections.append(f"""## 20.3 JIT
+    sections.append(f"""## JIT (section `jit`)
 
 {nwin:,} late rows in separate windows of the {int(meta.get('SC_MID', 0)):,}-row table (one INSERT; every
 {int(meta.get('SC_MID', 0)) // 100 // max(nwin, 1)}th window), then a timed `flush_flow`, with `jit = on` and
@@ -637,20 +638,20 @@ for idx, label in (("idx", "with the time index"), ("scan", "without an index on
     wmax = max(x[1] for x in fl.values())
     if idx == "idx":
         ratios = paired(fl, fo, lambda a, b: a[0] / b[0])
-        add("20.2", f"{nlate:,} late rows at random times into {nmid / 1e6:,.0f}M rows: windows refreshed by flush_flow "
+        add("scattered", f"{nlate:,} late rows at random times into {nmid / 1e6:,.0f}M rows: windows refreshed by flush_flow "
             f"(the rows touched {', '.join(f'{touched[k][0]:,.0f}' for k in sorted(touched, key=int))})",
             ", ".join(f"{fl[k][1]:,.0f}" for k in sorted(fl, key=int)), "≤ 2,000", wmax <= 2000)
-        add("20.2", "  the same: flush_flow vs the floor (a hand-written refresh of exactly those windows)",
+        add("scattered", "  the same: flush_flow vs the floor (a hand-written refresh of exactly those windows)",
             f"{fr(ratios)}; {fms(median([x[0] for x in fl.values()]), 0)} vs {fms(median([x[0] for x in fo.values()]), 0)}",
             "≤ 1.50x", median(ratios) <= 1.5)
     else:
         # each refresh reads the table once: the time per refresh against the floor's one scan
         ratios = [fl[k][0] / max(nref.get(k, 1), 1) / fo[k][0] for k in sorted(fl, key=int) if k in fo]
-        add("20.2", f"  without an index on the time column: flush_flow completes; time per refresh vs the floor "
+        add("scattered", f"  without an index on the time column: flush_flow completes; time per refresh vs the floor "
             f"reading the table once ({', '.join(f'{nref[k]:.0f}' for k in sorted(nref, key=int))} refreshes)",
             f"{fr(ratios)}; {fms(median([x[0] for x in fl.values()]), 0)} vs {fms(median([x[0] for x in fo.values()]), 0)}",
             "≤ 1.50x (one read per refresh)", median(ratios) <= 1.5)
-    sc_parts.append(f"""### 20.2 Scattered late rows, {label}
+    sc_parts.append(f"""### Scattered late rows, {label}
 
 | | per round |
 |---|---|
@@ -662,9 +663,9 @@ for idx, label in (("idx", "with the time index"), ("scan", "without an index on
 """)
 if sel("scattered", "flushidx"):
     chk = val("scattered", "check")
-    add("20.2", "  sink equal to the query in every window a late row touched", "equal" if chk == 0 else f"{chk:.0f} rows differ",
+    add("scattered", "  sink equal to the query in every window a late row touched", "equal" if chk == 0 else f"{chk:.0f} rows differ",
         "equal", chk == 0)
-    sections.append(f"""## 20.2 Scattered late rows
+    sections.append(f"""## Scattered late rows (section `scattered`)
 
 The {int(meta.get('SC_MID', 0)):,}-row table (100 rows per one-minute window, so its span holds
 {int(meta.get('SC_MID', 0)) // 100:,} windows). Each batch: {int(meta.get('SC_LATE', 0)):,} late rows at random
@@ -676,7 +677,8 @@ l.w + 1 minute)`, GROUP BY, upsert), without it one scan (`WHERE date_bin(...) I
 window ...)`, a hash semi-join), both with `jit = off` as flownode's refresh statements run; the
 floor's batch is then flushed untimed. Then the index is
 dropped and the same runs again: there the floor reads the table once, and so must each
-refresh (the issue: 82 refreshes of 2.9 s each, each a full scan, not done after 120 s).
+refresh (a reported case ran 82 refreshes of 2.9 s each, each a full scan, and was not done
+after 120 s).
 After both, the sink equals the query in every window a late row touched:
 {'yes' if chk == 0 else f'NO, {chk:.0f} rows differ'}.
 """)
@@ -689,20 +691,20 @@ if term or stop:
     full = val("interrupt", "full")
     nref = val("interrupt", "full", k=1) or 1
     if term:
-        add("20.3", "pg_terminate_backend of the worker half-way through its largest refresh (a flush that reads "
+        add("interrupt", "pg_terminate_backend of the worker half-way through its largest refresh (a flush that reads "
             f"{int(meta.get('SC_MID', 0)) / 1e6:,.0f}M rows, {fms(full, 0)} in {nref:.0f} refresh(es)): until the process is gone",
             ", ".join(fms(term[k][0], 1) for k in sorted(term, key=int)), "≤ 1,000 ms",
             max(x[0] for x in term.values()) <= 1000)
     if stop:
         st = stop["1"]
-        add("20.3", "pg_ctl stop -m fast half-way through the same refresh: until the worker is gone "
+        add("interrupt", "pg_ctl stop -m fast half-way through the same refresh: until the worker is gone "
             "(the whole stop, with its checkpoint)", f"{fms(st[0], 1)} ({fms(st[1], 0)})", "≤ 1,000 ms",
             st[0] <= 1000)
     ct, cs = val("interrupt", "check_terminate"), val("interrupt", "check_stop")
-    add("20.3", "  after the interrupts: the flush survived the termination, the sinks equal the query",
+    add("interrupt", "  after the interrupts: the flush survived the termination, the sinks equal the query",
         f"flush returned after {', '.join(fms(term[k][3], 0) for k in sorted(term, key=int))}; "
         f"{'equal' if not ct and not cs else f'{ct} / {cs} rows differ'}", "equal", not ct and not cs)
-    sections.append(f"""## 20.3 Interrupts in the middle of the largest refresh
+    sections.append(f"""## Interrupts in the middle of the largest refresh (section `interrupt`)
 
 The largest refresh of the run: {int(meta.get('SC_LATE', 0)):,} late rows scattered over the
 {int(meta.get('SC_MID', 0)):,}-row table without its time index (statements that read the whole
@@ -772,13 +774,13 @@ if os.path.exists(fcsv):
         # CPU counts every process, other tenants' too)
         ok99 = p99 is not None and p99 <= target_ms
         verdict_ok = True if ok99 else (None if (saturated_at is not None and req >= saturated_at) else False)
-        add("20.4", f"freshness p50 / p99 / max at {req:,.0f} rows/s requested ({ach:,.0f} achieved; machine CPU "
+        add("freshness", f"freshness p50 / p99 / max at {req:,.0f} rows/s requested ({ach:,.0f} achieved; machine CPU "
             f"{g['machine_cpu_pct']:.0f}%, of which the flow's worker {wpct:.0f}%), 4 writers, {dur:.0f} s"
             + (" — the machine SATURATED" if sat else ""),
             f"{fms(p50, 0)} / {fms(p99, 0)} / {fms(mx, 0)}", "p99 ≤ 1,500 ms (eval_interval + 0.5 s) up to saturation",
             verdict_ok)
     if seg_rows:
-        add("20.4", "freshness: where the machine saturates (achieved < 95% of the requested rate, or the machine "
+        add("freshness", "freshness: where the machine saturates (achieved < 95% of the requested rate, or the machine "
             "≥ 90% busy without the flow's worker)",
             f"from {saturated_at:,.0f} rows/s" if saturated_at else f"not up to {max(g['requested_rows_per_s'] for g in segs):,.0f} rows/s",
             "—", None)
@@ -855,7 +857,7 @@ if os.path.exists(fcsv):
         + (" saturated |" if sat else " |")
         for g, lags, p50, p99, mx, ach, sat, wp, other, a, b in seg_rows)
     warm = [g for g in segs if g["segment"] < 0]
-    sections.append(f"""## 20.4 Freshness under load
+    sections.append(f"""## Freshness under load (section `freshness`)
 
 `bench/fnbench freshness`: 4 writer threads (libpq), each committing one 100-row
 transaction (`INSERT ... SELECT ... generate_series`) on a fixed schedule, together at the
@@ -887,7 +889,7 @@ or one that a late row or another window needed).
 ![freshness](freshness.svg)
 """)
 
-# ---- item 4: catch-up ----------------------------------------------------------
+# ---- section catchup ----------------------------------------------------------
 
 create = sel("catchup", "create")
 plain = sel("catchup", "plain")
@@ -897,10 +899,10 @@ if create and plain:
     yrows = Y_DAYS * 1440 * int(meta.get("Y_PER_MIN", "10"))
     rc = paired(create, plain, lambda a, b: b[0] / a[0])
     r_create = median(rc)
-    add("4", f"catch-up of a new flow over {Y_SPAN} ({yrows:,} rows): create_flow vs INSERT ... SELECT ... GROUP BY, rows/s",
+    add("catchup", f"catch-up of a new flow over {Y_SPAN} ({yrows:,} rows): create_flow vs INSERT ... SELECT ... GROUP BY, rows/s",
         f"{fr(rc)}; ({yrows / median([x[0] for x in create.values()]) * 1000:,.0f} vs "
         f"{yrows / median([x[0] for x in plain.values()]) * 1000:,.0f} rows/s)", "≥ 0.80x", r_create >= 0.8)
-    add("4", "  peak private memory (RssAnon) of the backend running create_flow / the INSERT",
+    add("catchup", "  peak private memory (RssAnon) of the backend running create_flow / the INSERT",
         f"{max(x[1] for x in create.values()) / 1024:.0f} MiB / {max(x[1] for x in plain.values()) / 1024:.0f} MiB",
         "bounded (≤ 256 MiB)", max(x[1] for x in create.values()) <= 256 * 1024)
 bf = sel("catchup", "backfill_flow")
@@ -910,18 +912,18 @@ if bf and bp:
     nrows = median([x[0] for x in brows.values()]) if brows else 0
     rb = paired(bf, bp, lambda a, b: b[0] / a[0])
     r_bf = median(rb)
-    add("4", f"backfill of a month of late rows ({nrows:,.0f} rows) into the flow: catch-up vs INSERT ... SELECT ... GROUP BY, rows/s",
+    add("catchup", f"backfill of a month of late rows ({nrows:,.0f} rows) into the flow: catch-up vs INSERT ... SELECT ... GROUP BY, rows/s",
         f"{fr(rb)}; ({nrows / median([x[0] for x in bf.values()]) * 1000:,.0f} vs "
         f"{nrows / median([x[0] for x in bp.values()]) * 1000:,.0f} rows/s)", "≥ 0.80x", r_bf >= 0.8)
     peak = max(x[1] for x in bf.values())
     hwm = max(x[2] for x in bf.values())
-    add("4", "  the worker's peak RSS during the backfill catch-up (private RssAnon; VmHWM incl. shared buffers)",
+    add("catchup", "  the worker's peak RSS during the backfill catch-up (private RssAnon; VmHWM incl. shared buffers)",
         f"{peak / 1024:.0f} MiB; VmHWM {hwm / 1024:.0f} MiB", "bounded (≤ 256 MiB private)", peak <= 256 * 1024)
 if create or bf:
     chk = sel("catchup", "check").get("0", [None])[0]
     def runs(d, k=0, scale=1.0, fmt="%.0f"):
         return ", ".join(fmt % (d[r][k] * scale) for r in sorted(d, key=int)) if d else "—"
-    sections.append(f"""## 4. Backlog catch-up
+    sections.append(f"""## Backlog catch-up (section `catchup`)
 
 {Y_SPAN[0].upper() + Y_SPAN[1:]} of 1-minute data from 2024-01-01: {int(meta.get('Y_PER_MIN', 10))} rows per minute
 ({Y_DAYS * 1440 * int(meta.get('Y_PER_MIN', 10)):,} rows), index on `ts`, vacuumed. The flow:
@@ -944,13 +946,13 @@ Memory: the worker's (or the creating backend's) RssAnon, sampled every 10 ms fr
 After the rounds the sink was compared with the query: {'identical' if chk == 0 else f'{chk} rows differ'}.
 """)
 
-# ---- item 5: many flows --------------------------------------------------------
+# ---- many flows: sections idle, busy, shmem ------------------------------------
 
 idle = {c: sel("idle", c).get("0") for c in ("default", "1s")}
 idle = {c: v for c, v in idle.items() if v}
 for c, (cpu_s, npids, secs, runs_) in idle.items():
     pct_core = cpu_s / secs * 100
-    add("5", f"{int(meta.get('IDLE_FLOWS', 100))} idle flows, "
+    add("idle", f"{int(meta.get('IDLE_FLOWS', 100))} idle flows, "
         + ("default cadence" if c == "default" else "eval_interval 1 s")
         + f": CPU of all workers + launcher over {secs:.0f} s",
         f"{pct_core:.2f}% of one core", "< 1%", pct_core < 1)
@@ -962,19 +964,19 @@ if base and f20:
     wcpu = median([x[2] for x in f20.values()])
     catch = median([x[3] for x in f20.values()])
     nb = int(meta.get("BUSY_ROWS", "0"))
-    add("5", f"{int(meta.get('BUSY_FLOWS', 20))} busy flows on one table (eval_interval 1 s): multi-row INSERT of {nb:,} rows vs no flow",
+    add("busy", f"{int(meta.get('BUSY_FLOWS', 20))} busy flows on one table (eval_interval 1 s): multi-row INSERT of {nb:,} rows vs no flow",
         fr(rbz), "—", None)
-    add("5", f"  {int(meta.get('BUSY_FLOWS', 20))} busy flows: workers' CPU during the ingest; then time until every sink is exact",
+    add("busy", f"  {int(meta.get('BUSY_FLOWS', 20))} busy flows: workers' CPU during the ingest; then time until every sink is exact",
         f"{wcpu:.2f} s CPU; {fms(catch, 0)}", "—", None)
 shm = sel("shmem", "10000").get("0")
 if shm:
     slots, pool, total, before = shm
     mb = 1024 * 1024
-    add("29.3", "flownode.max_flows = 10,000: flownode's shared memory at start (slots + pool)",
+    add("shmem", "flownode.max_flows = 10,000: flownode's shared memory at start (slots + pool)",
         f"{(slots + pool) / mb:.0f} MB ({slots / mb:.0f} + {pool / mb:.0f}); the server's {total / mb:.0f} MB",
         f"no gigabytes (were {before / mb:,.0f} MB)", slots + pool < 1024 * mb)
 if idle or (base and f20):
-    s = ["## 5. Many flows", ""]
+    s = ["## Many flows (sections `idle`, `busy`)", ""]
     if idle:
         s.append(f"*Idle*: {int(meta.get('IDLE_FLOWS', 100))} tables with one row each, one flow each. Once all "
                  "workers run (and 2 s more), the CPU time of every flow worker and the launcher (the "
@@ -1035,16 +1037,16 @@ def dimension_section():
         if flow_ms is None or flush_ms is None:
             continue
         extra = median(paired(flow, plain, lambda a, b: a[0] - b[0]))
-        add("J", f"one dimension-row UPDATE against {nrows:,.0f} fact rows ({label}): commit with the flow "
+        add("dimension", f"one dimension-row UPDATE against {nrows:,.0f} fact rows ({label}): commit with the flow "
             f"(extra over no flow) / windows marked / flush_flow",
             f"{fms(flow_ms)} ({'+' if extra >= 0 else ''}{fms(extra)}) / {dirty_n:,.0f} / {fms(flush_ms, 0)}",
             "—", None)
         lines.append(f"| {label} | {fms(plain_ms)} | {fms(flow_ms)} | {fms(extra)} | {dirty_n:,.0f} | "
                      f"{fms(flush_ms, 0)} | {', '.join('%.0f' % flush[k][0] for k in sorted(flush, key=int))} |")
     if mv_ms is not None:
-        add("J", f"full recompute of the same query over {nrows:,.0f} rows (REFRESH MATERIALIZED VIEW)",
+        add("dimension", f"full recompute of the same query over {nrows:,.0f} rows (REFRESH MATERIALIZED VIEW)",
             fms(mv_ms, 0), "—", None)
-    sections.append(f"""## Joins: one dimension-row update
+    sections.append(f"""## Joins: one dimension-row update (section `dimension`)
 
 `bench_dimension`: a fact table of {nrows:,.0f} rows `(ts, host, v)`, a row every 0.1 s from
 1,000 hosts (each host's rows spread over the whole table), indexes on `ts` and `host`; a
@@ -1084,6 +1086,10 @@ from report_pool import pool_report  # noqa: E402
 
 pool_report(sel, median, add, sections, meta, OUT)
 
+from report_flow_servers import flow_servers_report  # noqa: E402
+
+flow_servers_report(sel, median, add, sections, meta)
+
 # ---- write ---------------------------------------------------------------------
 
 def _scale_note():
@@ -1097,15 +1103,15 @@ def _scale_note():
 
 
 def md_table():
-    out = ["| # | measurement | result | target | verdict |", "|---|---|---|---|---|"]
-    for item, what, result, target, v in table:
-        out.append(f"| {item} | {what} | {result} | {target} | {v} |")
+    out = ["| section | measurement | result | target | verdict |", "|---|---|---|---|---|"]
+    for section, what, result, target, v in table:
+        out.append(f"| {section} | {what} | {result} | {target} | {v} |")
     return "\n".join(out)
 
 
 secnames = ["micro", "ingest_copy", "ingest_multirow", "ingest_single", "record", "sparse", "backfill", "refresh",
             "jit", "scattered", "interrupt", "freshness", "catchup_create", "catchup_backfill", "idle", "busy", "shmem",
-            "pool", "dimension", "read", "chain", "callgrind"]
+            "pool", "dimension", "read", "chain", "servers", "callgrind"]
 timing = ", ".join(f"{k} {meta['seconds_' + k]} s" for k in secnames if "seconds_" + k in meta)
 if "scale_generate_s" in meta:
     timing += (f"; the first section that needs the large tables includes generating them "
@@ -1130,12 +1136,12 @@ alternating (order rotated every round): the result is the median of the per-rou
 brackets the smallest and the largest of them and the number of pairs. Instruction counts
 (callgrind) are deterministic and have no spread. Sizes are those of the {meta.get('mode')} mode (listed per
 section; `--quick` uses smaller ones, 1–2 rounds and no callgrind, so its figures are indicative only).
-*Scale*: issue 20 asks for 2M/20M/60M-row tables, the sparse transaction of 521,671 rows and
+*Scale*: the targets are set for 2M/20M/60M-row tables, a sparse transaction of 521,671 rows and
 one-minute freshness runs; on this 2-core machine those alone take longer than the 15 minutes the
 full run may last, so this run used {_scale_note()}
-(`bench/run.sh` lists every size; `BENCH_<NAME>=...` in the environment overrides one). "MISSED" marks a figure that is worse than the issue's target; nothing is adjusted
-after the fact. The `#` column names the issue's item: 1–6 the first benchmark issue's, 20.1–20.6
-issue 20's ("What to build").
+(`bench/run.sh` lists every size; `BENCH_<NAME>=...` in the environment overrides one). "MISSED" marks a figure that is worse than its target; nothing is adjusted
+after the fact. The `section` column names the section of `bench/run.sh` that measured the figure:
+`bash bench/run.sh --only SECTION` runs it again, and the details below are headed by the same names.
 
 ## Summary
 
@@ -1160,7 +1166,7 @@ a flow; callgrind counts 2.6% *more* instructions for the flow table) and the ba
 out 20% slower than the flow: an allocator accident, not a property of either side.
 
 `max_worker_processes` and `flownode.max_flows` are raised for the {meta.get('IDLE_FLOWS')} flows of
-item 5; `checkpoint_timeout` so that no timed checkpoint lands inside a run (the runs are
+section `idle`; `checkpoint_timeout` so that no timed checkpoint lands inside a run (the runs are
 preceded by an explicit `CHECKPOINT` instead). `flownode.min_refresh_interval = 1s` comes from
 test/flownode.conf (default 5 s); it only matters for flows without eval_interval, whose
 cadence is then max(1 s, window size, last run) = 60 s for 1-minute windows. The

@@ -18,16 +18,16 @@ def chain_report(sel, median, paired, add, sections, meta):
         return f"{median(xs):.2f}x ({min(xs):.2f}–{max(xs):.2f}, {len(xs)})" if xs else "n/a"
 
     if conv:
-        add("21.3", "1m -> 1h -> 1d chain, default settings: from a raw write's commit to an exact daily level, "
+        add("chain", "1m -> 1h -> 1d chain, default settings: from a raw write's commit to an exact daily level, "
             "no flush (s)", ", ".join(f"{c / 1000:.0f}" for c in conv), "≤ 2 min",
             all(o == 1 for o in ok) and max(conv) <= 120000)
-    add("21.3", "flush_flow(top, cascade => true) / the three levels flushed by hand", spread(ratios), "—", None)
-    add("21.3", "daily level equal to its query after the flushes", "equal" if exact == [0] else f"{exact}",
+    add("chain", "flush_flow(top, cascade => true) / the three levels flushed by hand", spread(ratios), "—", None)
+    add("chain", "daily level equal to its query after the flushes", "equal" if exact == [0] else f"{exact}",
         "equal", exact == [0])
-    add("21.4", "one-window refresh, bigint epoch-ms column / timestamptz column", spread(ep), "≤ 1.2x",
+    add("chain", "one-window refresh, bigint epoch-ms column / timestamptz column", spread(ep), "≤ 1.2x",
         bool(ep) and median(ep) <= 1.2)
     converge = ", ".join(f"{c / 1000:.1f} s" for c in conv) or "not run (quick mode)"
-    sections.append(f"""## 21.3 / 21.4 Chains of flows and epoch time columns
+    sections.append(f"""## Chains of flows and epoch time columns (section `chain`)
 
 `bench_chain` (bench/chain.sh): a raw table of 50 hosts, flows `ch_1m` (per minute and host),
 `ch_1h` over its sink and `ch_1d` over that one, all with default settings (no

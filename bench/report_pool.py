@@ -18,15 +18,15 @@ def _round1(sel, add, meta, tag, workers):
     if not flush:
         return ""
     nflows = int(meta.get("POOL_FLOWS", 0))
-    add("29", f"{nflows:,} flows, max_workers = {workers}, max_worker_processes = 8: every sink against its query "
+    add("pool", f"{nflows:,} flows, max_workers = {workers}, max_worker_processes = 8: every sink against its query "
         "after a burst of writes to every source and flush_flow of each (rows that differ)",
         f"{exact[0]:.0f}" if exact else "n/a", "0", bool(exact) and exact[0] == 0 and flush[1] == 0)
     launched = [(v[0], v[1]) for _, v in sorted(par.items())]
-    add("29", f"max_workers = {workers}: a parallel GROUP BY over {int(meta.get('POOL_BIG', 0)):,} rows while those "
+    add("pool", f"max_workers = {workers}: a parallel GROUP BY over {int(meta.get('POOL_BIG', 0)):,} rows while those "
         "flows flush: workers launched / planned, per run", ", ".join(f"{b:.0f}/{a:.0f}" for a, b in launched) or "n/a",
         "all planned launched", bool(launched) and all(a >= 1 and b == a for a, b in launched))
     if lr:
-        add("29", f"max_workers = {workers}: logical replication from another database of the same server meanwhile: "
+        add("pool", f"max_workers = {workers}: logical replication from another database of the same server meanwhile: "
             f"rows arrived (of {lr[0]:,.0f})", f"{lr[1]:,.0f} in {lr[2]:.1f} s", "all", lr[1] >= lr[0])
     return f"""{meta.get('POOL_BURST')} rows into every source (with an UPDATE and a DELETE of some), and `flush_flow`
 of every flow in one statement: {flush[0] / 1000:.1f} s ({'succeeded' if flush[1] == 0 else 'FAILED'}). While it
@@ -71,7 +71,7 @@ def _idle(sel, add, meta, tag, workers):
     cpu, secs, npids, pss0, pss1, priv, runs, other, same, dirty = idle[:10]
     anon, shm = (idle[10], idle[11]) if len(idle) >= 12 else (None, None)
     pct = cpu / secs * 100
-    add("29", f"{int(meta.get('POOL_FLOWS', 0)):,} idle adaptive flows, max_workers = {workers}: CPU of the pool's "
+    add("pool", f"{int(meta.get('POOL_FLOWS', 0)):,} idle adaptive flows, max_workers = {workers}: CPU of the pool's "
         f"{npids:.0f} workers over "
         f"{secs:.0f} s", f"{pct:.2f} % of a core", "< 1 %", pct < 1)
     # The pool's own memory is what its processes allocate (anonymous pages);
@@ -79,7 +79,7 @@ def _idle(sel, add, meta, tag, workers):
     # whatever the pool does, and a share of them appears in every process's PSS
     # once it reads a page: shown beside, not counted.
     own = anon if anon is not None else priv
-    add("29", f"the same, max_workers = {workers}: the pool's own memory (anonymous pages, sum over its workers; "
+    add("pool", f"the same, max_workers = {workers}: the pool's own memory (anonymous pages, sum over its workers; "
         "PSS with the shared memory it touched beside)",
         f"{own / 1024:.1f} MiB (PSS {pss1 / 1024:.1f} MiB)", "< 64 MiB", own / 1024 < 64)
     return f"""**Part 3, `max_workers` = {workers}** (the same cluster, after part 1's flush at this pool size;
@@ -103,7 +103,7 @@ def _part2(sel, add, meta):
     if not fresh:
         return ""
     n, p50, p99, mx, cens, rate = fresh[:6]
-    add("29", f"{meta.get('FRESH_FLOWS')} flows, eval_interval 1 s, on 2 workers, each source written at "
+    add("pool", f"{meta.get('FRESH_FLOWS')} flows, eval_interval 1 s, on 2 workers, each source written at "
         f"{meta.get('FRESH_RATE')} rows/s ({rate:.0f} achieved): freshness p50 / p99 / max",
         f"{p50:,.0f} / {p99:,.0f} / {mx:,.0f} ms", "p99 ≤ 1,500 ms", p99 <= 1500 and cens == 0)
     return f"""**Part 2** (cluster B: `max_worker_processes = 8`, `flownode.max_workers = 2`, served by
@@ -141,7 +141,7 @@ def _part4(sel, add, meta):
     # control: the load of the run itself makes every evaluation a little late)
     mine, ctrl = slow.get(("locked", "same")), slow.get(("locked", "other"))
     added = None if not mine else mine[2] - (ctrl[2] if ctrl else 0)
-    add("29", f"one flow's {meta.get('SLOW_LOCK_S')}-second refresh: how much later the other flows' evaluations "
+    add("pool", f"one flow's {meta.get('SLOW_LOCK_S')}-second refresh: how much later the other flows' evaluations "
         "started because of it (max on its worker minus max on the other worker; both beside)",
         "none" if added is None else f"{added:,.0f} ms (" + " / ".join(
             f"{slow[('locked', s)][2]:,.0f} ms" if ("locked", s) in slow else "none" for s in ("same", "other")) + ")",
@@ -167,12 +167,12 @@ def pool_report(sel, median, add, sections, meta, out_dir):
         with open(cg) as f:
             last = [line for line in f.read().splitlines() if "ratios within 1 %" in line]
         if last:
-            add("29", "the write path: callgrind instruction ratios against the build before the pool "
+            add("pool", "the write path: callgrind instruction ratios against the build before the pool "
                 "(bench/pool_callgrind.sh)", last[0].split(" (")[0], "every ratio within 1 %", "(PASS" in last[0])
             cgnote = "The write path against the build before the pool: `results/pool_callgrind.md`.\n"
     if not any(parts):
         return
-    sections.append(f"""## 29 Many flows on a bounded pool of workers
+    sections.append(f"""## Many flows on a bounded pool of workers (section `pool`)
 
 `bench_pool` (bench/pool.sh) runs its own two throwaway clusters with PostgreSQL's default
 `max_worker_processes = 8`; {meta.get('seconds_pool', '?')} s in all. Wall-clock figures on this shared

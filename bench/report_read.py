@@ -15,19 +15,19 @@ def read_flow_report(sel, median, add, sections, meta):
     rows = int(meta.get("READ_ROWS", "0") or 0)
     exact = bool(diffs) and all(d == 0 for d in diffs)
 
-    add("21.2", "read_flow, clean flow: time over reading the sink directly / through a set-returning function",
+    add("read", "read_flow, clean flow: time over reading the sink directly / through a set-returning function",
         f"{ms['read0'] / ms['sink']:.2f}x / {ms['read0'] / ms['srf']:.2f}x", "—", None)
-    add("21.2", "read_flow over one hour (600 of the sink's rows), clean / 1 dirty window; the sink's hour",
+    add("read", "read_flow over one hour (600 of the sink's rows), clean / 1 dirty window; the sink's hour",
         f"{ms['hour0']:,.1f} / {ms['hour1']:,.1f} ms; {ms['sinkhour']:,.1f} ms", "—", None)
-    add("21.2", "read_flow with 1 / 100 / 1,000 dirty windows: time over the clean read",
+    add("read", "read_flow with 1 / 100 / 1,000 dirty windows: time over the clean read",
         f"+{extra[1]:,.1f} / +{extra[100]:,.1f} / +{extra[1000]:,.1f} ms", "—", None)
-    add("21.2", "read_flow with 100 dirty windows against running the query",
+    add("read", "read_flow with 100 dirty windows against running the query",
         f"{ms['read100'] / ms['query']:.2f}x", "< 1x", ms["read100"] < ms["query"])
-    add("21.2", "read_flow equal to the query (after 1,000 dirty windows, every round)",
+    add("read", "read_flow equal to the query (after 1,000 dirty windows, every round)",
         "equal" if exact else f"differs: {diffs}", "equal", exact)
 
     lines = [
-        "## 21.2 Exact real-time reads (read_flow)",
+        "## Exact real-time reads with read_flow (section `read`)",
         "",
         f"One flow (1-minute windows by host: count, sum, max) over {rows:,} rows ({rows // 100:,} windows, "
         f"{rows // 10:,} sink rows), `eval_interval => '1 day'` so that only `flush_flow` refreshes. Each of "

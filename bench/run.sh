@@ -24,7 +24,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem pool dimension read chain granular callgrind"
+SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem pool dimension read chain servers granular callgrind"
 ONLY=
 while (($#)); do
   a=$1
@@ -53,47 +53,47 @@ has_section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # ---- sizes -------------------------------------------------------------------
 # Scaled for this 2-core machine (the full run must stay within 15
-# minutes, also while other work shares the machine): the target's 2M/20M/60M-row tables
+# minutes, also while other work shares the machine): the targets' 2M/20M/60M-row tables
 # alone take longer than that to generate, index and read there, so the one-window
 # refresh runs at 1M/4M/12M rows (flat over 12x instead of 30x), the scattered late
 # rows, JIT and interrupt cases at 4M, the backfill at 12M; the sparse transaction has
-# 50,000 rows (the issue's 521,671, scaled); freshness runs 30 s at each rate; COPY
+# 50,000 rows (521,671 in the target, scaled); freshness runs 30 s at each rate; COPY
 # 100k x 3 rounds, multi-row 50k x 3, pgbench 3 rounds (1 client: 1), the durable
 # record 30k x 2, the catch-up year at 2 rows per minute, idle 15 + 10 s, busy 100k x 2;
 # callgrind counts 20,000 COPY rows, 5,000 multi-row rows and 1,000 transactions. Any
 # size can be set from the environment as BENCH_<NAME> (e.g. BENCH_SC_BIG=60000000
-# BENCH_SC_MID=20000000 BENCH_SC_SMALL=2000000 for the issue's sizes on a bigger machine).
+# BENCH_SC_MID=20000000 BENCH_SC_SMALL=2000000 for the targets' sizes on a bigger machine).
 if [[ $MODE == full ]]; then
-  COPY_ROWS=100000  # item 1: rows per COPY
+  COPY_ROWS=100000  # copy: rows per COPY
   COPY_ROUNDS=3     #   rounds (each: no flow, 1 flow, 5 flows)
-  MULTI_ROWS=50000  # item 1: rows per multi-row run, 1,000 per statement
+  MULTI_ROWS=50000  # multirow: rows per multi-row run, 1,000 per statement
   MULTI_ROUNDS=3
-  PGB_SECONDS=2 # item 1 / 20.6: pgbench duration of one single-row run
+  PGB_SECONDS=2 # single: pgbench duration of one single-row run
   PGB_ROUNDS=3  #   rounds with 4 clients (the 0.95 tps target)
   PGB_ROUNDS_C1=1 # rounds with 1 client
-  REC_TX=30000  # item 6: transactions per durable-record run
+  REC_TX=30000  # record: transactions per durable-record run
   REC_ROUNDS=2
-  SP_ROWS=50000  # 20.1: rows of the sparse transaction (years 1-9999)
+  SP_ROWS=50000  # sparse: rows of the sparse transaction (years 1-9999)
   SP_ROUNDS=2    #   timed pairs (plus one watched round)
-  SC_SMALL=1000000  # 20.4: the one-window refresh at three sizes (rows; 100 per 1-minute window)
+  SC_SMALL=1000000  # refresh: the one-window refresh at three sizes (rows; 100 per 1-minute window)
   SC_MID=4000000    #   also the table of the scattered late rows, JIT and interrupt cases
   SC_BIG=12000000   #   also the backfill
-  R_ROUNDS=10       # 20.4: one-window rounds
+  R_ROUNDS=10       # refresh: one-window rounds
   R_MV_ROUNDS=2     #   REFRESH MATERIALIZED VIEW runs (on the small table)
-  BF_PLAIN=2        # 20.6: INSERT ... SELECT runs around the one backfill (before and after)
-  JIT_WINDOWS=3000  # 20.3: separate windows per refresh
+  BF_PLAIN=2        # backfill: INSERT ... SELECT runs around the one backfill (before and after)
+  JIT_WINDOWS=3000  # jit: separate windows per refresh
   JIT_ROUNDS=2      #   pairs (jit on / off)
-  SC_LATE=1000      # 20.2: late rows per batch
+  SC_LATE=1000      # scattered: late rows per batch
   SC_ROUNDS=3       #   pairs with the time index
   SC_NOIDX_ROUNDS=1 #   pairs without it
-  INT_ROUNDS=2      # 20.3: pg_terminate_backend rounds (then one fast shutdown)
-  F_SCHEDULE="20000:30,50000:30,100000:30" # 20.4: rows/s:seconds, 4 writers
+  INT_ROUNDS=2      # interrupt: pg_terminate_backend rounds (then one fast shutdown)
+  F_SCHEDULE="20000:30,50000:30,100000:30" # freshness: rows/s:seconds, 4 writers
   F_ALIGN=0         #   1: a warm-up until the next minute first (each rate then starts a window)
-  Y_DAYS=366     # item 4: days of data from 2024-01-01 (a year)
+  Y_DAYS=366     # catchup: days of data from 2024-01-01 (a year)
   Y_PER_MIN=2    #   rows per minute (2: 1.05M rows)
   Y_PAIRS=2      #   create_flow / INSERT ... SELECT pairs
   B_PAIRS=2      #   backfill rounds (a month each)
-  IDLE_FLOWS=100 # item 5
+  IDLE_FLOWS=100 # idle: flows, one table each
   IDLE_SECONDS=15 #  with the default cadence
   IDLE_FAST_SECONDS=10 # then with eval_interval 1 s
   BUSY_FLOWS=20
@@ -157,6 +157,9 @@ SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS 
 # the pool of workers: its section, sizes and bench_pool
 # shellcheck source=pool.sh
 . "$BENCH/pool.sh"
+# flow servers fed by logical replication: its section, sizes, bench_servers
+# shellcheck source=flow_servers.sh
+. "$BENCH/flow_servers.sh"
 # key marks: its section, sizes and bench_granular
 # shellcheck source=granular.sh
 . "$BENCH/granular.sh"
@@ -205,6 +208,8 @@ cleanup() {
   fi
   # a background callgrind.sh stops its own cluster when it ends: let it end
   if [[ -n $CG_PID ]]; then wait "$CG_PID" 2>/dev/null || true; fi
+  # the clusters of the flow servers section, if it stopped half-way
+  fs_cleanup
   # the pool section's own cluster, if it stopped half-way
   if [[ -n ${P_DIR:-} ]]; then
     fn_stop_cluster_quiet "$P_DIR"
@@ -279,8 +284,9 @@ done
 
 # ---- helpers ----------------------------------------------------------------
 
-# flow_query K TABLE: the K-th flow of a table. 1-5 are the five flows of item 1
-# (different windows, keys and aggregates); K > 5 is a (K-5)-minute date_bin (item 5).
+# flow_query K TABLE: the K-th flow of a table. 1-5 are the five flows of the ingest
+# sections (different windows, keys and aggregates); K > 5 is a (K-5)-minute date_bin
+# (section busy).
 flow_query() {
   local k=$1 t=$2 origin="timestamptz '2000-01-01'"
   case $k in
@@ -345,20 +351,20 @@ tps_of() { awk '/^tps = / {print $3; exit}'; }
 PGB="$DIR/pgbench"
 mkdir -p "$PGB"
 
-# ---- item 6a: the marking path in isolation (Google Benchmark) ----------------
+# ---- micro: the marking path in isolation (Google Benchmark) ------------------
 bench_micro() {
-  section_start "6. marking path micro-benchmark (Google Benchmark)"
+  section_start "micro: the marking path alone (Google Benchmark)"
   "$BENCH/bin/marking_bench" --benchmark_min_time="$([[ $MODE == full ]] && echo 0.3 || echo 0.05)" \
     --benchmark_repetitions="$([[ $MODE == full ]] && echo 3 || echo 1)" --benchmark_report_aggregates_only=true \
     --benchmark_out="$RAW/marking_bench.json" --benchmark_out_format=json >/dev/null 2>"$RAW/marking_bench.err"
   section_end micro
 }
 
-# ---- item 1: ingest slowdown ------------------------------------------------
+# ---- copy, multirow, single: ingest slowdown ---------------------------------
 # Three tables: ing_base (no flow), ing_f1 (one flow), ing_f5 (five flows),
 # created afresh for every case. Their flows have eval_interval 1 day: no refresh
 # runs during the runs, so what is measured is the writer's cost (trigger, commit-time
-# publication, durable record); refreshing is measured in items 2-5.
+# publication, durable record); refreshing is measured by the sections from sparse on.
 ingest_tables() {
   make_source ing_base 0
   make_source ing_f1 1 1 "'1 day'"
@@ -383,13 +389,13 @@ ingest_case() {
 }
 
 bench_copy() {
-  section_start "1. ingest: COPY of $COPY_ROWS rows, $COPY_ROUNDS rounds"
+  section_start "copy: ingest, COPY of $COPY_ROWS rows, $COPY_ROUNDS rounds"
   ingest_case copy "$COPY_ROWS" "$COPY_ROUNDS"
   section_end ingest_copy
 }
 
 bench_multirow() {
-  section_start "1. ingest: multi-row INSERT of $MULTI_ROWS rows (1,000 per statement), $MULTI_ROUNDS rounds"
+  section_start "multirow: ingest, multi-row INSERT of $MULTI_ROWS rows (1,000 per statement), $MULTI_ROUNDS rounds"
   ingest_case multirow "$MULTI_ROWS" "$MULTI_ROUNDS"
   section_end ingest_multirow
 }
@@ -399,7 +405,7 @@ bench_multirow() {
 # the flow refreshes it); TRUNCATE + CHECKPOINT before every run.
 bench_single() {
   local clients order r v tps rounds
-  section_start "1/20.6. ingest: single-row INSERT (pgbench, 1 and 4 clients, ${PGB_SECONDS}s runs, $PGB_ROUNDS_C1 / $PGB_ROUNDS rounds)"
+  section_start "single: ingest, single-row INSERT (pgbench, 1 and 4 clients, ${PGB_SECONDS}s runs, $PGB_ROUNDS_C1 / $PGB_ROUNDS rounds)"
   for v in base f1 f5; do
     cat >"$PGB/inorder_$v.sql" <<EOF
 \set h random(0, 9)
@@ -432,7 +438,7 @@ EOF
   section_end ingest_single
 }
 
-# ---- item 6b: per-transaction cost of the durable record --------------------
+# ---- record: per-transaction cost of the durable record ----------------------
 # A procedure commits REC_TX single-row transactions in a loop (COMMIT inside
 # PL/pgSQL: every iteration is a real transaction with flownode's commit path, and
 # no client round trip in the way). ts = 2000-01-01 + m minutes with m random over
@@ -443,7 +449,7 @@ EOF
 # the WAL flush of every commit, the same in all three cases, would drown it.
 bench_record() {
   local r v t name val kind
-  section_start "6. durable record per transaction ($REC_TX transactions per run, $REC_ROUNDS rounds)"
+  section_start "record: the durable record per transaction ($REC_TX transactions per run, $REC_ROUNDS rounds)"
   make_source rec_plain 0
   make_source rec_flow 1 1 "'1 day'"
   for t in rec_plain rec_flow; do
@@ -483,21 +489,21 @@ EOF
   section_end record
 }
 
-# fb_rec ITEM: records the lines of `fnbench sql` ("kind_round<TAB>values...") as
-# measurements of ITEM (case = kind, round = the part after the last underscore).
+# fb_rec KIND: records the lines of `fnbench sql` ("case_round<TAB>values...") as
+# measurements of KIND (round = the part after the last underscore).
 fb_rec() {
-  local item=$1 name rest
+  local kind=$1 name rest
   while IFS=$'\t' read -r name rest; do
     # shellcheck disable=SC2086  # rest: the values, one field each
-    rec "$item" "${name%_*}" - - "${name##*_}" $rest
+    rec "$kind" "${name%_*}" - - "${name##*_}" $rest
   done
 }
 
 flow_value() { sql -c "SELECT $2 FROM flownode.flows NATURAL JOIN (SELECT flow_id, runs, folded_refreshes FROM flownode.flow_info) i WHERE flow_name = '$1'"; }
 
 # ---- one sparse transaction --------------------------------------
-# One INSERT of SP_ROWS rows spread evenly over years 1-9999 (the issue's 521,671
-# rows 7 days apart, scaled) into a source with a time index and a 1-minute flow
+# One INSERT of SP_ROWS rows spread evenly over years 1-9999 (a user's report of
+# 521,671 rows 7 days apart, scaled) into a source with a time index and a 1-minute flow
 # (eval_interval 1 hour: only flush_flow refreshes). Timed: flush_flow against one
 # INSERT ... SELECT ... GROUP BY of the same rows into an empty table with the same
 # key, alternating, each round on a new table and flow (a new worker: its row budget
@@ -528,7 +534,7 @@ sparse_check() { echo "=check_$1 SELECT count(*) FROM ((SELECT * FROM sp_sink EX
 
 bench_sparse() {
   local r pp
-  section_start "20.1 one sparse transaction: $SP_ROWS rows over years 1-9999, $SP_ROUNDS pairs + 1 watched round"
+  section_start "sparse: one transaction of $SP_ROWS rows over years 1-9999, $SP_ROUNDS pairs + 1 watched round"
   for ((r = 1; r <= SP_ROUNDS; r++)); do
     sparse_setup
     {
@@ -646,7 +652,7 @@ wts() { date -u -d "2024-01-01 00:00:00 UTC + $2 minutes" '+%Y-%m-%d %H:%M:%S+00
 # backfill per run, so the pairs share it. Then the sink is compared with that table.
 bench_backfill() {
   local n=$SC_BIG wpid k
-  section_start "20.6 backfill of $SC_BIG rows: flush_flow vs INSERT ... SELECT ... GROUP BY"
+  section_start "backfill: a backfill of $SC_BIG rows, flush_flow vs INSERT ... SELECT ... GROUP BY"
   ensure_scale
   if [[ $(flow_value "sc_${n}_f" dirty_windows) == 0 ]]; then
     log "   skipped: sc_$n was refreshed already"
@@ -686,7 +692,7 @@ bench_backfill() {
 bench_refresh() {
   local n sizes i items it k diff
   sizes=$(printf '%s\n' "$SC_SMALL" "$SC_MID" "$SC_BIG" | sort -nu | tr '\n' ' ')
-  section_start "20.4 one-window refresh at $sizes rows"
+  section_start "refresh: one-window refresh at $sizes rows"
   ensure_scale
   for n in $sizes; do
     scale_index "$n" on
@@ -755,7 +761,7 @@ EOF
 # says; this checks that nothing else in a refresh compiles.
 bench_jit() {
   local n=$SC_MID r mode step off j0
-  section_start "20.3 JIT: refresh of $JIT_WINDOWS separate windows of $n rows, jit on vs off, $JIT_ROUNDS pairs"
+  section_start "jit: refresh of $JIT_WINDOWS separate windows of $n rows, jit on vs off, $JIT_ROUNDS pairs"
   ensure_scale
   scale_index "$n" on
   settle "$n"
@@ -844,7 +850,7 @@ sc_pair() {
 }
 bench_scattered() {
   local n=$SC_MID r
-  section_start "20.2 scattered late rows: $SC_LATE rows into $n rows, $SC_ROUNDS pairs with the time index, $SC_NOIDX_ROUNDS without"
+  section_start "scattered: $SC_LATE late rows into $n rows, $SC_ROUNDS pairs with the time index, $SC_NOIDX_ROUNDS without"
   ensure_scale
   scale_index "$n" on
   settle "$n"
@@ -875,7 +881,7 @@ EOF
 # until the worker process is gone. After each, the sink must be exact.
 bench_interrupt() {
   local n=$SC_MID r ms delay line bin
-  section_start "20.3 interrupt: pg_terminate_backend and a fast shutdown in the middle of a refresh of $n rows"
+  section_start "interrupt: pg_terminate_backend and a fast shutdown in the middle of a refresh of $n rows"
   ensure_scale
   settle "$n"
   scale_index "$n" off
@@ -930,11 +936,11 @@ bench_interrupt() {
 # 4 writers, 100-row transactions, F_SCHEDULE (rows/s:seconds); in the full run each
 # rate covers one whole 1-minute window (a warm-up at the first rate until the
 # minute starts). The flow: date_bin 1 minute, writer -> max(seq), count;
-# eval_interval 1 s. It folds (20.5): each refresh of the open window reads the rows
+# eval_interval 1 s. It folds: each refresh of the open window reads the rows
 # written since the last one (BENCH_FOLD=off measures the recompute instead).
 bench_freshness() {
   local wpid summary
-  section_start "20.4 freshness: $F_SCHEDULE (rows/s:seconds), 4 writers, eval_interval 1 s"
+  section_start "freshness: $F_SCHEDULE (rows/s:seconds), 4 writers, eval_interval 1 s"
   sql >/dev/null <<'EOF'
 SET client_min_messages = warning;
 CREATE TABLE fr_src (ts timestamptz NOT NULL, writer int NOT NULL, seq bigint NOT NULL, v float8 NOT NULL)
@@ -954,7 +960,7 @@ EOF
   section_end freshness
 }
 
-# ---- item 4: backlog catch-up ------------------------------------------------
+# ---- catchup: backlog catch-up -----------------------------------------------
 # A year (2024) of 1-minute data; flow over date_bin('1 minute') (527,040 windows).
 # (a) create_flow over it (it fills the sink from the rows already there) vs one
 #     INSERT ... SELECT ... GROUP BY into an empty table with the same key.
@@ -965,7 +971,7 @@ EOF
 bench_catchup() {
   local yrows yq r v lo hi wpid flush plain name ms rss hwm diff
   yrows=$((Y_DAYS * 1440 * Y_PER_MIN))
-  section_start "4. catch-up: $Y_DAYS days of 1-minute data ($yrows rows)"
+  section_start "catchup: $Y_DAYS days of 1-minute data ($yrows rows)"
   yq="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, count(*) AS n, sum(v) AS sum_v, min(v) AS min_v, max(v) AS max_v FROM y_src"
   sql >/dev/null <<EOF
 SET client_min_messages = warning;
@@ -995,7 +1001,7 @@ EOF
   wait_active y_src 1
   section_end catchup_create
 
-  section_start "4. catch-up: backfill of a month of late rows, $B_PAIRS rounds"
+  section_start "catchup: backfill of a month of late rows, $B_PAIRS rounds"
   month_lo() { date -u -d "2024-01-01 00:00:00 UTC - $1 months" '+%Y-%m-%d %H:%M:%S+00'; }
   for ((r = 1; r <= B_PAIRS; r++)); do
     lo=$(month_lo "$r")
@@ -1024,7 +1030,7 @@ EOF
   section_end catchup_backfill
 }
 
-# ---- item 5: many flows ------------------------------------------------------
+# ---- idle, shmem, busy: many flows --------------------------------------------
 # idle_phase CADENCE EVAL SECONDS: IDLE_FLOWS tables with one row and one flow each;
 # once every worker runs, the CPU of all flow workers and the launcher over SECONDS.
 idle_phase() {
@@ -1054,7 +1060,7 @@ idle_phase() {
 
 bench_idle() {
   local k
-  section_start "5. $IDLE_FLOWS idle flows, ${IDLE_SECONDS}s with the default cadence, ${IDLE_FAST_SECONDS}s with eval_interval 1 s"
+  section_start "idle: $IDLE_FLOWS idle flows, ${IDLE_SECONDS}s with the default cadence, ${IDLE_FAST_SECONDS}s with eval_interval 1 s"
   {
     echo "SET client_min_messages = warning;"
     for ((k = 1; k <= IDLE_FLOWS; k++)); do
@@ -1078,7 +1084,7 @@ bench_idle() {
 # against what the slots took when each held both sets at dirty_ranges_per_flow.
 bench_shmem() {
   local d port q slots pool total ranges
-  section_start "29.3 shared memory at flownode.max_flows = 10,000"
+  section_start "shmem: shared memory at flownode.max_flows = 10,000"
   d="$(fn_workdir)"
   port="$(fn_free_port)"
   fn_start_cluster "$d" "$port" "flownode.max_flows = 10000"
@@ -1098,7 +1104,7 @@ bench_shmem() {
 # the load, then the time until every sink is exact (flush_flow of each in turn).
 bench_busy() {
   local r v c0 c1 secs cpu catch k
-  section_start "5. $BUSY_FLOWS busy flows on one table (eval_interval 1 s), multi-row INSERT of $BUSY_ROWS rows"
+  section_start "busy: $BUSY_FLOWS busy flows on one table (eval_interval 1 s), multi-row INSERT of $BUSY_ROWS rows"
   for ((r = 1; r <= BUSY_PAIRS; r++)); do
     for v in $(rotate "$r" base f20); do
       if [[ $v == base ]]; then make_source busy_base 0; else make_source busy_f20 "$BUSY_FLOWS" 6 "'1 second'"; fi
@@ -1123,7 +1129,7 @@ bench_busy() {
 # On its own throwaway cluster (a single-user backend under valgrind); this
 # cluster is stopped first so the two do not compete.
 bench_callgrind() {
-  section_start "1/6/20.6. instruction counts of the write path (callgrind, own cluster)"
+  section_start "callgrind: instruction counts of the write path (own cluster)"
   if [[ $CG_PID == finished ]]; then
     log "   ran beside the generation of the large tables"
   elif [[ -n $CG_PID ]]; then
@@ -1149,7 +1155,7 @@ bench_callgrind() {
 bench_dimension() {
   local rows rounds q r h v out
   if [[ $MODE == full ]]; then rows=20000000 rounds=2; else rows=2000000 rounds=1; fi
-  section_start "joins: one dimension-row update against a fact table of $rows rows"
+  section_start "dimension: one dimension-row update against a fact table of $rows rows"
   q="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, dm_hosts.region, count(*) AS n, sum(v) AS sum_v FROM dm_cpu JOIN dm_hosts USING (host) GROUP BY 1, 2"
   sql >/dev/null <<EOF
 SET client_min_messages = warning;

@@ -33,6 +33,10 @@ SELECT count(*) AS sink_rows, flow_diff('cpu_1m') FROM cpu_1m;
 SELECT flow_name, source_table, sink_table, time_column, window_expr, eval_interval,
        expire_after, comment, owner, dirty_windows, last_error, failures
   FROM flownode.flows NATURAL JOIN (SELECT flow_id, expire_after, comment, failures FROM flownode.flow_info) i;
+-- no subscription feeds the flow (docs/operations.md, "Flow servers"): replication is
+-- NULL, as it is for a flow id that names no flow
+SELECT flow_name, replication IS NULL AS not_replicated, flownode.flow_replication(-1) IS NULL AS no_flow
+  FROM flownode.flows;
 
 -- the triggers that mark dirty windows
 SELECT tgfoid::regproc, tgenabled, tgisinternal FROM pg_trigger WHERE tgrelid = 'cpu'::regclass ORDER BY 1;

@@ -67,8 +67,6 @@ SELECT flownode.create_flow('f', 'bad_sink', 'SELECT host, count(*) AS n FROM m 
 SELECT flownode.create_flow('f', 'bad_sink',
   $$SELECT date_trunc('hour', ts) AS w, count(*) + 1 FROM m GROUP BY 1$$);
 SELECT flownode.create_flow('f', 'bad_sink',
-  $$SELECT date_trunc('hour', ts) AS w, count(*) AS n FROM m GROUP BY 1, host$$);
-SELECT flownode.create_flow('f', 'bad_sink',
   $$SELECT date_trunc('hour', ts) AS w, count(*) AS n FROM m GROUP BY 1 LIMIT 5$$);
 SELECT flownode.create_flow('f', 'bad_sink',
   $$SELECT date_trunc('hour', a.ts) AS w, count(*) AS n FROM m a JOIN m b ON a.ts = b.ts GROUP BY 1$$);

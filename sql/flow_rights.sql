@@ -24,9 +24,12 @@ CREATE FUNCTION hourly(name text) RETURNS bigint LANGUAGE sql AS $$
     eval_interval => '1 hour')$$;
 GRANT EXECUTE ON FUNCTION hourly(text) TO PUBLIC;
 
--- a fresh install: of flownode's functions only create_flow is closed to PUBLIC
+-- a fresh install: of flownode's functions only create_flow and wait_for_publishers
+-- (which connects to publishers with the subscriptions' credentials) are closed to
+-- PUBLIC; flow_replication, which the flows view calls, is open
 SELECT p.oid::regprocedure AS closed_to_public FROM pg_proc p
- WHERE p.pronamespace = 'flownode'::regnamespace AND NOT has_function_privilege('public', p.oid, 'EXECUTE');
+ WHERE p.pronamespace = 'flownode'::regnamespace AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
+ ORDER BY p.oid::regprocedure::text;
 
 -- a role without the grant creates no flow, through either entry point
 SET ROLE fn_dave;

@@ -312,7 +312,7 @@ SELECT f.flow_id,
  WHERE pg_catalog.pg_has_role(f.owner, 'MEMBER');
 GRANT SELECT ON flownode.flows TO PUBLIC;
 
--- joins with dimension tables (issue 21.1)
+-- joins with dimension tables
 -- The dimension tables a flow joins (docs/internals.md §3, Dimension tables): one row
 -- per equality `fact_column = dimension_column` that joins a dimension to the flow's
 -- source (its fact table). Written by create_flow, removed with the flow; a write

@@ -1,7 +1,7 @@
 -- flownode 0.1: continuous aggregation for PostgreSQL.
 \echo Use "CREATE EXTENSION flownode" to load this file. \quit
 
--- The registry of flows (the seed's BatchingEngine map). Written only by
+-- The registry of flows (GreptimeDB's BatchingEngine map). Written only by
 -- create_flow/drop_flow; users read it through the flows view.
 CREATE TABLE flownode.flow (
     flow_id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

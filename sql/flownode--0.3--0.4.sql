@@ -156,6 +156,19 @@ REVOKE ALL ON flownode.flow_runtime FROM PUBLIC;
 COMMENT ON VIEW flownode.flow_runtime IS
 'every flow you may see with its state, defined once for the flows and flow_info views (internal)';
 
+-- On a flow server (docs/operations.md, "Flow servers"): why the flow's sink is
+-- behind its publishers, for the flows view's replication column. NULL when no
+-- subscription replicates into a table the flow reads (its source and dimensions, and
+-- those of the flows it reads from) and for a flow the caller may not see; else one
+-- sentence per such subscription, the worst first: failing, disabled, without apply
+-- worker, copying a table, or streaming and how far it has applied.
+CREATE FUNCTION flownode.flow_replication(flow_id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'flownode_flow_replication'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION flownode.flow_replication(bigint) IS
+'on a flow server: what each subscription feeding the flow is doing (failing, disabled, no apply worker, copying, streaming), NULL when none feeds it (internal: read the flows view)';
+
 -- The flows at a glance, for the roles that are members of their owner: what each
 -- is, its state and whether its source's writes are marked, how far behind it is,
 -- its last run and current error, the worker serving it and how late its last
@@ -194,11 +207,14 @@ SELECT r.flow_id,
               WHERE (d.source_table = r.sink_table
                      OR r.sink_table IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(d.source_table) p))
                 AND pg_catalog.pg_has_role(d.owner, 'MEMBER')
-              ORDER BY d.flow_name) AS downstream_flows
+              ORDER BY d.flow_name) AS downstream_flows,
+       -- on a flow server: why the sink is behind its publishers (NULL: no
+       -- subscription feeds the flow)
+       flownode.flow_replication(r.flow_id) AS replication
   FROM flownode.flow_runtime r;
 GRANT SELECT ON flownode.flows TO PUBLIC;
 COMMENT ON VIEW flownode.flows IS
-'the flows of roles you are a member of, at a glance: identity, state, lag, last run and error, worker, start delay, chains';
+'the flows of roles you are a member of, at a glance: identity, state, lag, last run and error, worker, start delay, chains, the subscriptions feeding it';
 
 -- What GreptimeDB's information_schema.flows shows, for the flows of roles you are a
 -- member of: the definition, the options, the times, the source, and the flow's
@@ -275,6 +291,24 @@ GRANT SELECT ON flownode.runs TO PUBLIC;
 COMMENT ON VIEW flownode.runs IS
 'one row per run of the flows of roles you are a member of: kind, start, duration, windows, rows read and written, folded, and a failure''s SQLSTATE and error';
 
+-- wait_for_publishers: begin
+-- Flow servers (docs/operations.md, "Flow servers"): on a server whose flows read
+-- tables that logical replication fills, returns once every change committed on the
+-- publishers of the subscriptions feeding the flow (its source and dimensions, and
+-- those of the flows it reads from) before their WAL position now (or the position
+-- positions names per subscription: {"subscription": "pg_lsn"}) is applied here and
+-- flushed into the sink, as flush_flow(flow_name, cascade => true) does. It connects
+-- to each publisher with the subscription's conninfo, so only roles granted it may.
+CREATE FUNCTION flownode.wait_for_publishers(flow_name text, timeout interval DEFAULT '1 minute',
+                                             positions jsonb DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_wait_for_publishers'
+LANGUAGE C VOLATILE;
+REVOKE EXECUTE ON FUNCTION flownode.wait_for_publishers(text, interval, jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION flownode.wait_for_publishers(text, interval, jsonb) IS
+'on a flow server: returns once every change committed on the publishers feeding the flow before their current WAL position (or the positions passed per subscription) is applied here and in the sink (flush_flow with cascade); fails naming a subscription that is disabled, failing, without apply worker or late past the timeout';
+-- wait_for_publishers: end
+
 -- time_bucket: begin
 -- flownode.time_bucket: TimescaleDB's bucketing function, with its signatures,
 -- volatility and results (docs/reference.md, "flownode.time_bucket"). A flow may group by it:
@@ -322,3 +356,7 @@ AS 'MODULE_PATHNAME', 'flownode_time_bucket_int4' LANGUAGE C IMMUTABLE STRICT PA
 CREATE FUNCTION flownode.time_bucket(bucket_width bigint, ts bigint, "offset" bigint) RETURNS bigint
 AS 'MODULE_PATHNAME', 'flownode_time_bucket_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 -- time_bucket: end
+
+-- flownode.execute also runs TimescaleDB's continuous-aggregate statements
+COMMENT ON FUNCTION flownode.execute(text) IS
+'runs one of GreptimeDB''s flow statements (CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN FLUSH_FLOW, SHOW FLOWS, SHOW CREATE FLOW) or of TimescaleDB''s continuous-aggregate statements (CREATE, DROP and ALTER MATERIALIZED VIEW, CALL refresh_continuous_aggregate, SELECT add_continuous_aggregate_policy and remove_continuous_aggregate_policy)';

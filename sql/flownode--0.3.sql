@@ -1,7 +1,7 @@
 -- flownode 0.3: continuous aggregation for PostgreSQL.
 \echo Use "CREATE EXTENSION flownode" to load this file. \quit
 
--- The registry of flows (the seed's BatchingEngine map). Written only by
+-- The registry of flows (GreptimeDB's BatchingEngine map). Written only by
 -- create_flow/drop_flow; users read it through the flows view. Tables and the owner
 -- are regclass and regrole: pg_dump writes them as names, which a restore reads back
 -- as the new database's OIDs (docs/internals.md §9).

@@ -309,7 +309,7 @@ CREATE TABLE out_num_cnt_show ("number" int, ts timestamp DEFAULT CURRENT_TIMEST
 SELECT flow_name, table_catalog, flow_definition, source_table_names FROM flownode.flow_info
  WHERE flow_name = 'filter_numbers_show';
 SELECT * FROM flownode.execute($$SHOW FLOWS LIKE 'filter_numbers_show'$$);
--- without the key's second column: its sink would have no key
+-- without the key's second column: the declared sink has no hidden key column for it
 SELECT * FROM flownode.execute($$CREATE FLOW filter_numbers_show SINK TO out_num_cnt_show AS SELECT number FROM numbers_input_show where number > 10;$$);
 SELECT * FROM flownode.execute($$CREATE FLOW filter_numbers_show SINK TO out_num_cnt_show AS SELECT number, ts FROM numbers_input_show where number > 10;$$);
 SELECT * FROM flownode.execute('SHOW CREATE FLOW filter_numbers_show');

@@ -317,25 +317,16 @@ REVOKE CREATE ON SCHEMA public FROM j_user;
 REVOKE EXECUTE ON FUNCTION flownode.create_flow FROM j_user;
 DROP ROLE j_user;
 
--- refused, each with a message naming the problem
+-- refused, each with a message naming the problem (a subquery in FROM, a view, and a
+-- dimension joined by no equality are accepted: join_shapes.sql)
 CREATE TABLE j_part (dc int, country text) PARTITION BY LIST (dc);
-CREATE VIEW j_view AS SELECT * FROM j_hosts;
 CREATE TABLE j_events (ts timestamptz, host text);
-SELECT flownode.create_flow('j_bad', 'j_bad',  -- a subquery in FROM
-  $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
-      FROM j_cpu c JOIN (SELECT * FROM j_hosts) h USING (host) GROUP BY 1$$);
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- a CTE
   $$WITH h AS (SELECT * FROM j_hosts) SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
       FROM j_cpu c JOIN h USING (host) GROUP BY 1$$);
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- a set operation
   $$SELECT date_trunc('hour', ts) AS h, count(*) AS n FROM j_cpu GROUP BY 1
     UNION SELECT date_trunc('hour', ts), count(*) FROM j_cpu GROUP BY 1$$);
-SELECT flownode.create_flow('j_bad', 'j_bad',  -- a non-equality join
-  $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
-      FROM j_cpu c JOIN j_hosts h ON c.host < h.host GROUP BY 1$$);
-SELECT flownode.create_flow('j_bad', 'j_bad',  -- a cross join
-  $$SELECT date_trunc('hour', c.ts) AS h, d.country, count(*) AS n
-      FROM j_cpu c, j_dcs d GROUP BY 1, 2$$);
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- RIGHT JOIN
   $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
       FROM j_hosts h RIGHT JOIN j_cpu c USING (host) GROUP BY 1$$);
@@ -353,23 +344,12 @@ SELECT flownode.create_flow('j_bad', 'j_bad',  -- two fact tables: a self join
       FROM j_cpu c JOIN j_cpu d ON c.host = d.host GROUP BY 1$$);
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- two fact tables: joined on time by USING
   $$SELECT date_trunc('hour', ts) AS h, count(*) AS n FROM j_cpu JOIN j_events USING (ts) GROUP BY 1$$);
-SELECT flownode.create_flow('j_bad', 'j_bad',  -- a dimension joined to a dimension only
-  $$SELECT date_trunc('hour', c.ts) AS h, d.country, count(*) AS n
-      FROM j_cpu c JOIN j_hosts h USING (host) JOIN j_dcs d ON d.dc = length(h.region)
-     GROUP BY 1, 2$$);
-SELECT flownode.create_flow('j_bad', 'j_bad',  -- the equality in another LEFT JOIN's condition
-  $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
-      FROM j_cpu c JOIN j_dcs d ON true LEFT JOIN j_hosts h ON h.host = c.host AND d.dc = c.dc
-     GROUP BY 1$$);
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- a table read twice
   $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
       FROM j_cpu c JOIN j_hosts h USING (host) JOIN j_hosts h2 ON h2.host = c.host GROUP BY 1$$);
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- a partitioned dimension
   $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
       FROM j_cpu c JOIN j_part p ON p.dc = c.dc GROUP BY 1$$);
-SELECT flownode.create_flow('j_bad', 'j_bad',  -- a view
-  $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
-      FROM j_cpu c JOIN j_view v ON v.host = c.host GROUP BY 1$$);
 SELECT flownode.create_flow('j_bad', 'j_bad',  -- a function in FROM
   $$SELECT date_trunc('hour', c.ts) AS h, count(*) AS n
       FROM j_cpu c JOIN generate_series(1, 3) g ON g = c.dc GROUP BY 1$$);
@@ -388,7 +368,6 @@ SELECT flow_name, source_table FROM flownode.flows WHERE flow_name = 'j_ok';
 SELECT flownode.drop_flow('j_ok');
 SELECT count(*) AS flows_left FROM flownode.flows WHERE flow_name LIKE 'j\_%';
 DROP TABLE j_ok, j_part, j_events, j_dcs, j_rollup, j_rows;
-DROP VIEW j_view;
 -- A dimension write marks the windows of the fact rows it joins, read from the fact
 -- table's time column as the flow's query reads it: a date column (each date cast to
 -- timestamptz at midnight in the flow's zone) and an integer epoch column (compared

@@ -24,6 +24,7 @@
 #include "query/flow_query.h"
 #include "query/query_rewrite.h"
 #include "record/run_history.h"
+#include "refresh/extents.h"
 #include "refresh/refresh_exec.h"
 #include "refresh/sink_fill.h"
 #include "registry/flow_chain.h"
@@ -150,17 +151,20 @@ static void check_dimensions(const FlowQuery *fq) {
 
 	foreach (lc, fq->dimensions) {
 		Oid relid = ((FlowDimension *)lfirst(lc))->relid;
+		FlowDimensionKind kind = ((FlowDimension *)lfirst(lc))->kind;
 
-		if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		/* what a view reads, it reads with its owner's rights; the query checks the rest */
+		if (kind == FN_DIM_TABLE && pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 			ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			                errmsg("permission denied for table %s", get_rel_name(relid)),
 			                errdetail("Creating a flow needs SELECT on every table its query reads.")));
-		if (pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
-			ereport(ERROR,
-			        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			         errmsg("permission denied for table %s", get_rel_name(relid)),
-			         errdetail("Creating a flow needs TRIGGER on every table it joins (writes to a dimension "
-			                   "table are marked by a trigger).")));
+		if (kind != FN_DIM_VIEW && pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER) != ACLCHECK_OK)
+			ereport(
+			    ERROR,
+			    (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			     errmsg("permission denied for table %s", get_rel_name(relid)),
+			     errdetail("Creating a flow needs TRIGGER on every table it joins, also through a view or "
+			               "a subquery (writes to a dimension table are marked by a trigger).")));
 	}
 	foreach (lc, fq->dimensions)
 		LockRelationOid(((FlowDimension *)lfirst(lc))->relid, ShareRowExclusiveLock);
@@ -183,6 +187,8 @@ static void notice_missing_join_index(Oid source_relid, const FlowQuery *fq) {
 		FlowDimension *d = lfirst(lc);
 		bool indexed = false;
 
+		if (d->keys == NIL)
+			continue; /* every write marks every window: fn_notice_every_write says so */
 		foreach (lc2, d->keys)
 			indexed |= fn_btree_index_leads_with(source_relid, ((FlowJoinKey *)lfirst(lc2))->fact_attnum);
 		if (!indexed)
@@ -197,16 +203,6 @@ static void notice_missing_join_index(Oid source_relid, const FlowQuery *fq) {
 			             quote_identifier(get_attname(
 			                 source_relid, ((FlowJoinKey *)linitial(d->keys))->fact_attnum, false)))));
 	}
-}
-
-/* The flow's dimensions recorded and their triggers put in place. */
-static void install_dimensions(int64 flow_id, const FlowQuery *fq) {
-	ListCell *lc;
-
-	fn_registry_insert_dimensions(flow_id, fq->dimensions);
-	CommandCounterIncrement();
-	foreach (lc, fq->dimensions)
-		fn_sync_dimension_triggers(((FlowDimension *)lfirst(lc))->relid);
 }
 
 /* How the arguments are named in messages: create_flow's, or the clauses of the
@@ -265,6 +261,16 @@ static void window_less_needs_eval_interval(FlowQuery *fq, const ArgWords *w) {
 		                w->eval_interval),
 		         errdetail("A flow without windows is recomputed whole at each evaluation after a change."),
 		         errhint("%s", _(w->copy_hint))));
+	if (fq->window_in_key) /* the window inside a key: group by the window, output the key */
+		ereport(
+		    ERROR,
+		    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+		     errmsg("a flow whose query has no time window in its GROUP BY needs %s", w->eval_interval),
+		     errdetail("A group key computed from a window, such as date_trunc('day', ts)::date, is not a "
+		               "window itself."),
+		     errhint("Group by the window and output the expression of it: SELECT date_trunc('day', "
+		             "ts)::date AS day ... GROUP BY date_trunc('day', ts). The sink keeps the window as a "
+		             "hidden key column.")));
 	ereport(ERROR,
 	        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 	         errmsg("a flow whose query has no time window in its GROUP BY needs %s", w->eval_interval),
@@ -476,7 +482,7 @@ static int64 register_flow(const CreateFlowArgs *a, const FlowQuery *fq, const c
                            TimestampTz created_at, Oid sink_relid, FlowDefinition *def) {
 	int nest = fn_pin_deparse_settings(timezone);
 
-	def->stored_query = fn_deparse_query(fq->query);
+	def->stored_query = fn_deparse_query(fq->as_written);
 	def->fq = fn_analyze_flow_query(def->stored_query, timezone);
 	fn_unpin_settings(nest);
 	def->settings = settings_of(a, timezone, created_at);
@@ -494,7 +500,7 @@ static FlowSlot *install_flow(int64 flow_id, Oid source_relid, const FlowQuery *
 
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(source_relid);
-	install_dimensions(flow_id, stored);
+	fn_rebind_dimensions(flow_id, stored->dimensions); /* recorded, their triggers put in place */
 	slot = fn_acquire_slot(MyDatabaseId, fn_catalog_relid(false), flow_id, true);
 	fn_slot_reserve(slot); /* until this transaction ends */
 	fn_on_commit_start_worker(flow_id, GetUserId());
@@ -513,7 +519,7 @@ static void fill_sink(const CreateFlowArgs *a, int64 flow_id, FlowQuery *stored,
 
 	if (a->background)
 		fn_plan_backfill(fn_load_task_config(flow_id, false), stored, sink_is_new);
-	else {
+	else if (!a->no_fill || !sink_is_new) { /* no_fill: windows reach the sink when written or refreshed */
 		TimestampTz start = GetCurrentTimestamp();
 		int64 rows = fn_fill_now(fn_load_task_config(flow_id, false), stored, sink_is_new, clock_at);
 		TimestampTz end = GetCurrentTimestamp();
@@ -568,6 +574,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	fill_sink(a, flow_id, def.fq, fq->now_preds != NIL, sink_is_new, slot);
 	notice_missing_time_index(fq->source_relid, fq);
 	notice_missing_join_index(fq->source_relid, fq);
+	fn_notice_every_write(fq->query, fq->source_rtindex, fq->dimensions);
 	return flow_id;
 }
 
@@ -724,6 +731,12 @@ static int64 flush_one(TaskConfig *cfg, Oid catalog) {
 	return fn_request_flow_work(cfg, catalog, FN_REQUEST_FLUSH, none);
 }
 
+TaskConfig *fn_flow_to_flush(const char *flow_name) {
+	Oid catalog;
+
+	return requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
+}
+
 int64 fn_flush_flow(const char *flow_name) {
 	Oid catalog;
 	TaskConfig *cfg = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
@@ -739,7 +752,7 @@ int64 fn_flush_flow(const char *flow_name) {
  * answered). Every flow of the chain is checked first: nothing is flushed unless
  * all of them can be. Returns the windows refreshed by all of them.
  */
-static int64 flush_cascade(const char *flow_name) {
+int64 fn_flush_flow_cascade(const char *flow_name) {
 	Oid catalog;
 	TaskConfig *top = requested_flow(flow_name, &catalog, FN_REQUEST_FLUSH);
 	List *order = fn_flows_to_flush(top);
@@ -773,7 +786,7 @@ Datum flownode_flush_flow(PG_FUNCTION_ARGS) {
 	char *flow_name = fn_text_arg(fcinfo, 0, "flow_name");
 
 	if (PG_NARGS() > 1 && bool_arg(fcinfo, 1, "cascade"))
-		PG_RETURN_INT64(flush_cascade(flow_name));
+		PG_RETURN_INT64(fn_flush_flow_cascade(flow_name));
 	PG_RETURN_INT64(fn_flush_flow(flow_name));
 }
 

@@ -38,8 +38,10 @@
 #include "record/durable_record.h"
 #include "record/key_record.h"
 #include "refresh/read_exec.h"
+#include "refresh/clock_changes.h"
 #include "refresh/refresh_exec.h"
 #include "registry/flow_registry.h"
+#include "registry/stored_query.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -247,10 +249,25 @@ Datum flownode_read_flow(PG_FUNCTION_ARGS) {
 	return (Datum)0;
 }
 
+/* The view's columns: the query's result, without the sink's hidden key columns
+ * (query/hidden_keys.h); `*` when it has none. */
+static char *visible_columns(TaskConfig *cfg) {
+	FlowQuery *fq = fn_analyse_stored(cfg);
+	StringInfoData s;
+
+	if (fq->nvisible == list_length(fq->out_names))
+		return "*";
+	initStringInfo(&s);
+	for (int i = 0; i < fq->nvisible; i++)
+		appendStringInfo(&s, "%s%s", i ? ", " : "", quote_identifier(list_nth(fq->out_names, i)));
+	return s.data;
+}
+
 /*
  * flownode.create_read_view(flow_name text, view_name text) RETURNS regclass:
  *   CREATE VIEW view_name WITH (security_invoker = true) AS
  *     SELECT * FROM flownode.read_flow(NULL::sink)
+ * (the query's columns only, without hidden key columns, when the sink has them)
  * as the caller (a member of the flow's owner), and an AUTO dependency of the view on
  * the sink: DROP TABLE of the sink takes the view with it, as it takes the sink's
  * indexes (the view's rule still depends on the sink's columns and row type, so
@@ -271,8 +288,8 @@ Datum flownode_create_read_view(PG_FUNCTION_ARGS) {
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 		                errmsg("must be owner of flow \"%s\"", cfg->flow_name)));
 	sql = psprintf(
-	    "CREATE VIEW %s WITH (security_invoker = true) AS SELECT * FROM flownode.read_flow(NULL::%s)",
-	    NameListToQuotedString(names), fn_qualified_relname(cfg->sink_relid));
+	    "CREATE VIEW %s WITH (security_invoker = true) AS SELECT %s FROM flownode.read_flow(NULL::%s)",
+	    NameListToQuotedString(names), visible_columns(cfg), fn_qualified_relname(cfg->sink_relid));
 	/* as the caller, under its search_path: where CREATE VIEW would put it, with its
 	 * privileges (CREATE on the schema), owned by it */
 	if (SPI_connect() != SPI_OK_CONNECT)

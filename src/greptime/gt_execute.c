@@ -5,7 +5,9 @@
  * drop_flow, ADMIN FLUSH_FLOW on flush_flow; SHOW FLOWS reads the flows view, SHOW
  * CREATE FLOW writes the statement that recreates a flow. The result is one column of
  * text: a row per flow for SHOW FLOWS, the statement for SHOW CREATE FLOW, the windows
- * refreshed for ADMIN FLUSH_FLOW, no row for CREATE and DROP.
+ * refreshed for ADMIN FLUSH_FLOW, no row for CREATE and DROP. TimescaleDB's
+ * continuous-aggregate statements go to timescale/ts_execute.c, recognized by their
+ * first words.
  */
 #include "flownode.h"
 
@@ -19,6 +21,7 @@
 #include "pgutil/pg_util.h"
 #include "pgutil/subxact_try.h"
 #include "query/query_rewrite.h"
+#include "timescale/ts_execute.h"
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -103,7 +106,7 @@ static bool same_work(void *arg) {
 	                                           fn_gt_reading(t->cfg->dialect), NULL);
 	int nest = fn_pin_deparse_settings(t->cfg->timezone);
 
-	t->same = strcmp(fn_deparse_query(fq->query), t->cfg->query) == 0;
+	t->same = strcmp(fn_deparse_query(fq->as_written), t->cfg->query) == 0;
 	fn_unpin_settings(nest);
 	return true;
 }
@@ -304,6 +307,15 @@ Datum flownode_execute(PG_FUNCTION_ARGS) {
 	/* one text column: the function is declared RETURNS TABLE (result text) */
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	(void)fn_catalog_relid(false);
+	if (fn_ts_statement(statement)) {
+		/* TimescaleDB's (timescale/): no result rows; errors point into the statement */
+		GtErrorScope scope;
+
+		fn_gt_error_scope_push(&scope, statement, -1);
+		fn_ts_execute(statement);
+		fn_gt_error_scope_pop(&scope);
+		PG_RETURN_VOID();
+	}
 	st = fn_gt_parse(statement);
 	switch (st->kind) {
 	case GT_CREATE_FLOW:

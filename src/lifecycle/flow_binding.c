@@ -136,14 +136,17 @@ static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
  * pg_upgrade keeps none of their triggers. Without them, a write to a dimension of a
  * restored flow marked nothing and its sink went stale.
  */
-static void bind_dimensions(int64 flow_id, const FlowQuery *fq) {
+void fn_rebind_dimensions(int64 flow_id, List *dimensions) {
+	List *tables = fn_load_flow_dimensions(flow_id); /* what it joined: their triggers may go */
 	ListCell *lc;
 
 	fn_registry_delete_dimensions(flow_id);
-	fn_registry_insert_dimensions(flow_id, fq->dimensions);
+	fn_registry_insert_dimensions(flow_id, dimensions);
 	CommandCounterIncrement();
-	foreach (lc, fq->dimensions)
-		fn_sync_dimension_triggers(((FlowDimension *)lfirst(lc))->relid);
+	foreach (lc, dimensions)
+		tables = list_append_unique_oid(tables, ((FlowDimension *)lfirst(lc))->relid);
+	foreach (lc, tables)
+		fn_sync_dimension_triggers(lfirst_oid(lc));
 }
 
 /*
@@ -183,7 +186,7 @@ static void bind_checked(TaskConfig *cfg, FlowQuery *fq, bool upgraded) {
 	/* the triggers, on every partition too: the flow is bound now, so they are needed */
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(cfg->source_relid);
-	bind_dimensions(cfg->flow_id, fq);
+	fn_rebind_dimensions(cfg->flow_id, fq->dimensions);
 	/* as create_flow: the slot now, so flownode.max_flows fails here; the worker at commit */
 	slot = fn_acquire_slot(MyDatabaseId, fn_current_catalog_relid(), cfg->flow_id, true);
 	fn_slot_reserve(slot); /* until this transaction ends */

@@ -2,8 +2,9 @@
  * flow_removal.c: flows removed by drop_flow, and with the tables, extension and
  * database they depend on.
  *
- * - DROP TABLE of a flow's source or sink, or of a dimension table it joins (also
- *   DROP SCHEMA ... CASCADE, DROP OWNED) drops the flow with a NOTICE, as PostgreSQL
+ * - DROP TABLE of a flow's source or sink, or of a dimension table it joins, DROP
+ *   VIEW of a view it joins or of one under it (also DROP SCHEMA ... CASCADE, DROP
+ *   OWNED, DROP TABLE ... CASCADE of a table under a view) drops the flow with a NOTICE, as PostgreSQL
  *   does for dependent objects (the object access hook sees the table's drop). A
  *   partition of a source is not the source: dropping it drops only flows of its
  *   own; its rows leaving the source are marked (by the utility hook before a DROP
@@ -138,7 +139,8 @@ static void object_access(ObjectAccessType access, Oid classId, Oid objectId, in
 	if (objectId == fn_catalog_relid_unchecked())
 		fn_on_commit_stop_all(objectId);
 	else if ((get_rel_relkind(objectId) == RELKIND_RELATION ||
-	          get_rel_relkind(objectId) == RELKIND_PARTITIONED_TABLE) &&
+	          get_rel_relkind(objectId) == RELKIND_PARTITIONED_TABLE ||
+	          get_rel_relkind(objectId) == RELKIND_VIEW) &&
 	         get_rel_persistence(objectId) != RELPERSISTENCE_TEMP && OidIsValid(fn_catalog_relid(true)) &&
 	         get_rel_namespace(objectId) != get_namespace_oid(FLOWNODE_SCHEMA, true)) {
 		partition_dropped(objectId);

@@ -171,31 +171,73 @@ static bool renames(Node *stmt) {
 	if (IsA(stmt, RenameStmt)) {
 		RenameStmt *r = (RenameStmt *)stmt;
 
-		return r->renameType == OBJECT_TABLE || r->renameType == OBJECT_SCHEMA ||
-		       (r->renameType == OBJECT_COLUMN && r->relationType == OBJECT_TABLE);
+		/* a view a flow joins is named by its query as a table is */
+		return r->renameType == OBJECT_TABLE || r->renameType == OBJECT_VIEW ||
+		       r->renameType == OBJECT_SCHEMA ||
+		       (r->renameType == OBJECT_COLUMN &&
+		        (r->relationType == OBJECT_TABLE || r->relationType == OBJECT_VIEW));
 	}
 	if (IsA(stmt, AlterObjectSchemaStmt))
-		return ((AlterObjectSchemaStmt *)stmt)->objectType == OBJECT_TABLE;
+		return ((AlterObjectSchemaStmt *)stmt)->objectType == OBJECT_TABLE ||
+		       ((AlterObjectSchemaStmt *)stmt)->objectType == OBJECT_VIEW;
 	return false;
+}
+
+/*
+ * CREATE OR REPLACE VIEW of a view flows join changes its rows without a write, and
+ * its new query may read other tables: before the command, the flows that join it;
+ * after it, each flow's query analysed again (a new query that is not deterministic,
+ * or reads a foreign table, fails the command, naming it), its dimensions recorded
+ * again with their triggers (fn_rebind_dimensions) and every window of its source
+ * marked, as ALTER COLUMN TYPE of a column it reads does.
+ */
+static List *before_view_replace(Node *stmt) {
+	ViewStmt *vs = (ViewStmt *)stmt;
+	Oid relid;
+
+	if (!IsA(stmt, ViewStmt) || !vs->replace || !OidIsValid(fn_catalog_relid(true)))
+		return NIL;
+	relid = RangeVarGetRelid(vs->view, NoLock, true);
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_VIEW)
+		return NIL;
+	return flows_joining(relid);
+}
+
+static void after_view_replace(List *flows) {
+	ListCell *lc;
+
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+		FlowQuery *fq;
+		int nest;
+
+		if (!cfg->bound)
+			continue; /* its binding finds the dimensions from the query */
+		nest = fn_pin_deparse_settings(cfg->timezone);
+		fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
+		fn_unpin_settings(nest);
+		fn_rebind_dimensions(cfg->flow_id, fq->dimensions);
+		fn_mark_rows_extent(cfg->source_relid, list_make1(&cfg->flow_id));
+	}
 }
 
 /* The stored query analysed, or NULL when it does not analyse (a flow already broken
  * stays broken: its refreshes say why); the error is swallowed in a subtransaction. */
 typedef struct AnalyseTry {
 	TaskConfig *cfg;
-	Query *q;
+	FlowQuery *fq;
 } AnalyseTry;
 
 static bool analyse_work(void *arg) {
 	AnalyseTry *t = arg;
 	int nest = fn_pin_deparse_settings(t->cfg->timezone);
 
-	t->q = fn_analyze_flow_query(t->cfg->query, t->cfg->timezone)->query;
+	t->fq = fn_analyze_flow_query(t->cfg->query, t->cfg->timezone);
 	fn_unpin_settings(nest);
 	return true;
 }
 
-static Query *analyse_or_null(TaskConfig *cfg) {
+static FlowQuery *analyse_or_null(TaskConfig *cfg) {
 	AnalyseTry t = {cfg, NULL};
 	ErrorData *edata = fn_try_in_subxact(analyse_work, &t);
 
@@ -203,7 +245,7 @@ static Query *analyse_or_null(TaskConfig *cfg) {
 		FreeErrorData(edata);
 		return NULL;
 	}
-	return t.q;
+	return t.fq;
 }
 
 /* Before a rename: the flows it may touch, analysed while the old names hold. A
@@ -218,9 +260,12 @@ static List *before_rename(void) {
 	flows = fn_load_all_flows();
 	foreach (lc, flows) {
 		Renamed *r = palloc(sizeof(Renamed));
+		FlowQuery *fq;
 
 		r->cfg = lfirst(lc);
-		r->query = analyse_or_null(r->cfg);
+		fq = analyse_or_null(r->cfg);
+		/* the query as written: what is stored (without the hidden key outputs) */
+		r->query = fq != NULL ? fq->as_written : NULL;
 		r->old_time_column =
 		    r->cfg->time_attnum > 0 ? get_attname(r->cfg->source_relid, r->cfg->time_attnum, true) : NULL;
 		if (r->query != NULL)
@@ -575,7 +620,8 @@ static bool reads_walker(Node *node, Retyped *r) {
 /* Whether the flow reads one of the columns, or writes it as an output of its sink;
  * a query that does not analyse any more is taken to (its flow fails anyway). */
 static bool uses_columns(TaskConfig *cfg, Retyped *r) {
-	Query *q = analyse_or_null(cfg);
+	FlowQuery *fq = analyse_or_null(cfg);
+	Query *q = fq != NULL ? fq->query : NULL; /* hidden keys as outputs: sink columns too */
 	ListCell *lc;
 
 	if (q == NULL)
@@ -728,6 +774,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 	List *renamed = NIL;
 	List *awaiting_key = NIL;
 	Retyped *retyped = NULL;
+	List *replaced = NIL;
 	Oid dropped_db = InvalidOid;
 
 	if (preloaded_hooks && IsA(stmt, DropdbStmt)) {
@@ -741,6 +788,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 		before_partition_ddl(stmt, &ddl);
 		if (IsA(stmt, AlterTableStmt))
 			retyped = before_retype((AlterTableStmt *)stmt);
+		replaced = before_view_replace(stmt);
 		guard_upgraded_writes(stmt);
 	}
 	run_command(next, pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc, &ddl);
@@ -752,6 +800,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 		after_trigger_commands((AlterTableStmt *)stmt);
 	after_partition_ddl(stmt, &ddl);
 	after_retype(retyped);
+	after_view_replace(replaced);
 	after_rename(renamed);
 	fn_bind_restored_flows(awaiting_key);
 	fn_after_copy_from(copied_into(stmt));

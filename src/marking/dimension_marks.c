@@ -6,7 +6,9 @@
  *   mark_dimension_row the join column's old and new value; they are kept per
  *   (dimension, column, subtransaction) in backend memory, at most
  *   MAX_DIMENSION_VALUES of them, beyond which (and after a TRUNCATE) the set stands
- *   for every row.
+ *   for every row. A table any write to which marks every window (joined by no
+ *   equality, or under a view or a subquery: query/flow_joins.c) has triggers of
+ *   column 0 that collect the value `true` under attnum 0, beside TRUNCATE's set.
  * - At PRE_COMMIT (fn_dimension_marks_resolve, called by commit_marks.c after the
  *   writer registered in flight), for each flow joining the dimension, the windows
  *   of the fact rows whose join column holds one of the values, read in a fresh
@@ -367,13 +369,15 @@ static Oid values_type(List *sets) {
  * The flow's windows for the writes to one dimension it joins (keys: the flow's keys
  * on that dimension): through the first key whose values were collected and whose
  * fact column leads an index; every window when the dimension was truncated, when a
- * key's values stand for every row, or when no key can be looked up.
+ * key's values stand for every row, when no key can be looked up, or when the flow
+ * marks every window on any write to it (a key of column 0).
  */
 static void mark_flow(const FlowMarker *m, List *keys, TimestampTz now) {
 	const DimensionKey *first = linitial(keys);
 	int64 line = fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window, now);
 	int64 from = line != 0 ? line : FN_TS_MIN;
 	bool any_values = false;
+	bool every_write = false; /* a key of attnum 0: no lookup, every window */
 	LocalMarks *lm;
 	ListCell *lc;
 
@@ -382,6 +386,7 @@ static void mark_flow(const FlowMarker *m, List *keys, TimestampTz now) {
 
 		any_values |=
 		    values_of(first->dimension, ((DimensionKey *)lfirst(lc))->dim_attnum, &every_row) != NIL;
+		every_write |= ((DimensionKey *)lfirst(lc))->dim_attnum == 0;
 	}
 	if (!any_values && !truncated(first->dimension))
 		return; /* no row written since the flow's triggers were there */
@@ -391,7 +396,7 @@ static void mark_flow(const FlowMarker *m, List *keys, TimestampTz now) {
 		fn_marks_add_time(lm, m, 0);
 		return;
 	}
-	if (!truncated(first->dimension))
+	if (!truncated(first->dimension) && !every_write)
 		foreach (lc, keys) {
 			const DimensionKey *k = lfirst(lc);
 			bool every_row = false;

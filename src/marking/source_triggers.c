@@ -303,11 +303,12 @@ void fn_sync_marking_triggers(Oid relid) {
  *   AFTER INSERT ROW  WHEN (flownode.mark_dimension_row(dim, attnum, NEW.c, NEW.c))
  *   AFTER UPDATE ROW  WHEN (flownode.mark_dimension_row(dim, attnum, OLD.c, NEW.c))
  *   AFTER DELETE ROW  WHEN (flownode.mark_dimension_row(dim, attnum, OLD.c, OLD.c))
- * and AFTER TRUNCATE (mark_dimension_truncate). The WHEN clause collects the values
- * and is always false (the function mark_dimension never runs); the windows of the
- * fact rows with those values are looked up when the writer commits
- * (dimension_marks.c). Internal and firing always, like a source's; the WHEN clause
- * pins the join column as it pins a source's time column.
+ * and AFTER TRUNCATE (mark_dimension_truncate). When a flow marks every window on
+ * any write to it (no equality, or a table under a view or subquery), attnum 0 and
+ * the values `true, true`. A view gets none: the tables it reads have them. The WHEN clause collects the
+ * values and is always false (the function mark_dimension never runs); the windows of the fact rows with
+ * those values are looked up when the writer commits (dimension_marks.c). Internal and firing always, like a
+ * source's; the WHEN clause pins the join column as it pins a source's time column.
  */
 static void install_dimension_trigger(Oid relid, const MarkTrigger *mt, const MarkFuncs *fn) {
 	const char *col, *olds, *news;
@@ -317,12 +318,20 @@ static void install_dimension_trigger(Oid relid, const MarkTrigger *mt, const Ma
 		create_trigger(relid, mt, "flownode_dimension_truncate", "mark_dimension_truncate", NULL);
 		return;
 	}
-	col = quote_identifier(get_attname(relid, (AttrNumber)mt->attnum, false));
-	olds = (mt->type & TRIGGER_TYPE_INSERT) ? "NEW" : "OLD";
-	news = (mt->type & TRIGGER_TYPE_DELETE) ? "OLD" : "NEW";
 	name = (mt->type & TRIGGER_TYPE_INSERT)   ? "flownode_dimension_insert"
 	       : (mt->type & TRIGGER_TYPE_UPDATE) ? "flownode_dimension_update"
 	                                          : "flownode_dimension_delete";
+	if (mt->attnum == 0) { /* every write marks every window: the row's values do not matter */
+		create_trigger(
+		    relid, mt, name, "mark_dimension",
+		    psprintf("flownode.mark_dimension_row('%u'::pg_catalog.oid, '0'::pg_catalog.int2, true, "
+		             "true)",
+		             relid));
+		return;
+	}
+	col = quote_identifier(get_attname(relid, (AttrNumber)mt->attnum, false));
+	olds = (mt->type & TRIGGER_TYPE_INSERT) ? "NEW" : "OLD";
+	news = (mt->type & TRIGGER_TYPE_DELETE) ? "OLD" : "NEW";
 	create_trigger(
 	    relid, mt, name, "mark_dimension",
 	    psprintf("flownode.mark_dimension_row('%u'::pg_catalog.oid, '%d'::pg_catalog.int2, %s.%s, %s.%s)",
@@ -337,6 +346,8 @@ void fn_sync_dimension_triggers(Oid relid) {
 
 	if (!OidIsValid(get_rel_namespace(relid)) || !OidIsValid(fn_catalog_relid(true)))
 		return; /* the table, or the extension, is gone */
+	if (get_rel_relkind(relid) != RELKIND_RELATION)
+		return; /* a view: the tables it reads have the triggers */
 	/* one function for every row event: it is the insert and the update/delete one */
 	fn.insert_fn = fn.dirty_fn = marking_function("mark_dimension");
 	fn.truncate_fn = marking_function("mark_dimension_truncate");

@@ -204,7 +204,8 @@ static const StableAllowed stable_allowed[] = {
 	"flow does not pin, and a flow refreshes a window only when rows of it are written."
 
 typedef struct Walk {
-	const char *sql; /* the query's text, for error positions */
+	const char *sql;   /* the query's text, for error positions (NULL: a view's) */
+	bool refuse_clock; /* a view's: now() has no meaning there */
 } Walk;
 
 /* What turns a value into text (or back) in a way that can change: the type and the
@@ -725,21 +726,43 @@ static void check_calls(Node *node, Walk *w) {
 	}
 }
 
+static void check_query(Query *query, Walk *w);
+
 static bool determinism_walker(Node *node, Walk *w) {
 	if (node == NULL)
 		return false;
-	if (fn_is_clock_now(node))
+	if (IsA(node, Query)) { /* a subquery in FROM, or a view's */
+		check_query((Query *)node, w);
+		return false;
+	}
+	if (fn_is_clock_now(node)) {
+		if (w->refuse_clock)
+			REFUSE(w, fn_clock_now_location(node),
+			       errmsg("invalid flow query: a view the flow joins reads the clock"),
+			       errdetail("Its rows change as time passes, without a write flownode can see."),
+			       errhint("Compare the time column with now() in the flow query's WHERE clause instead."));
 		return false; /* where it may be is flow_query.c's to say */
+	}
 	check_construct(node, w);
 	check_calls(node, w);
 	return expression_tree_walker(node, determinism_walker, (void *)w);
 }
 
-void fn_check_deterministic(Query *query, const char *sql) {
-	Walk w = {.sql = sql};
-
-	(void)query_tree_walker(query, determinism_walker, (void *)&w, 0);
+static void check_query(Query *query, Walk *w) {
+	(void)query_tree_walker(query, determinism_walker, (void *)w, 0);
 	/* the grouping and ordering operators, which query_tree_walker does not visit */
-	(void)determinism_walker((Node *)query->groupClause, &w);
-	(void)determinism_walker((Node *)query->sortClause, &w);
+	(void)determinism_walker((Node *)query->groupClause, w);
+	(void)determinism_walker((Node *)query->sortClause, w);
+}
+
+void fn_check_deterministic(Query *query, const char *sql) {
+	Walk w = {.sql = sql, .refuse_clock = false};
+
+	check_query(query, &w);
+}
+
+void fn_check_deterministic_view(Query *view_query) {
+	Walk w = {.sql = NULL, .refuse_clock = true};
+
+	check_query(view_query, &w);
 }

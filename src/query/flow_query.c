@@ -18,6 +18,7 @@
 #include "query/bucket_window.h"
 #include "query/determinism.h"
 #include "query/flow_joins.h"
+#include "query/hidden_keys.h"
 
 #include "access/table.h"
 #include "catalog/pg_am.h"
@@ -91,6 +92,16 @@ static bool is_window_function(FuncExpr *fe) {
 	default:
 		return fn_is_bucket_window(fe);
 	}
+}
+
+/* Whether a window function call is inside the expression (a key such as
+ * `date_trunc('day', ts)::date`, which is no window itself). */
+static bool contains_window_walker(Node *node, void *context) {
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && is_window_function((FuncExpr *)node))
+		return true;
+	return expression_tree_walker(node, contains_window_walker, context);
 }
 
 /*
@@ -336,7 +347,8 @@ static TargetEntry *output_of_column(FlowQuery *fq, AttrNumber attnum) {
 	return NULL;
 }
 
-/* The GROUP BY keys (all outputs), the window first; their equalities. */
+/* The GROUP BY keys (outputs, or hidden keys made outputs), the window first; their
+ * equalities. */
 static void grouped_keys(FlowQuery *fq, const char *timezone) {
 	Query *q = fq->query;
 	List *key_tles = NIL;
@@ -350,10 +362,9 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 		TargetEntry *tle = get_sortgroupclause_tle(sgc, q->targetList);
 		Node *expr = strip_relabel((Node *)tle->expr);
 
+		/* a key the query does not output: a hidden key column of the sink */
 		if (tle->resjunk)
-			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			                errmsg("invalid flow query: every GROUP BY expression must be an output column"),
-			                errhint("The group keys become the sink's primary key.")));
+			fn_hide_group_key(fq, tle, foreach_current_index(lc) + 1);
 		if (window_tle == NULL && IsA(expr, FuncExpr) && is_window_function((FuncExpr *)expr)) {
 			window_tle = tle;
 			window_eqop = sgc->eqop;
@@ -366,7 +377,8 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 	if (window_tle != NULL) {
 		key_tles = lcons(window_tle, key_tles);
 		key_eqops = lcons_oid(window_eqop, key_eqops);
-	}
+	} else
+		fq->window_in_key = contains_window_walker((Node *)key_tles, NULL);
 
 	forboth(lc, key_tles, ec, key_eqops) {
 		TargetEntry *tle = lfirst(lc);
@@ -389,7 +401,8 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
 
 /*
  * A flow without aggregation keeps one sink row per source row, keyed by the
- * source's primary key, which every output must name as it is. Its windows are
+ * source's primary key: an output that is such a column as it is, or else a hidden
+ * key column of the sink (query/hidden_keys.h). Its windows are
  * seconds of the first NOT NULL timestamp column among its outputs, a key column
  * first: a write marks the second of its row, and a refresh recomputes the copy of
  * those seconds (the sink column holds the time itself, so sink rows of a refreshed
@@ -397,7 +410,7 @@ static void grouped_keys(FlowQuery *fq, const char *timezone) {
  */
 /*
  * The sink's key of a flow without aggregation: every column of the source's primary
- * key, output as it is, compared with its type's default operator class. Returns the
+ * key, output as it is or hidden, compared with its type's default operator class. Returns the
  * first timestamp column among them (NULL: none), the flow's time column then.
  */
 static TargetEntry *primary_key_outputs(FlowQuery *fq, Oid pk, const char *relname) {
@@ -420,14 +433,8 @@ static TargetEntry *primary_key_outputs(FlowQuery *fq, Oid pk, const char *relna
 		Oid family = get_opclass_family(classes->values[k]);
 		Oid eqop = get_opfamily_member(family, type, type, BTEqualStrategyNumber);
 
-		if (tle == NULL)
-			ereport(ERROR,
-			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			         errmsg("invalid flow query: a flow without aggregation must output every column of "
-			                "its source's primary key, and \"%s\" is missing",
-			                get_attname(fq->source_relid, att, false)),
-			         errdetail("Its sink is keyed by the primary key of \"%s\".", relname),
-			         errhint("Add the column, as it is, to the SELECT list (AS may rename it).")));
+		if (tle == NULL) /* a column of the key the query does not output: a hidden key */
+			tle = fn_hide_source_column(fq, att, k + 1);
 		if (!OidIsValid(eqop) || GetDefaultOpClass(type, BTREE_AM_OID) != classes->values[k])
 			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			                errmsg("invalid flow query: the primary key of \"%s\" compares \"%s\" with an "
@@ -781,6 +788,7 @@ static void read_outputs(FlowQuery *fq, Query *q) {
 		fq->out_collations = lappend_oid(fq->out_collations, exprCollation((Node *)tle->expr));
 		pos++;
 	}
+	fq->nvisible = pos;
 }
 
 static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQueryReading *reading,
@@ -803,7 +811,7 @@ static FlowQuery *analyze(const char *sql, const char *timezone, const FlowQuery
 		q = parse_analyze_fixedparams(rs, sql, NULL, 0, NULL);
 	error_context_stack = errcb.previous;
 	fn_flatten_group_exprs(q);
-	fq->query = q;
+	fq->query = fq->as_written = q;
 	check_features(fq, q);
 	find_source(fq, q);
 	/* nothing whose answer can change without a write to the source: the error names

@@ -25,6 +25,7 @@
 #include "pgutil/pg_util.h"
 #include "query/query_rewrite.h"
 #include "query/time_input.h"
+#include "refresh/refresh_args.h"
 #include "refresh/refresh_exec.h"
 #include "refresh/refresh_sql.h"
 #include "utils/acl.h"

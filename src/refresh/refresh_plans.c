@@ -10,7 +10,11 @@
 
 #include "refresh/refresh_plans.h"
 
+#include "pgutil/pg_util.h"
+#include "registry/flow_dimensions.h"
+#include "registry/sink_table.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 static RefreshPlans *kept[FN_KEPT_FLOWS];
@@ -125,4 +129,87 @@ void fn_plans_forget(int64 flow_id) {
 
 int fn_plans_kept(void) {
 	return nkept;
+}
+
+/*
+ * The flow's analysed query and sink name, for statements about to be built; called
+ * as the flow's owner, under the pinned settings. After a change to the source or
+ * sink (the relcache says so) the query is read from the catalog again (a rename
+ * rewrote it there: utility_hook.c), analysed again and checked against the sink as
+ * create_flow checked it, so a type that drifted makes the refresh fail naming the
+ * column and both types, until the sink or the flow is fixed; and every statement
+ * built before is dropped. Until the check passes the query stays stale.
+ */
+FlowQuery *fn_plans_analysed(TaskConfig *cfg) {
+	RefreshPlans *cur = fn_plans_for(cfg);
+	TaskConfig *now;
+	FlowQuery *fq;
+	MemoryContext old;
+
+	if (cur->fq != NULL && !cur->stale)
+		return cur->fq;
+	if (cur->cxt == NULL)
+		cur->cxt = AllocSetContextCreate(TopMemoryContext, "flownode refresh", ALLOCSET_SMALL_SIZES);
+	fn_plans_free_statements(cur);
+	MemoryContextReset(cur->cxt);
+	cur->fq = NULL;
+	cur->stale = false; /* an invalidation from here on is seen at the next call */
+	old = MemoryContextSwitchTo(cur->cxt);
+	now = fn_load_task_config(cfg->flow_id, false);
+	fq = fn_analyze_flow_query(now->query, now->timezone);
+	fn_check_sink(cfg->sink_relid, fq);
+	cur->sink = fn_qualified_relname(cfg->sink_relid);
+	cur->fq = fq;
+	MemoryContextSwitchTo(old);
+	return cur->fq;
+}
+
+/*
+ * The tables the flow joins (a flow's never change: replacing it makes another flow):
+ * locked with the source before the snapshot, so a TRUNCATE of one is wholly before
+ * the refresh or after it; a change to one makes the analysed query stale like a
+ * change to the source; row-level security on one keeps the DELETE of vanished
+ * groups. create_flow's fill reads them from the catalog (nothing is cached for it).
+ */
+List *fn_plans_dimensions(TaskConfig *cfg) {
+	RefreshPlans *cur = fn_plans_for(cfg);
+	MemoryContext old;
+
+	/* stale: a CREATE OR REPLACE VIEW of a joined view may have changed the tables
+	 * under it (utility_hook.c records them again), and they are locked before the
+	 * refresh's snapshot from the list read here */
+	if (!cur->dimensions_known || cur->stale) {
+		list_free(cur->dimensions);
+		cur->dimensions = NIL;
+		cur->dimensions_known = false; /* until the catalog is read */
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		cur->dimensions = fn_load_flow_dimensions(cfg->flow_id);
+		MemoryContextSwitchTo(old);
+		cur->dimensions_known = true;
+	}
+	return cur->dimensions;
+}
+
+/* Whether an index of the source leads with its time column: the take's probes and
+ * the refresh read through it. */
+bool fn_plans_time_index(TaskConfig *cfg) {
+	RefreshPlans *cur = fn_plans_for(cfg);
+
+	if (cur->time_index < 0)
+		cur->time_index = fn_btree_index_leads_with(cfg->source_relid, cfg->time_attnum) ? 1 : 0;
+	return cur->time_index == 1;
+}
+
+/* Whether an index of the sink leads with the window column: the DELETE of vanished
+ * groups reads the refreshed windows through it. */
+bool fn_plans_sink_window_index(TaskConfig *cfg, FlowQuery *fq) {
+	RefreshPlans *cur = fn_plans_for(cfg);
+
+	if (cur->sink_index < 0) {
+		AttrNumber attnum = get_attnum(cfg->sink_relid, list_nth(fq->out_names, fq->window_position));
+
+		cur->sink_index =
+		    attnum != InvalidAttrNumber && fn_btree_index_leads_with(cfg->sink_relid, attnum) ? 1 : 0;
+	}
+	return cur->sink_index == 1;
 }

@@ -9,6 +9,7 @@
 #include "flownode.h"
 
 #include "refresh/sink_fill.h"
+#include "refresh/extents.h"
 #include "refresh/refresh_exec.h"
 
 #include "executor/spi.h"

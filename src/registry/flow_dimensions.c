@@ -37,6 +37,16 @@ static void dimension_exec(const char *sql, int nargs, Oid *types, Datum *values
 		     SPI_result_code_string(rc));
 }
 
+static void insert_key(Oid *types, int64 flow_id, Oid relid, AttrNumber dim_attnum, AttrNumber fact_attnum,
+                       Oid opno) {
+	Datum v[5] = {Int64GetDatum(flow_id), ObjectIdGetDatum(relid), Int16GetDatum(dim_attnum),
+	              Int16GetDatum(fact_attnum), ObjectIdGetDatum(opno)};
+
+	dimension_exec("INSERT INTO " DIMENSION_TABLE " (flow_id, dimension, dim_attnum, fact_attnum,"
+	               " operator) VALUES ($1, $2, $3, $4, $5)",
+	               5, types, v, false);
+}
+
 void fn_registry_insert_dimensions(int64 flow_id, List *dimensions) {
 	Oid types[5] = {INT8OID, OIDOID, INT2OID, INT2OID, OIDOID};
 	ListCell *lc, *lc2;
@@ -48,13 +58,12 @@ void fn_registry_insert_dimensions(int64 flow_id, List *dimensions) {
 
 		foreach (lc2, d->keys) {
 			FlowJoinKey *k = lfirst(lc2);
-			Datum v[5] = {Int64GetDatum(flow_id), ObjectIdGetDatum(d->relid), Int16GetDatum(k->dim_attnum),
-			              Int16GetDatum(k->fact_attnum), ObjectIdGetDatum(k->opno)};
 
-			dimension_exec("INSERT INTO " DIMENSION_TABLE " (flow_id, dimension, dim_attnum, fact_attnum,"
-			               " operator) VALUES ($1, $2, $3, $4, $5)",
-			               5, types, v, false);
+			insert_key(types, flow_id, d->relid, k->dim_attnum, k->fact_attnum, k->opno);
 		}
+		/* every write marks every window; a view's row names it for DROP VIEW and renames */
+		if (d->every_write || d->keys == NIL)
+			insert_key(types, flow_id, d->relid, 0, 0, InvalidOid);
 	}
 	fn_spi_end(&scope);
 }

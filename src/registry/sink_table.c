@@ -12,6 +12,8 @@
 
 #include "registry/sink_table.h"
 
+#include "query/hidden_keys.h"
+
 #include "catalog/partition.h"
 
 #include "access/genam.h"
@@ -198,6 +200,30 @@ static void check_sink_privileges(Oid relid, const char *relname) {
 	}
 }
 
+/* A declared sink without the hidden key column at output `pos`: which column to add. */
+pg_noreturn static void missing_hidden_column(Relation rel, FlowQuery *fq, int pos);
+static void missing_hidden_column(Relation rel, FlowQuery *fq, int pos) {
+	const char *column = fn_hidden_source_column(fq, pos);
+	char *qualified = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+	                                             RelationGetRelationName(rel));
+	char *type =
+	    format_type_with_typemod(list_nth_oid(fq->out_types, pos), list_nth_int(fq->out_typmods, pos));
+
+	ereport(
+	    ERROR,
+	    (errcode(ERRCODE_DATATYPE_MISMATCH),
+	     errmsg("sink \"%s\" does not match the flow query: hidden key column \"%s\" is missing",
+	            RelationGetRelationName(rel), out_name(fq, pos)),
+	     column != NULL ? errdetail("The query does not output column \"%s\" of its source's primary key, "
+	                                "so the sink keeps it in a column of that name.",
+	                                column)
+	                    : errdetail("The query groups by key %d without outputting it, so the sink keeps "
+	                                "it in a column of that name.",
+	                                fn_hidden_key_number(fq, pos)),
+	     errhint("Add it with ALTER TABLE %s ADD COLUMN %s %s, and make it part of the sink's unique key.",
+	             qualified, quote_identifier(out_name(fq, pos)), type)));
+}
+
 /* Every output of the query a column of its type; every other column may be left out. */
 static void check_sink_columns(Relation rel, FlowQuery *fq) {
 	Oid relid = RelationGetRelid(rel);
@@ -209,6 +235,8 @@ static void check_sink_columns(Relation rel, FlowQuery *fq) {
 		AttrNumber att = get_attnum(relid, out_name(fq, i));
 		Oid want = list_nth_oid(fq->out_types, i);
 
+		if (att == InvalidAttrNumber && fn_output_is_hidden(fq, i))
+			missing_hidden_column(rel, fq, i);
 		if (att == InvalidAttrNumber)
 			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
 			                errmsg("sink \"%s\" does not match the flow query: column \"%s\" is missing",
@@ -342,6 +370,25 @@ static void check_key_types(const char *sink, FlowQuery *fq) {
 	}
 }
 
+/* Each hidden key column says what it holds (\d+ shows it; pg_dump keeps it). */
+static void comment_hidden_columns(const char *qualified, FlowQuery *fq) {
+	for (int pos = fq->nvisible; pos < list_length(fq->out_names); pos++) {
+		const char *column = fn_hidden_source_column(fq, pos);
+		char *text = column != NULL
+		                 ? psprintf("flownode hidden key: column %s of the source's primary key, "
+		                            "which the flow query does not output",
+		                            quote_identifier(column))
+		                 : psprintf("flownode hidden key: GROUP BY key %d of the flow query, which "
+		                            "the query does not output",
+		                            fn_hidden_key_number(fq, pos));
+
+		if (SPI_execute(psprintf("COMMENT ON COLUMN %s.%s IS %s", qualified,
+		                         quote_identifier(out_name(fq, pos)), quote_literal_cstr(text)),
+		                false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "flownode: commenting a hidden key column of the sink failed");
+	}
+}
+
 static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
 	Oid nspid = RangeVarGetCreationNamespace(rv);
 	char *qualified = quote_qualified_identifier(get_namespace_name(nspid), rv->relname);
@@ -391,6 +438,7 @@ static Oid create_sink(RangeVar *rv, FlowQuery *fq) {
 		elog(ERROR, "flownode: SPI_connect failed");
 	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "flownode: creating the sink failed");
+	comment_hidden_columns(qualified, fq);
 	SPI_finish();
 	CommandCounterIncrement();
 	relid = get_relname_relid(rv->relname, nspid);

@@ -116,6 +116,7 @@ sub window_tag
 {
 	my ($flow) = @_;
 	my $q = $flow->{query} // '';
+	return '/time_bucket_cagg' if $flow->{ts};    # created as TimescaleDB's continuous aggregate
 	return '/zoned_date_bin' if $q =~ /date_bin\(.*AT TIME ZONE/;
 	return '/time_bucket' if $q =~ /flownode\.time_bucket\(/;
 	return '/date_bin' if $q =~ /date_bin\(/;

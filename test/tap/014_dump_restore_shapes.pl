@@ -15,6 +15,9 @@
 #   - a flow joining a dimension table: its dimension is found again from the query
 #     when the flow is bound, with its triggers, so a write to the dimension after the
 #     restore reaches the sink (without it the sink kept the old region, silently);
+#   - a flow joining a view over two tables: the tables under the view are found
+#     again from the view's query when the flow is bound, with their triggers, so a
+#     write to one of them after the restore reaches the sink;
 #   - time_bucket windows (months in a zone with an offset) and date_bin in a zone:
 #     their window kind, zone and offset come back, and stay exact across a DST change.
 use strict;
@@ -95,6 +98,13 @@ INSERT INTO cpu SELECT timestamptz '2024-01-01' + i * interval '1 minute', chr(9
 SELECT flownode.create_flow('by_region', 'by_region',
   $q$SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, hosts.region, count(*) AS n, sum(v) AS s
        FROM cpu JOIN hosts USING (host) GROUP BY 1, 2$q$, eval_interval => '1 hour');
+-- a view over two tables as a dimension
+CREATE TABLE zones (region text PRIMARY KEY, zone text);
+INSERT INTO zones VALUES ('us', 'west'), ('eu', 'east'), ('ap', 'east');
+CREATE VIEW host_zone AS SELECT h.host, z.zone FROM hosts h JOIN zones z USING (region);
+SELECT flownode.create_flow('by_zone', 'by_zone',
+  $q$SELECT date_bin('1 hour', c.ts, timestamptz '2000-01-01') AS h, v.zone, count(*) AS n
+       FROM cpu c JOIN host_zone v ON v.host = c.host GROUP BY 1, 2$q$, eval_interval => '1 hour');
 -- time_bucket windows: months in a zone with an offset, and date_bin in a zone
 CREATE TABLE tz_ev (ts timestamptz NOT NULL, v int);
 CREATE INDEX ON tz_ev (ts);
@@ -193,18 +203,29 @@ $node->safe_psql('r', "SELECT flownode.resume_flow('m_daily')");
 ok(fn_poll($node, 'r', "SELECT (" . fn_sink_diff_sql('m_daily', $daily_query) . ") = 0", 't', 30),
 	'm_daily catches up once resumed');
 
-# the dimension join: a host moves to another region after the restore
-my $region_query = q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, hosts.region,
-  count(*) AS n, sum(v) AS s FROM cpu JOIN hosts USING (host) GROUP BY 1, 2};
-ok(fn_wait_worker($node, 'r', 'by_region'), 'r: worker of by_region runs');
-is( $node->safe_psql('r',
-		q{SELECT count(*) > 0 FROM pg_trigger WHERE tgrelid = 'hosts'::regclass
+# A restored flow that joins: its worker runs, the table written has the dimension
+# triggers again, and the write after the restore reaches the sink.
+sub dimension_after_restore
+{
+	my ($flow, $table, $write, $query, $what) = @_;
+	ok(fn_wait_worker($node, 'r', $flow), "r: worker of $flow runs");
+	is( $node->safe_psql('r',
+			qq{SELECT count(*) > 0 FROM pg_trigger WHERE tgrelid = '$table'::regclass
             AND tgfoid = 'flownode.mark_dimension()'::regprocedure}),
-	't', 'the restored dimension table has its triggers');
-$node->safe_psql('r', q{UPDATE hosts SET region = 'sa' WHERE host = 'b'});
-$node->safe_psql('r', "SELECT flownode.flush_flow('by_region')");
-is(fn_sink_diff($node, 'r', 'by_region', $region_query), '0',
-	'by_region: a write to its dimension after the restore reaches the sink');
+		't', "$flow: the restored table $table has its triggers");
+	$node->safe_psql('r', $write);
+	$node->safe_psql('r', "SELECT flownode.flush_flow('$flow')");
+	is(fn_sink_diff($node, 'r', $flow, $query), '0', "$flow: $what after the restore reaches the sink");
+}
+
+# the dimension join: a host moves to another region after the restore
+dimension_after_restore('by_region', 'hosts', q{UPDATE hosts SET region = 'sa' WHERE host = 'b'},
+	q{SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS h, hosts.region,
+  count(*) AS n, sum(v) AS s FROM cpu JOIN hosts USING (host) GROUP BY 1, 2}, 'a write to its dimension');
+# the view dimension: a zone renamed (a write to a table under the view)
+dimension_after_restore('by_zone', 'zones', q{UPDATE zones SET zone = 'south' WHERE region = 'ap'},
+	q{SELECT date_bin('1 hour', c.ts, timestamptz '2000-01-01') AS h, v.zone, count(*) AS n
+  FROM cpu c JOIN host_zone v ON v.host = c.host GROUP BY 1, 2}, 'a write to a table under its view');
 
 # time_bucket windows come back as they were: a row in New York's repeated hour
 # after the restore reaches both sinks

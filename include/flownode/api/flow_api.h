@@ -11,6 +11,7 @@
 #include "datatype/timestamp.h"
 
 #include "query/flow_query.h"
+#include "registry/flow_registry.h"
 
 #define MIN_EVAL_INTERVAL_USEC 100000
 
@@ -32,6 +33,8 @@ typedef struct CreateFlowArgs {
 	FlowQueryOrigin origin;          /* where errors in `query` point (statement NULL: into the query) */
 	bool clauses;                    /* messages name CREATE FLOW's clauses (EVAL INTERVAL), not arguments */
 	bool background;                 /* backfill => 'background': the worker fills the sink */
+	bool no_fill;                    /* the sink starts empty (a new sink only): WITH NO DATA of
+	                                  * TimescaleDB's CREATE MATERIALIZED VIEW; refresh_flow fills it */
 } CreateFlowArgs;
 
 /* create_flow (docs/reference.md, Functions): returns the flow's id; *waiting tells that the
@@ -39,6 +42,10 @@ typedef struct CreateFlowArgs {
 extern int64 fn_create_flow(const CreateFlowArgs *args, bool *waiting);
 extern void fn_drop_flow(const char *flow_name, bool if_exists);
 extern int64 fn_flush_flow(const char *flow_name);
+/* flush_flow(flow_name, cascade => true): the flows it reads from first, bottom up. */
+extern int64 fn_flush_flow_cascade(const char *flow_name);
+/* The flow flush_flow would flush, checked as it checks it (ERROR if it cannot). */
+extern TaskConfig *fn_flow_to_flush(const char *flow_name);
 /* Whether fn_create_flow is running (the DDL it runs, such as its sink's CREATE
  * TABLE, is its own). */
 extern bool fn_creating_flow(void);

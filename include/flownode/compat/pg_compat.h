@@ -277,4 +277,22 @@ static inline int fn_decode_timezone_abbrev(char *lowtoken, int *offset, pg_tz *
 #endif
 }
 
+/* ---- replication/walreceiver.h ---- */
+
+/* A connection to a subscription's publisher, as its apply worker makes it (the
+ * caller includes replication/walreceiver.h): 16 added whether it must use a password
+ * (a subscription owned by a non-superuser that requires one), 17 whether it is a
+ * replication connection. */
+#if PG_VERSION_NUM >= 170000
+#define fn_walrcv_connect_sub(sub, appname, err)                                                             \
+	walrcv_connect((sub)->conninfo, true, true, (sub)->passwordrequired && !superuser_arg((sub)->owner),     \
+	               appname, err)
+#elif PG_VERSION_NUM >= 160000
+#define fn_walrcv_connect_sub(sub, appname, err)                                                             \
+	walrcv_connect((sub)->conninfo, true, (sub)->passwordrequired && !superuser_arg((sub)->owner), appname,  \
+	               err)
+#else
+#define fn_walrcv_connect_sub(sub, appname, err) walrcv_connect((sub)->conninfo, true, appname, err)
+#endif
+
 #endif /* FLOWNODE_PG_COMPAT_H */

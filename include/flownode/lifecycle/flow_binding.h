@@ -23,6 +23,15 @@
  */
 extern void fn_bind_flow(TaskConfig *cfg);
 
+/*
+ * The flow's dimensions (FlowDimension list, query/flow_joins.h) recorded in place of
+ * those it had, and the triggers of both kept to what the flows need: at a binding
+ * (a dump keeps no row of flownode.flow_dimension, its attribute numbers being the
+ * old database's, and pg_upgrade keeps none of the triggers), at create_flow, and
+ * after CREATE OR REPLACE VIEW of a view the flow joins (utility_hook.c).
+ */
+extern void fn_rebind_dimensions(int64 flow_id, List *dimensions);
+
 /* How fn_try_bind_flow binds: flags. */
 #define FN_BIND_NOWAIT 0x01 /* takes each lock only if it is free now */
 #define FN_BIND_UPGRADED                                                                                     \

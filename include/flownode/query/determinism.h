@@ -17,6 +17,9 @@
  * fn_is_clock_now) passes: flow_query.c accepts it only where the flow gives it a
  * meaning. */
 extern void fn_check_deterministic(Query *query, const char *sql);
+/* The same for the query of a view a flow joins (flow_joins.c), where the clock is
+ * refused too: the view's rows must be a function of its tables' rows alone. */
+extern void fn_check_deterministic_view(Query *view_query);
 
 /* now(), transaction_timestamp(), CURRENT_TIMESTAMP or LOCALTIMESTAMP (without a
  * precision): the time of an evaluation, which a flow with eval_interval binds to the

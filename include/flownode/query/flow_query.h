@@ -31,11 +31,14 @@ typedef struct NowPredicate {
 } NowPredicate;
 
 typedef struct FlowQuery {
-	Query *query; /* analysed; the refresh rewrites a copy (query_rewrite.h) */
+	Query *query;      /* analysed, hidden keys as outputs; the refresh rewrites a copy (query_rewrite.h) */
+	Query *as_written; /* the query as written (query itself when it has no hidden keys):
+	                    * what is stored and shown as the flow's query */
 	FlowShape shape;
 	Oid source_relid;
 	int source_rtindex;
-	List *out_names;      /* char *, output column names (non-junk) */
+	List *out_names;      /* char *, output column names (non-junk): the visible, then the hidden */
+	int nvisible;         /* how many of them the query's result shows (query/hidden_keys.h) */
 	List *out_types;      /* Oid */
 	List *out_typmods;    /* int32 */
 	List *out_collations; /* Oid */
@@ -43,6 +46,7 @@ typedef struct FlowQuery {
 	List *key_notnull;    /* bool as int: key is known NOT NULL */
 	List *key_eqops;      /* Oid: the equality the query tells the keys apart with */
 	int window_position;  /* 0-based output position of the window column, -1 if none */
+	bool window_in_key;   /* no window, but a group key computed from one (its ::date) */
 	FnWindowSpec window;
 	AttrNumber time_attnum;
 	char *time_column;

@@ -1,6 +1,6 @@
 /*
  * refresh_plans.h: what a worker keeps prepared for each flow it refreshes (for
- * refresh_exec.c only): the analysed query, its statements and the fold's state,
+ * the files of src/refresh/ only): the analysed query, its statements and the fold's state,
  * one set per flow, for at most FN_KEPT_FLOWS flows (the least recently refreshed
  * freed first), dropped when a flow leaves the worker, and made stale by a relcache
  * invalidation of a relation they depend on (docs/internals.md §6).
@@ -66,6 +66,18 @@ extern RefreshPlans *fn_plans_find(int64 flow_id);
 extern void fn_plans_free_statements(RefreshPlans *p);
 /* The flow left the worker: its set freed. */
 extern void fn_plans_forget(int64 flow_id);
+/* The flow's analysed query and sink name (p->fq, p->sink), for statements about to
+ * be built: analysed again, and checked against the sink, after a change to the
+ * source, sink or a dimension made it stale (every statement of the set dropped
+ * then). As the flow's owner, under the pinned settings. */
+extern FlowQuery *fn_plans_analysed(TaskConfig *cfg);
+/* The tables the flow joins, read from the catalog once per set. */
+extern List *fn_plans_dimensions(TaskConfig *cfg);
+/* Whether an index of the source leads with its time column (the take's probes and
+ * the refresh read through it), and one of the sink with the window column (the
+ * DELETE of vanished groups reads through it): looked up once per analysis. */
+extern bool fn_plans_time_index(TaskConfig *cfg);
+extern bool fn_plans_sink_window_index(TaskConfig *cfg, FlowQuery *fq);
 /* How many flows have a set (for tests and measurements). */
 extern int fn_plans_kept(void);
 

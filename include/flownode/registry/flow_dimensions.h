@@ -13,7 +13,10 @@
 
 #include "registry/flow_registry.h"
 
-/* One row: an equality `source.fact_attnum opno dimension.dim_attnum` of a flow. */
+/* One row: an equality `source.fact_attnum opno dimension.dim_attnum` of a flow; or,
+ * with dim_attnum, fact_attnum and opno all 0, a relation any write to which marks
+ * every window of the flow (a table joined by no equality, or under a view or a
+ * subquery), or a view the flow reads (it has no trigger). */
 typedef struct DimensionKey {
 	int64 flow_id;
 	Oid source_relid; /* the flow's source (fact table) */

@@ -54,7 +54,9 @@ sub sink_columns
 		"SELECT string_agg(attname || ':' || format_type(atttypid, atttypmod), '|' ORDER BY attnum) "
 		  . "FROM pg_attribute WHERE attrelid = to_regclass('$sink') AND attnum > 0 AND NOT attisdropped");
 	return undef unless defined $out && $out ne '';
-	return [ map { [ split /:/, $_, 2 ] } split /\|/, $out ];
+	# the hidden key columns are not the query's (docs/reference.md, "Group keys that
+	# are not output columns"): the visible ones equal it as a multiset
+	return [ grep { $_->[0] !~ /^flownode hidden key / } map { [ split /:/, $_, 2 ] } split /\|/, $out ];
 }
 
 # Rows of $a_sql not in $b_sql ('-') and of $b_sql not in $a_sql ('+').
@@ -86,6 +88,9 @@ sub query_side
 	my ($ex, $name) = @_;
 	my ($f) = grep { $_->{name} eq $name } @{ $ex->{case}{flows} };
 	my $q = $ex->flow_query($name);
+	# a window the query groups by but does not show: the same query showing it as fn_w
+	return 'SELECT * FROM (' . $ex->subst($f->{check_query}) . ') q WHERE isfinite(fn_w)'
+	  if $f->{check_query};
 	return "SELECT * FROM ($q) q WHERE isfinite($f->{wcol})" if $f->{wcol};
 	return $f->{windowed} ? "SELECT * FROM ($q) q WHERE isfinite(w)" : $q;
 }

@@ -49,7 +49,7 @@ sub new
 		src_files => $a{src_files},
 		tmp => $a{tmp},
 		verbose => $a{verbose},
-		names => { map { $_ => $_ } qw(src t host v dim) },
+		names => { map { $_ => $_ } qw(src t host v dim dimv) },
 		live => [],
 		expiring => {},
 		sess => {},

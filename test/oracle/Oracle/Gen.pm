@@ -3,7 +3,7 @@
 # what docs/reference.md ("What a flow query may be") says a flow query may be,
 # and the list of steps (setup, writes, operations, checks) that Oracle::Exec runs.
 #
-# SQL in steps is a template: {{src}}, {{t}}, {{host}}, {{v}} and {{dim}} stand for
+# SQL in steps is a template: {{src}}, {{t}}, {{host}}, {{v}}, {{dim}} and {{dimv}} stand for
 # the current names of the tables and columns, which renames change. The
 # executor fills them in when it runs the step, so that a case whose rename was
 # dropped by the shrinker still runs with the names it has.
@@ -167,6 +167,9 @@ sub setup_steps
 		my $sql = "CREATE TABLE {{dim}} (dk int, host text, region text, active bool);\n";
 		$sql .= "INSERT INTO {{dim}} VALUES " . join(', ', @{ $c->{dim}{rows} }) . ";\n"
 		  if @{ $c->{dim}{rows} };
+		# a view over it, which some joins read (gen_join_every_write)
+		$sql .= "CREATE VIEW {{dimv}} AS SELECT dk, lower(host) AS host, upper(region) AS region, active"
+		  . " FROM {{dim}} WHERE dk IS NOT NULL;\n";
 		push @steps,
 		  { kind => 'setup', what => 'dimension table', sql => $sql, essential => 1 };
 	}
@@ -299,7 +302,8 @@ sub gen_window
 sub gen_join
 {
 	my ($r) = @_;
-	my $kind = $r->pick(qw(inner_host left_k left_k_active comma_host inner_k));
+	my $kind = $r->pick(qw(inner_host left_k left_k_active comma_host inner_k),
+		qw(range_k or_host ne_active view_host view_left_k lateral_k));
 	return { from => 'JOIN {{dim}} d ON s.{{host}} = d.host', where => '' }
 	  if $kind eq 'inner_host';
 	return { from => 'JOIN {{dim}} d ON d.dk = s.k', where => '' }
@@ -308,7 +312,27 @@ sub gen_join
 	  if $kind eq 'left_k';
 	return { from => 'LEFT JOIN {{dim}} d ON s.k = d.dk AND d.active', where => '' }
 	  if $kind eq 'left_k_active';
-	return { from => ', {{dim}} d', where => 's.{{host}} = d.host' };
+	return { from => ', {{dim}} d', where => 's.{{host}} = d.host' }
+	  if $kind eq 'comma_host';
+	return gen_join_every_write($kind);
+}
+
+# The joins whose dimension writes mark every window (docs/reference.md, "Joins
+# with dimension tables"): a range, OR, <>, the view {{dimv}} over {{dim}}, a
+# LATERAL subquery. Each exposes d.dk, d.host, d.region and d.active.
+sub gen_join_every_write
+{
+	my ($kind) = @_;
+	my %from = (
+		range_k => 'JOIN {{dim}} d ON s.k BETWEEN d.dk AND d.dk + 1',
+		or_host => 'LEFT JOIN {{dim}} d ON s.{{host}} = d.host OR s.k = d.dk',
+		ne_active => 'LEFT JOIN {{dim}} d ON d.active AND s.k <> d.dk',
+		view_host => 'JOIN {{dimv}} d ON s.{{host}} = d.host',
+		view_left_k => 'LEFT JOIN {{dimv}} d ON s.k = d.dk',
+		lateral_k => 'LEFT JOIN LATERAL (SELECT d0.dk, d0.host, d0.region, d0.active FROM {{dim}} d0'
+		  . ' WHERE d0.dk = s.k AND d0.region IS DISTINCT FROM \'r3\') d ON true',
+	);
+	return { from => $from{$kind}, where => '' };
 }
 
 sub key_options
@@ -370,18 +394,25 @@ sub gen_agg
 	  $r->pick('s.{{v}} > -20', "s.{{host}} IS DISTINCT FROM 'h3'",
 		's.b IS NOT FALSE', 's.k <> 4', ($join ? ('d.active') : ()))
 	  if $r->chance(0.3);
-	my $sql = "SELECT $win->{sql} AS w"
-	  . join('', map { ", $_" } @keys, @aggs)
-	  . ' FROM {{src}} s'
-	  . ($join ? " $join->{from}" : '')
-	  . (@where ? ' WHERE ' . join(' AND ', @where) : '')
-	  . ' GROUP BY ' . join(', ', 1 .. 1 + @keys);
-	$sql .= ' HAVING ' . $r->pick('count(*) > 1', 'sum(s.{{v}}) > -10', 'max(s.f) IS NOT NULL')
-	  if $r->chance(0.2);
-	return {
+	my $having = $r->chance(0.2)
+	  ? ' HAVING ' . $r->pick('count(*) > 1', 'sum(s.{{v}}) > -10', 'max(s.f) IS NOT NULL')
+	  : '';
+	# the query around its select list of window and keys, and its GROUP BY
+	my $query = sub {
+		my ($select, $group) = @_;
+		return "SELECT $select"
+		  . join('', map { ", $_" } @aggs)
+		  . ' FROM {{src}} s'
+		  . ($join ? " $join->{from}" : '')
+		  . (@where ? ' WHERE ' . join(' AND ', @where) : '')
+		  . " GROUP BY $group$having";
+	};
+	my $hidden = gen_hidden_keys($r, $c, $win, \@keys, $query);
+	my %f = (
 		name => $name,
 		kind => $join ? 'agg_join' : 'agg',
-		query => $sql,
+		query => $query->("$win->{sql} AS w" . join('', map { ", $_" } @keys),
+			join(', ', 1 .. 1 + @keys)),
 		windowed => 1,
 		wtype => $win->{type},
 		keys => [ map { /AS (\w+)$/ } @keys ],
@@ -389,6 +420,59 @@ sub gen_agg
 		eval => gen_eval($r, 0),
 		expire => gen_expire($r, $c),
 		background => $r->chance(0.15),
+		ts => $win->{sql} =~ /^flownode\.time_bucket\(/ && $r->chance(0.5) ? $r->pick('data', 'refresh') : undef,
+	);
+	%f = (%f, %$hidden) if $hidden;
+	return \%f;
+}
+
+# Group keys the query does not output (docs/reference.md, "Group keys that are not
+# output columns"), in a quarter of the aggregations: some keys grouped but not
+# selected; the window grouped but not selected (compared through check_query, the
+# same query with the window shown as fn_w; no expire_after, whose check filters on
+# w); or the window selected only inside an expression. Returns the fields of the
+# flow that change, undef for none.
+sub gen_hidden_keys
+{
+	my ($r, $c, $win, $keys, $query) = @_;
+	return undef if skipped($c, 'hidden_keys') || !$r->chance(0.25);
+	my @expr = map { /^(.*) AS \w+$/ ? $1 : $_ } @$keys;
+	my $mode = $r->weighted(key => (@$keys ? 3 : 0), window => 2, expr => 3);
+	my $positions = join('', map { ", $_" } 2 .. 1 + @$keys);
+	if ($mode eq 'key')
+	{
+		my @hide = map { $r->chance(0.5) } @$keys;
+		$hide[ $r->range(0, $#hide) ] = 1 unless grep { $_ } @hide;
+		my @shown = grep { !$hide[$_] } 0 .. $#$keys;
+		my @group = ((1 .. 1 + @shown), map { $expr[$_] } grep { $hide[$_] } 0 .. $#$keys);
+		return {
+			query => $query->(join(', ', "$win->{sql} AS w", map { $keys->[$_] } @shown),
+				join(', ', $r->chance(0.5) ? @group : reverse @group)),
+			keys => [ map { $keys->[$_] =~ /AS (\w+)$/ } @shown ],
+		};
+	}
+	if ($mode eq 'window')
+	{
+		return {
+			query => $query->(join(', ', @$keys) || 'count(*) AS fn_n',
+				join(', ', $win->{sql}, @expr)),
+			check_query => $query->(
+				join(', ', "$win->{sql} AS fn_w", @$keys ? @$keys : 'count(*) AS fn_n'),
+				"1$positions"),
+			hidden_window => 1,
+			chainable => 0,
+			expire => undef,
+		};
+	}
+	my $as_date = $win->{type} eq 'timestamp' && $r->chance(0.4);
+	return {
+		query => $query->(
+			join(', ',
+				$as_date ? "($win->{sql})::date AS w" : "($win->{sql}) + interval '1 minute' AS w",
+				@$keys),
+			"$win->{sql}$positions"),
+		wtype => $win->{type} eq 'date' ? 'timestamp' : $win->{type},
+		$as_date ? (chainable => 0) : (),
 	};
 }
 
@@ -422,7 +506,9 @@ sub gen_chain
 sub gen_copy
 {
 	my ($r, $c, $name) = @_;
-	my $sql = 'SELECT s.id AS id, s.{{t}} AS t, s.{{host}} AS host, s.{{v}} AS v FROM {{src}} s';
+	# without its source's key id, sometimes: a hidden key column of the sink
+	my $id = !skipped($c, 'hidden_keys') && $r->chance(0.25) ? '' : 's.id AS id, ';
+	my $sql = "SELECT ${id}s.{{t}} AS t, s.{{host}} AS host, s.{{v}} AS v FROM {{src}} s";
 	$sql .= ' WHERE s.{{v}} > 0' if $r->chance(0.5);
 	# over a NOT NULL timestamp[tz] column the copy is windowed by its seconds
 	# (docs/reference.md "Other shapes"): an infinite time then reaches no window
@@ -480,10 +566,37 @@ sub gen_distinct
 	};
 }
 
+# A flow whose window is time_bucket, created as TimescaleDB's users write it
+# (docs/reference.md, "Coming from TimescaleDB"): CREATE MATERIALIZED VIEW ... WITH
+# (timescaledb.continuous) through flownode.execute, time_bucket without its schema;
+# WITH DATA, or WITH NO DATA and a CALL refresh_continuous_aggregate over everything,
+# or (a background fill) WITH NO DATA of a real-time view. The view is the flow and
+# its sink: the sink is renamed to the oracle's name (the flow follows), and its
+# eval_interval and expire_after come from add_continuous_aggregate_policy.
+sub ts_create_sql
+{
+	my ($f) = @_;
+	my $n = $f->{name};
+	(my $query = $f->{query}) =~ s/flownode\.time_bucket\(/time_bucket(/g;
+	my $realtime = $f->{background} ? ', timescaledb.materialized_only = false' : '';
+	my $data = $f->{background} || $f->{ts} eq 'refresh' ? ' WITH NO DATA' : '';
+	my $sql = "SELECT * FROM flownode.execute(\$ts\$CREATE MATERIALIZED VIEW $n"
+	  . " WITH (timescaledb.continuous$realtime) AS $query$data\$ts\$);\n"
+	  . "ALTER TABLE $n RENAME TO ${n}_sink;\n";
+	$sql .= "SELECT * FROM flownode.execute(\$ts\$CALL refresh_continuous_aggregate('${n}_sink', NULL, NULL)\$ts\$);\n"
+	  if !$f->{background} && $f->{ts} eq 'refresh';
+	my ($start, $every) = map { defined $_ ? "INTERVAL '$_'" : 'NULL' } @$f{qw(expire eval)};
+	$sql .= "SELECT * FROM flownode.execute(\$ts\$SELECT add_continuous_aggregate_policy('${n}_sink',"
+	  . " start_offset => $start, end_offset => NULL, schedule_interval => $every)\$ts\$);\n"
+	  if defined $f->{expire} || defined $f->{eval};
+	return $sql . 'SELECT true AS created;';
+}
+
 # The create_flow call of $f (also used with or_replace by Oracle::Ops).
 sub create_sql
 {
 	my ($f, %extra) = @_;
+	return ts_create_sql($f) if $f->{ts} && !%extra;
 	my @args = ("'$f->{name}'", "'$f->{name}_sink'", "\$q\$$f->{query}\$q\$");
 	my $eval = exists $extra{eval} ? $extra{eval} : $f->{eval};
 	my $expire = exists $extra{expire} ? $extra{expire} : $f->{expire};
@@ -499,7 +612,7 @@ sub create_step
 	my ($f) = @_;
 	return {
 		kind => 'sql',
-		what => "create_flow $f->{name} ($f->{kind})",
+		what => "create_flow $f->{name} ($f->{kind}" . ($f->{ts} ? ", as CREATE MATERIALIZED VIEW)" : ")"),
 		sql => create_sql($f),
 		creates => $f->{name},
 		expires => defined $f->{expire} ? $f->{name} : undef,

@@ -122,7 +122,7 @@ sub alter_op
 	my @choices = ("eval_interval => '" . $r->pick('1 second', '3 seconds', '1 hour') . "'",
 		'reset_eval_interval => true', "comment => 'oracle'");
 	my %step = (kind => 'sql', what => 'alter_flow');
-	if ($f->{windowed} && !Oracle::Gen::skipped($c, 'expire'))
+	if ($f->{windowed} && !$f->{hidden_window} && !Oracle::Gen::skipped($c, 'expire'))
 	{
 		push @choices, "expire_after => '" . $r->pick('4000 days', '6000 days') . "'",
 		  'reset_expire_after => true';
@@ -137,7 +137,7 @@ sub replace_op
 {
 	my ($r, $c, $f) = @_;
 	my $eval = Oracle::Gen::gen_eval($r, !$f->{windowed});
-	my $expire = $f->{windowed} ? Oracle::Gen::gen_expire($r, $c) : undef;
+	my $expire = $f->{windowed} && !$f->{hidden_window} ? Oracle::Gen::gen_expire($r, $c) : undef;
 	return {
 		kind => 'sql',
 		what => "create_flow $f->{name} or_replace",
@@ -154,12 +154,13 @@ sub rename_op
 {
 	my ($r, $c) = @_;
 	my @what = qw(host v t src);
-	push @what, 'dim' if $c->{dim};
+	push @what, 'dim', 'dimv' if $c->{dim};
 	my $key = $r->pick(@what);
 	my $renamed = $c->{renamed}{$key} = !$c->{renamed}{$key};
 	my $to = $renamed ? "${key}_r" : $key;
 	my $sql =
-	    $key =~ /^(src|dim)$/ ? "ALTER TABLE {{$key}} RENAME TO $to;"
+	    $key eq 'dimv' ? "ALTER VIEW {{dimv}} RENAME TO $to;"
+	  : $key =~ /^(src|dim)$/ ? "ALTER TABLE {{$key}} RENAME TO $to;"
 	  : "ALTER TABLE {{src}} RENAME COLUMN {{$key}} TO $to;";
 	return { kind => 'sql', what => "rename $key", sql => $sql, rename => [ $key, $to ] };
 }

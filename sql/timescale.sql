@@ -1,0 +1,196 @@
+-- TimescaleDB's continuous-aggregate statements, as text (docs/reference.md,
+-- "Coming from TimescaleDB"): flownode.execute runs CREATE MATERIALIZED VIEW ... WITH
+-- (timescaledb.continuous), DROP MATERIALIZED VIEW, CALL refresh_continuous_aggregate
+-- and SELECT add_/remove_continuous_aggregate_policy, time_bucket as written. Each
+-- sink is compared with its stored query after writes and a flush (ts_diff).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS flownode;
+RESET client_min_messages;
+SET timezone = 'UTC';
+
+CREATE FUNCTION ts_diff(p_flow text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  q text; s regclass; missing bigint; extra bigint;
+BEGIN
+  SELECT query, sink_table::regclass INTO q, s FROM flownode.flow WHERE flow_name = p_flow;
+  EXECUTE format('SELECT count(*) FROM ((%s) EXCEPT ALL TABLE %s) d', q, s) INTO missing;
+  EXECUTE format('SELECT count(*) FROM (TABLE %s EXCEPT ALL (%s)) d', s, q) INTO extra;
+  RETURN format('missing=%s extra=%s', missing, extra);
+END $$;
+
+CREATE TABLE conditions (time timestamptz NOT NULL, location text NOT NULL,
+                         temperature double precision, humidity double precision);
+CREATE INDEX ON conditions (time);
+INSERT INTO conditions
+SELECT timestamptz '2024-01-01' + i * interval '37 minutes', 'loc' || (i % 3), i, i * 2
+  FROM generate_series(1, 200) i;
+
+-- 1. TimescaleDB's documentation's example, unchanged: a flow and a sink named after
+-- the view, filled at once (WITH DATA is the default), keyed by the groups.
+SELECT * FROM flownode.execute($$
+CREATE MATERIALIZED VIEW conditions_summary_hourly
+WITH (timescaledb.continuous) AS
+SELECT location,
+       time_bucket(INTERVAL '1 hour', time) AS bucket,
+       AVG(temperature),
+       MAX(temperature),
+       MIN(temperature)
+FROM conditions
+GROUP BY location, bucket;
+$$);
+SELECT flow_name, sink_table, window_expr, eval_interval FROM flownode.flows;
+\d conditions_summary_hourly
+SELECT ts_diff('conditions_summary_hourly');
+-- writes: late rows, updates of values and of times, deletes
+INSERT INTO conditions VALUES ('2024-01-01 00:10', 'loc9', 1000, 1), ('2024-01-03 05:59:59', 'loc1', -5, 0);
+UPDATE conditions SET temperature = temperature + 0.5 WHERE time < '2024-01-02';
+UPDATE conditions SET time = time + interval '3 hours' WHERE location = 'loc2' AND time < '2024-01-02 12:00';
+DELETE FROM conditions WHERE location = 'loc0' AND time > '2024-01-04';
+SELECT flownode.flush_flow('conditions_summary_hourly') > 0 AS refreshed;
+SELECT ts_diff('conditions_summary_hourly');
+
+-- 2. A column list names the sink's columns (the GROUP BY names an output by its
+-- former alias); WITH NO DATA leaves the sink empty until a refresh or a write.
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW daily (loc, day, n, total)
+  WITH (timescaledb.continuous, timescaledb.materialized_only = true, timescaledb.create_group_indexes = true)
+  AS SELECT location, time_bucket('1 day', time) AS bucket, count(*), sum(temperature)
+     FROM conditions GROUP BY location, bucket
+  WITH NO DATA$$);
+SELECT attname FROM pg_attribute WHERE attrelid = 'daily'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT count(*) FROM daily;
+SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('daily', '2024-01-02', '2024-01-03')$$);
+SELECT loc, day, n FROM daily ORDER BY day, loc;
+-- a write reaches the sink for its own window only
+INSERT INTO conditions VALUES ('2024-01-05 01:00', 'loc1', 7, 7);
+SELECT flownode.flush_flow('daily') > 0 AS refreshed;
+SELECT loc, day, n FROM daily ORDER BY day, loc;
+-- NULL bounds: everything
+SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('daily', NULL, NULL)$$);
+SELECT ts_diff('daily');
+-- named arguments, and force
+SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate(continuous_aggregate => 'daily',
+  window_start => now() - interval '10 years', window_end => NULL, force => true)$$);
+SELECT ts_diff('daily');
+
+-- materialized_only = false: read_flow is the real-time answer, in full even WITH NO
+-- DATA (the sink then fills in the background), and ALTER MATERIALIZED VIEW says so too.
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW rt WITH (timescaledb.continuous,
+  timescaledb.materialized_only = false) AS
+  SELECT location, time_bucket('1 hour', time) AS b, count(*) AS n FROM conditions GROUP BY 1, 2 WITH NO DATA$$);
+SELECT (SELECT count(*) FROM flownode.read_flow(NULL::rt)) AS rows, count(*) AS differences
+  FROM flownode.read_flow(NULL::rt) r
+  FULL JOIN (SELECT location, flownode.time_bucket('1 hour', time) AS b, count(*) AS n FROM conditions GROUP BY 1, 2) q
+    USING (location, b, n)
+ WHERE r IS NULL OR q IS NULL;
+SELECT flownode.flush_flow('rt') >= 0 AS flushed, ts_diff('rt');
+SELECT * FROM flownode.execute($$ALTER MATERIALIZED VIEW rt SET (timescaledb.materialized_only = false)$$);
+SELECT * FROM flownode.execute($$ALTER MATERIALIZED VIEW rt SET (timescaledb.materialized_only = true)$$);
+
+-- 3. The policy: schedule_interval is eval_interval, start_offset expire_after,
+-- positional or named; remove_continuous_aggregate_policy puts both back.
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily',
+  start_offset => INTERVAL '1 month', end_offset => NULL, schedule_interval => INTERVAL '1 hour')$$);
+SELECT flow_name, eval_interval, expire_after FROM flownode.flow WHERE flow_name = 'daily';
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', NULL, NULL, '10 minutes',
+  if_not_exists => true, buckets_per_batch => 10)$$);
+SELECT flow_name, eval_interval, expire_after FROM flownode.flow WHERE flow_name = 'daily';
+SELECT * FROM flownode.execute($$SELECT remove_continuous_aggregate_policy('daily', if_exists => true)$$);
+SELECT flow_name, eval_interval, expire_after FROM flownode.flow WHERE flow_name = 'daily';
+
+-- 4. Schema-qualified names, integer buckets (no time window: the default
+-- eval_interval, said in a NOTICE), IF NOT EXISTS, public.time_bucket.
+CREATE SCHEMA analytics;
+CREATE TABLE readings (t int NOT NULL, device int, v numeric);
+INSERT INTO readings SELECT i, i % 4, i * 1.5 FROM generate_series(1, 100) i;
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW analytics.by_ten
+  WITH (timescaledb.continuous) AS
+  SELECT public.time_bucket(10, t) AS b, device, sum(v) AS s, count(*) AS n FROM readings GROUP BY 1, 2$$);
+SELECT flow_name, sink_table, eval_interval FROM flownode.flows WHERE flow_name = 'analytics.by_ten';
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW IF NOT EXISTS analytics.by_ten
+  WITH (timescaledb.continuous) AS SELECT 1$$);
+INSERT INTO readings VALUES (5, 9, 1), (250, 1, 2);
+UPDATE readings SET t = t + 33 WHERE device = 2;
+DELETE FROM readings WHERE device = 3 AND t > 50;
+SELECT flownode.flush_flow('analytics.by_ten') > 0 AS refreshed;
+SELECT ts_diff('analytics.by_ten');
+-- integer bounds say nothing to a flow without windows: it is recomputed whole
+SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('analytics.by_ten', 0, 100)$$);
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('analytics.by_ten', NULL, NULL, '5 minutes')$$);
+SELECT eval_interval FROM flownode.flow WHERE flow_name = 'analytics.by_ten';
+SELECT * FROM flownode.execute($$SELECT remove_continuous_aggregate_policy('analytics.by_ten')$$);
+SELECT eval_interval FROM flownode.flow WHERE flow_name = 'analytics.by_ten';
+
+-- 5. A time zone, an offset and a month width, time_bucket as TimescaleDB writes them.
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW zoned WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 day', time, 'Europe/Berlin') AS day, count(*) AS n FROM conditions GROUP BY 1$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW monthly WITH (timescaledb.continuous) AS
+  SELECT time_bucket(INTERVAL '1 month', time) AS m, location, max(humidity) AS h FROM conditions GROUP BY m, location$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW shifted WITH (timescaledb.continuous) AS
+  SELECT time_bucket('6 hours', time, "offset" => '2 hours') AS w, avg(humidity) AS h FROM conditions GROUP BY w$$);
+INSERT INTO conditions VALUES ('2024-01-01 23:30', 'loc1', 3, 3), ('2024-02-01 00:00', 'loc2', 4, 4);
+DELETE FROM conditions WHERE time BETWEEN '2024-01-03' AND '2024-01-03 06:00';
+SELECT flownode.flush_flow(f) >= 0 AS flushed, ts_diff(f) FROM unnest(ARRAY['zoned', 'monthly', 'shifted', 'conditions_summary_hourly', 'daily']) f;
+
+-- 6. DROP MATERIALIZED VIEW: the flow and its sink.
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW zoned, monthly');
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW IF EXISTS zoned');
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW analytics.by_ten;');
+SELECT flow_name FROM flownode.flows ORDER BY 1;
+SELECT to_regclass('zoned'), to_regclass('analytics.by_ten');
+
+-- 7. Refusals: each an ERROR that says what to write instead.
+\set VERBOSITY default
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW plain AS SELECT 1$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous, timescaledb.compress = true) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous, timescaledb.finalized = false) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous, timescaledb.bogus = 1) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous, fillfactor = 50) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) TABLESPACE pg_default AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE UNLOGGED MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c (a, b, c) WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW daily WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b; SELECT 1$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 hour', time) AS b, random() FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW conditions');
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW nothing_here');
+SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('conditions', NULL, NULL)$$);
+SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('daily', 1, 2)$$);
+SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('daily', NULL, NULL, bogus => 1)$$);
+SELECT * FROM flownode.execute($$CALL some_procedure()$$);
+-- end_offset: accepted with a NOTICE (a flow refreshes the newest windows too)
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', INTERVAL '1 month', INTERVAL '1 hour', INTERVAL '1 hour')$$);
+SELECT flow_name, eval_interval, expire_after FROM flownode.flow WHERE flow_name = 'daily';
+SELECT * FROM flownode.execute($$SELECT remove_continuous_aggregate_policy('daily')$$);
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', NULL, NULL, INTERVAL '1 hour', initial_start => now())$$);
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', NULL, NULL, INTERVAL '1 hour', timezone => 'UTC')$$);
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('daily', start_offset => NULL, start_offset => NULL)$$);
+SELECT * FROM flownode.execute($$SELECT add_retention_policy('conditions', INTERVAL '1 year')$$);
+SELECT * FROM flownode.execute('SELECT 1 FROM conditions');
+SELECT * FROM flownode.execute('ALTER MATERIALIZED VIEW daily SET (timescaledb.compress = true)');
+SELECT * FROM flownode.execute('ALTER MATERIALIZED VIEW daily RENAME TO d');
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT time_bucket('1 hour', time) AS b, count(*) FROM conditions GROUP BY b WITH NO DAT$$);
+-- an integer flow: start_offset has no window to leave alone
+CREATE TABLE ints (t int NOT NULL, v int);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ints_5 WITH (timescaledb.continuous) AS
+  SELECT time_bucket(5, t) AS b, sum(v) AS s FROM ints GROUP BY b WITH NO DATA$$);
+SELECT * FROM flownode.execute($$SELECT add_continuous_aggregate_policy('ints_5', 10, NULL, INTERVAL '1 hour')$$);
+
+-- 8. GreptimeDB's statements still go their way.
+SELECT * FROM flownode.execute('SHOW FLOWS');
+SELECT * FROM flownode.execute($$DROP MATERIALIZED VIEW IF EXISTS conditions_summary_hourly, daily, shifted, ints_5, rt$$);
+SELECT count(*) FROM flownode.flows;
+DROP SCHEMA analytics;
+DROP TABLE conditions, readings, ints;
+DROP FUNCTION ts_diff(text);
+RESET timezone;
