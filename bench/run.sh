@@ -24,7 +24,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$BENCH/../test/common.sh"
 
 MODE=full
-SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem pool dimension read chain servers callgrind"
+SECTIONS="micro copy multirow single record sparse backfill refresh jit scattered interrupt freshness catchup idle busy shmem pool dimension read chain servers granular callgrind"
 ONLY=
 while (($#)); do
   a=$1
@@ -160,6 +160,9 @@ SIZE_VARS="COPY_ROWS COPY_ROUNDS MULTI_ROWS MULTI_ROUNDS PGB_SECONDS PGB_ROUNDS 
 # flow servers fed by logical replication: its section, sizes, bench_servers
 # shellcheck source=flow_servers.sh
 . "$BENCH/flow_servers.sh"
+# key marks: its section, sizes and bench_granular
+# shellcheck source=granular.sh
+. "$BENCH/granular.sh"
 # BENCH_<NAME> in the environment overrides a size
 for v in $SIZE_VARS; do
   o=BENCH_$v

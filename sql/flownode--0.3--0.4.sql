@@ -47,6 +47,44 @@ END $$;
 COMMENT ON FUNCTION flownode.flow_status() IS
 'each flow''s state from shared memory and its catalog row (internal: read the flows and flow_info views)';
 
+-- The hash naming a group in a key mark (a late row refreshes only the groups it
+-- touched): the key values hashed as GROUP BY compares them, NULLs alike, in column
+-- order (src/pgutil/key_hash.c). IMMUTABLE, so an index on
+-- (flownode.key_hash(<keys>), <time column>) finds a window's rows of a few groups.
+CREATE FUNCTION flownode.key_hash(VARIADIC "any")
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'flownode_key_hash'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- Key marks (docs/internals.md §3, *Key marks*): a late row into a closed window of
+-- a flow whose groups are keyed by plain source columns marks the groups it touched
+-- (window, flownode.key_hash of its keys) instead of the whole window. A committing
+-- writer adds a row per group here (src/record/key_record.c); the flow's refresh
+-- reads them, recomputes those groups and deletes the rows it read, all in one
+-- snapshot, so a key mark is pending exactly until its groups are refreshed.
+CREATE TABLE flownode.pending_keys (
+    flow_id bigint NOT NULL,
+    window_start bigint NOT NULL,
+    window_end bigint NOT NULL,
+    key_hash bigint NOT NULL
+) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+        autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 10000);
+CREATE INDEX pending_keys_flow_idx ON flownode.pending_keys (flow_id);
+REVOKE ALL ON flownode.pending_keys FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('flownode.pending_keys', '');
+
+-- The WHEN clause of a key-marking flow's row triggers (src/marking/key_marks.c):
+-- the flow, its time and key columns, and the whole row(s). Always false.
+CREATE FUNCTION flownode.mark_keys(source oid, flow_id bigint, columns int2[], VARIADIC "rows" "any")
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_keys'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION flownode.mark_keyed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'flownode_mark_keyed'
+LANGUAGE C;
+
 -- The run history: one row per run of a flow, as pg_cron's cron.job_run_details and
 -- TimescaleDB's job_history keep theirs. kind: 'refresh' (a scheduled evaluation),
 -- 'flush' (a refresh flush_flow asked for), 'repair' (refresh_flow's range),

@@ -14,8 +14,8 @@ SELECT flownode.create_flow('r_hourly', 'r_hourly',
 -- the catalog names tables and the owner (a dump writes these columns as names)
 SELECT pg_typeof(source_table), pg_typeof(sink_table), pg_typeof(owner), source_table, sink_table
   FROM flownode.flow WHERE flow_name = 'r_hourly';
--- what pg_dump writes of the extension: the flows, their ids' sequence, the record,
--- the clocks
+-- what pg_dump writes of the extension: the flows, their ids' sequence, the record
+-- (windows and key marks), the clocks
 SELECT c::regclass AS dumped, cond FROM pg_extension, unnest(extconfig, extcondition) AS u(c, cond)
  WHERE extname = 'flownode' ORDER BY c::regclass::text;
 

@@ -36,6 +36,7 @@ extern int fn_max_workers;
 extern int fn_dirty_ranges_per_flow;
 extern int fn_dirty_ranges_memory_kb;
 extern int fn_local_ranges_per_flow;
+extern int fn_key_marks_per_window;
 extern int fn_max_rows_per_refresh;
 extern int fn_min_refresh_interval_ms;
 extern int fn_max_backoff_ms;

@@ -14,6 +14,7 @@
 #include "miscadmin.h"
 #include "marking/source_triggers.h"
 #include "record/durable_record.h"
+#include "record/key_record.h"
 #include "registry/flow_registry.h"
 #include "shmem/flow_slots.h"
 #include "pgtime.h"
@@ -208,6 +209,25 @@ static void no_slot_view(TaskConfig *cfg, bool standby, Datum *values, bool *nul
 	nulls[COL_LAST_ERROR_SQLSTATE] = nulls[COL_LAST_START_DELAY] = true;
 }
 
+/* The windows of key marks waiting in flownode.pending_keys (record/key_record.h)
+ * are pending too: merged into the view's dirty ranges (on a standby as on the
+ * primary: the table comes with the WAL). */
+static void add_key_windows(TaskConfig *cfg, FlowView *v) {
+	uint32 nkeys, n = 0;
+	FnTimeRange *keys, *all;
+
+	if (cfg->window.kind == FN_WINDOW_NONE || !cfg->bound)
+		return;
+	keys = fn_key_record_windows(cfg->flow_id, &nkeys);
+	if (nkeys == 0)
+		return;
+	all = palloc(sizeof(FnTimeRange) * (v->nranges + nkeys));
+	fn_dirty_add_all((FnDirtySet){all, &n, v->nranges + nkeys}, v->ranges, v->nranges); /* room: no merge */
+	fn_dirty_add_all((FnDirtySet){all, &n, v->nranges + nkeys}, keys, nkeys);
+	v->ranges = all;
+	v->nranges = n;
+}
+
 /* The flow's row: its state, dirty windows, lag and backfill from the view. */
 static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, bool *nulls) {
 	FnWindow *w = cfg->window.kind != FN_WINDOW_NONE ? fn_window_create(&cfg->window) : NULL;
@@ -223,6 +243,7 @@ static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, 
 		no_slot_view(cfg, standby, values, nulls, &v);
 	/* a pause is the user's: shown over everything but the standby and a flow not
 	 * bound yet (which needs refresh_flow first) */
+	add_key_windows(cfg, &v);
 	if (!standby && cfg->bound && cfg->paused)
 		v.state = "paused";
 	else if (strcmp(v.state, "active") == 0 && cfg->backfilling)

@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "pgutil/pg_util.h"
 #include "record/durable_record.h"
+#include "record/key_record.h"
 #include "refresh/read_exec.h"
 #include "refresh/clock_changes.h"
 #include "refresh/refresh_exec.h"
@@ -145,8 +146,8 @@ static FnTimeRange *clock_windows(TaskConfig *cfg, FnWindow *w, TimestampTz read
  */
 static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeRange want) {
 	FnReadPlan p = {.read_sink = true, .bounds = want};
-	uint32 nrec, nown, nclock = 0, n = 0;
-	FnTimeRange *rec, *own, *all, *dirty, *clock = NULL;
+	uint32 nrec, nown, nkeys, nclock = 0, n = 0;
+	FnTimeRange *rec, *own, *keys, *all, *dirty, *clock = NULL;
 	FnTimeRange unfilled;
 	TimestampTz oldest; /* unused */
 	FnDirtySet set;
@@ -169,19 +170,21 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 	}
 	rec = fn_record_read(cfg->flow_id, &nrec, &oldest);
 	own = fn_marks_local_windows(cfg->flow_id, &nown);
+	keys = fn_key_record_windows(cfg->flow_id, &nkeys); /* windows of key marks: dirty too */
 	if (w == NULL) {
 		/* window-less: any mark means the whole query, else the whole sink */
-		p.read_sink = nrec + nown == 0 && !p.clock && unfilled.start >= unfilled.end;
+		p.read_sink = nrec + nown + nkeys == 0 && !p.clock && unfilled.start >= unfilled.end;
 		p.dirty = &p.bounds;
 		p.ndirty = p.read_sink ? 0 : 1;
 		return p;
 	}
 	if (p.clock)
 		clock = clock_windows(cfg, w, p.clock_at, &nclock);
-	all = palloc(sizeof(FnTimeRange) * (nrec + nown + nclock + 1));
-	set = (FnDirtySet){all, &n, nrec + nown + nclock + 1}; /* room for all: nothing coalesces */
+	all = palloc(sizeof(FnTimeRange) * (nrec + nown + nkeys + nclock + 1));
+	set = (FnDirtySet){all, &n, nrec + nown + nkeys + nclock + 1}; /* room for all: nothing coalesces */
 	fn_dirty_add_all(set, rec, nrec);
 	fn_dirty_add_all(set, own, nown);
+	fn_dirty_add_all(set, keys, nkeys);
 	fn_dirty_add_all(set, clock, nclock);
 	/* 0: no expire_after, nothing frozen (not the line at 2000-01-01, time 0) */
 	line = fn_expiry_start(cfg->expire_after, cfg->window.with_time_zone, cfg->timezone, w,

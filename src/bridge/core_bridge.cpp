@@ -26,6 +26,7 @@ static_assert(FN_TS_MIN == MIN_TIMESTAMP && FN_TS_END == END_TIMESTAMP && FN_TS_
 
 #include "bridge/core_bridge.h"
 #include "core/dirty_time_windows.hpp"
+#include "core/key_marks.hpp"
 #include "core/task_state.hpp"
 #include "core/time_window_expr.hpp"
 #include "core/zoned_buckets.hpp"
@@ -530,4 +531,14 @@ extern "C" int64_t fn_next_eval_after_upstream(int64_t eval_interval_usec, int64
                                                uint32_t consecutive_failures) {
 	flownode::Cadence c{eval_interval_usec, 0, min_refresh_usec, 0};
 	return flownode::next_eval_after_upstream(c, now, next_eval, consecutive_failures);
+}
+
+extern "C" bool fn_key_marks_add(FnKeyMark *marks, uint32_t *count, uint32_t capacity, uint32_t per_window,
+                                 FnTimeRange window, uint64_t hash) {
+	return flownode::KeyMarks(marks, count, capacity, per_window).add(window, hash);
+}
+
+extern "C" uint32_t fn_key_marks_plan(FnKeyMark *marks, uint32_t n, const FnTimeRange *whole, uint32_t nwhole,
+                                      uint32_t per_window, FnTimeRange *to_whole, uint32_t *n_whole) {
+	return flownode::plan_key_refresh(marks, n, whole, nwhole, per_window, to_whole, n_whole);
 }

@@ -25,6 +25,7 @@
 #include "lifecycle/xact_hooks.h"
 #include "marking/source_triggers.h"
 #include "record/durable_record.h"
+#include "record/key_record.h"
 #include "registry/flow_dimensions.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -37,6 +38,7 @@ static void remove_rows(TaskConfig *cfg) {
 	fn_registry_delete_flow(cfg->flow_id);
 	fn_registry_delete_dimensions(cfg->flow_id);
 	fn_record_forget_flow(cfg->flow_id);
+	fn_key_record_forget_flow(cfg->flow_id);
 	fn_on_commit_drop_flow(cfg->flow_id);
 }
 

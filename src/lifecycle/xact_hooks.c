@@ -15,6 +15,7 @@
 #include "access/xact.h"
 #include "marking/commit_marks.h"
 #include "marking/dimension_marks.h"
+#include "marking/key_marks.h"
 #include "marking/mark_rows.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_triggers.h"
@@ -65,6 +66,7 @@ static void subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTr
                              void *arg pg_attribute_unused()) {
 	fn_subxact_sets_end(&pending_actions, &action_kind, event, mySubid, parentSubid);
 	fn_marks_subxact(event, mySubid, parentSubid);
+	fn_key_marks_subxact(event, mySubid, parentSubid);
 	fn_dimension_marks_subxact(event, mySubid, parentSubid);
 }
 
@@ -144,7 +146,8 @@ static void xact_callback(XactEvent event, void *arg pg_attribute_unused()) {
 		pre_commit();
 		break;
 	case XACT_EVENT_PRE_PREPARE:
-		if (fn_marks_pending() || fn_dimension_marks_pending() || pending_actions != NIL)
+		if (fn_marks_pending() || fn_dimension_marks_pending() || fn_key_marks_pending() ||
+		    pending_actions != NIL)
 			ereport(ERROR,
 			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			         errmsg("cannot PREPARE a transaction that changed a flow's source table or a flow"),

@@ -9,6 +9,8 @@
 
 #include "marking/commit_marks.h"
 
+#include "marking/key_marks.h"
+
 #include "marking/dimension_marks.h"
 #include "marking/mark_triggers.h"
 #include "marking/source_cache.h"
@@ -147,9 +149,11 @@ FnTimeRange *fn_marks_local_windows(int64 flow_id, uint32 *n) {
 		fn_marks_grow_and_flush(lm);
 		total += lm->count;
 	}
+	total += fn_key_marks_count(flow_id);
 	out = palloc(sizeof(FnTimeRange) * (total + 1));
 	*n = 0;
-	set = (FnDirtySet){out, n, total + 1}; /* room for all: nothing coalesces */
+	set = (FnDirtySet){out, n, total + 1};  /* room for all: nothing coalesces */
+	fn_key_marks_add_windows(flow_id, set); /* a window of its groups is dirty for a read */
 	foreach (lc, fn_xact_marks()) {
 		LocalMarks *lm = lfirst(lc);
 		FlowMarker *m = NULL;
@@ -232,7 +236,7 @@ void fn_marks_pre_commit(void) {
 	Oid catalog = InvalidOid;
 	PendingWriter *writer = NULL;
 
-	if (!fn_marks_pending() && !fn_dimension_marks_pending())
+	if (!fn_marks_pending() && !fn_dimension_marks_pending() && !fn_key_marks_pending())
 		return;
 	catalog = fn_catalog_relid(true);
 	if (!OidIsValid(catalog))
@@ -278,6 +282,7 @@ void fn_marks_pre_commit(void) {
 	}
 	if (writer != NULL)
 		fn_pending_close(writer);
+	fn_key_marks_pre_commit(catalog);
 }
 
 /* Runs at COMMIT: nothing here may fail. Per flow, one exclusive lock of its slot
@@ -313,12 +318,14 @@ static void end_of_transaction(void) {
 	inflight = false;
 	fn_marks_forget();
 	fn_dimension_marks_forget();
+	fn_key_marks_forget();
 	xact_commits = NIL;
 }
 
 /* At COMMIT, after PRE_COMMIT's fn_marks_pre_commit: publishes. Cannot fail. */
 void fn_marks_commit(void) {
 	publish_marks();
+	fn_key_marks_commit();
 	end_of_transaction();
 }
 

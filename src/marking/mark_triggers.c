@@ -310,6 +310,10 @@ static bool may_mark(SourceEntry *e) {
 	return true;
 }
 
+bool fn_marks_may_mark(SourceEntry *e) {
+	return may_mark(e);
+}
+
 static void mark_row(FunctionCallInfo fcinfo, bool removes) {
 	SourceEntry *e;
 	int16 attnum;
@@ -325,7 +329,7 @@ static void mark_row(FunctionCallInfo fcinfo, bool removes) {
 	for (int i = 0; i < e->ngroups; i++) {
 		MarkGroup *g = &e->groups[i];
 
-		if (g->leader->time_attnum != attnum)
+		if (g->leader->time_attnum != attnum || g->keyed) /* keyed: by its key triggers */
 			continue;
 		mark_value(e, g, scope, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
 		if (removes) {

@@ -10,7 +10,9 @@
 
 #include "core/time_range.h"
 #include "registry/flow_registry.h"
+#include "parser/parse_func.h"
 #include "utils/hsearch.h"
+#include "utils/rel.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -91,12 +93,14 @@ static void build_groups(SourceEntry *e) {
 		FlowMarker *f = order[i];
 		MarkGroup *g = NULL;
 
-		for (int k = 0; k < e->ngroups && g == NULL; k++)
-			if (nests_in(f, e->groups[k].leader))
+		/* a keyed flow's rows are marked apart from the others': a group of its own */
+		for (int k = 0; k < e->ngroups && g == NULL && !f->keyed; k++)
+			if (!e->groups[k].keyed && nests_in(f, e->groups[k].leader))
 				g = &e->groups[k];
 		if (g == NULL) {
 			g = &e->groups[e->ngroups++];
 			g->leader = f;
+			g->keyed = f->keyed;
 			g->member_ids = MemoryContextAlloc(e->cxt, sizeof(int64) * e->nflows);
 		}
 		g->member_ids[g->nmembers++] = f->flow_id;
@@ -105,6 +109,30 @@ static void build_groups(SourceEntry *e) {
 }
 
 SourceEntry *fn_source_last = NULL;
+
+/* The flows whose key triggers are on the table (key_triggers.c): their first
+ * argument is the flow's id. */
+static void find_keyed(SourceEntry *e) {
+	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
+	Relation rel;
+
+	if (!OidIsValid(fn))
+		return;
+	rel = RelationIdGetRelation(e->relid);
+	if (!RelationIsValid(rel))
+		return;
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
+		const Trigger *t = &rel->trigdesc->triggers[i];
+		FlowMarker *m;
+
+		if (t->tgfoid != fn || t->tgnargs < 1)
+			continue;
+		m = fn_find_flow(e, strtoll(t->tgargs[0], NULL, 10));
+		if (m != NULL)
+			m->keyed = true;
+	}
+	RelationClose(rel);
+}
 
 /*
  * The flow's time column as the table numbers its columns: a partition of the
@@ -186,6 +214,7 @@ SourceEntry *fn_source_entry_lookup(Oid relid) {
 		learn_stride(m);
 	}
 	e->nflows = i;
+	find_keyed(e);
 	build_groups(e);
 	e->valid = true;
 	fn_source_last = e;

@@ -29,6 +29,8 @@
 
 #include "marking/source_triggers.h"
 
+#include "marking/internal_trigger.h"
+#include "marking/key_triggers.h"
 #include "marking/source_cache.h"
 #include "registry/flow_registry.h"
 #include "registry/flow_dimensions.h"
@@ -101,48 +103,17 @@ static bool same_trigger(const MarkTrigger *a, const MarkTrigger *b) {
 	return a->funcoid == b->funcoid && a->type == b->type && a->attnum == b->attnum && a->named == b->named;
 }
 
-/* The WHEN clause's raw parse tree, from its text: the column name is quoted by
- * quote_identifier and the rest is ours. */
-static Node *when_clause(const char *sql) {
-	List *raw = raw_parser(psprintf("SELECT %s", sql), RAW_PARSE_DEFAULT);
-	SelectStmt *select = (SelectStmt *)linitial_node(RawStmt, raw)->stmt;
-
-	return ((ResTarget *)linitial(select->targetList))->val;
-}
-
 static void create_trigger(Oid relid, const MarkTrigger *mt, const char *name, const char *func,
                            const char *when) {
-	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
-	ObjectAddress trig, ext;
+	List *args;
 
-	stmt->replace = false;
-	stmt->isconstraint = false;
-	stmt->trigname = (char *)name;
-	stmt->relation = makeRangeVar(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid), -1);
-	stmt->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString((char *)func));
 	if (mt->attnum == NO_ATTNUM)
-		stmt->args = NIL;
+		args = NIL;
 	else if (mt->named == relid)
-		stmt->args = list_make1(makeString(psprintf("%d", mt->attnum)));
+		args = list_make1(makeString(psprintf("%d", mt->attnum)));
 	else
-		stmt->args =
-		    list_make2(makeString(psprintf("%d", mt->attnum)), makeString(psprintf("%u", mt->named)));
-	stmt->row = (mt->type & TRIGGER_TYPE_TRUNCATE) == 0;
-	stmt->timing = (mt->type & TRIGGER_TYPE_BEFORE) ? TRIGGER_TYPE_BEFORE : TRIGGER_TYPE_AFTER;
-	stmt->events = (int16)(mt->type & ROW_EVENTS);
-	stmt->columns = NIL;
-	stmt->whenClause = when ? when_clause(when) : NULL;
-	stmt->transitionRels = NIL;
-	stmt->deferrable = false;
-	stmt->initdeferred = false;
-	stmt->constrrel = NULL;
-	/* fired in every replication role from the start (fn_keep_marking_always) */
-	trig = CreateTriggerFiringOn(stmt, NULL, relid, InvalidOid, InvalidOid, InvalidOid, InvalidOid,
-	                             InvalidOid, NULL, true, false, TRIGGER_FIRES_ALWAYS);
-	/* DROP EXTENSION takes the triggers with it */
-	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
-	recordDependencyOn(&trig, &ext, DEPENDENCY_AUTO);
-	CommandCounterIncrement();
+		args = list_make2(makeString(psprintf("%d", mt->attnum)), makeString(psprintf("%u", mt->named)));
+	fn_create_marking_trigger(relid, name, func, args, mt->type, when);
 }
 
 /* Creates one of the marking triggers sync_table found missing. */
@@ -316,6 +287,7 @@ void fn_sync_marking_triggers(Oid relid) {
 	fn = mark_funcs();
 	foreach (lc, tree)
 		sync_table(lfirst_oid(lc), flows, &fn);
+	fn_sync_key_triggers(relid, flows);
 	/* each table's cached flows include those of the tables above it */
 	foreach (lc, tree)
 		CacheInvalidateRelcacheByRelid(lfirst_oid(lc));
@@ -403,7 +375,8 @@ static bool is_marking_trigger(const Trigger *t) {
 	return t->tgfoid == marking_function("mark_insert") || t->tgfoid == marking_function("mark_dirty") ||
 	       t->tgfoid == marking_function("mark_truncate") ||
 	       t->tgfoid == marking_function_if_any("mark_dimension") ||
-	       t->tgfoid == marking_function_if_any("mark_dimension_truncate");
+	       t->tgfoid == marking_function_if_any("mark_dimension_truncate") ||
+	       t->tgfoid == marking_function_if_any("mark_keyed");
 }
 
 /*
@@ -441,9 +414,12 @@ void fn_keep_marking_always(Oid relid) {
  * the flows view must not wait for a DDL in progress) is a marking one: any, and
  * whether they all fire always. */
 static void scan_marking_triggers(Relation tgrel, Oid relid, bool *any, bool *all) {
-	Oid fns[] = {marking_function("mark_insert"), marking_function("mark_dirty"),
-	             marking_function("mark_truncate"), marking_function_if_any("mark_dimension"),
-	             marking_function_if_any("mark_dimension_truncate")};
+	Oid fns[] = {marking_function("mark_insert"),
+	             marking_function("mark_dirty"),
+	             marking_function("mark_truncate"),
+	             marking_function_if_any("mark_dimension"),
+	             marking_function_if_any("mark_dimension_truncate"),
+	             marking_function_if_any("mark_keyed")};
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple tup;

@@ -11,6 +11,8 @@
 
 #include "refresh/refresh_exec.h"
 
+#include "refresh/key_refresh.h"
+
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -379,6 +381,24 @@ static void check_readers_bound(TaskConfig *cfg) {
 		             quote_literal_cstr(reader->flow_name))));
 }
 
+/* The key marks' refresh (key_refresh.c), each side read as the ranges' refresh
+ * reads it; the fold starts afresh, its prefix may lack the marked groups' rows. */
+static int64 refresh_keys(TaskConfig *cfg, Snapshot snap, int64 expired_before) {
+	FlowQuery *fq;
+	FnRefreshShape shape;
+	int64 windows, rows;
+
+	plans_for(cfg); /* the flow's set made the current one */
+	fq = fn_plans_analysed(cfg);
+	shape = (FnRefreshShape){fn_plans_time_index(cfg) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS,
+	                         fn_plans_sink_window_index(cfg, fq) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS};
+	rows = fn_key_refresh(cfg, fq, cur->sink, shape, snap, expired_before, &windows);
+
+	if (windows > 0)
+		fn_fold_forget(fold_of(cfg));
+	return rows;
+}
+
 static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const FnRefreshRequest *req) {
 	const FnTimeRange *ranges = req->ranges;
 	int nranges = req->nranges;
@@ -423,6 +443,8 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 			    run_sql(fn_refresh_sql(fill, fn_qualified_relname(cfg->sink_relid),
 			                           (FnRefreshShape){FN_FILTER_ALL_FINITE, FN_FILTER_ALL_FINITE}, false),
 			            fill, clock_at, snap, SPI_OK_SELECT);
+		else if (req->keys)
+			rows = refresh_keys(cfg, snap, req->expired_before);
 		else {
 			if (nranges > 0) /* no ranges: only expired windows to forget */
 				rows = refresh_ranges(cfg, ranges, nranges, snap, req->removals,

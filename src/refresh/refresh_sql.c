@@ -14,6 +14,8 @@
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "nodes/nodes.h"
+#include "query/key_columns.h"
+#include "query/key_filter.h"
 #include "query/query_rewrite.h"
 #include "query/range_filter.h"
 #include "utils/builtins.h"
@@ -24,12 +26,15 @@ static const char *col(const FlowQuery *fq, int pos) {
 
 /* A query of the flow's (its own, or fold's tail) restricted to the windows of the
  * ranges $1/$2 (or to every finite time), deparsed. */
-static char *restricted(const FlowQuery *fq, const Query *query, FnRangeFilter filter) {
+static char *restricted_keyed(const FlowQuery *fq, const Query *query, FnRangeFilter filter, bool keyed) {
 	Query *q = (Query *)copyObjectImpl(query);
 
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_input_filter(q, fq->source_rtindex, fq->time_attnum,
 		                       fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &fq->input, filter);
+	/* key marks: the groups whose keys hash to $3 (a keyed flow has no clock) */
+	if (keyed)
+		fn_inject_key_filter(q, fq->source_rtindex, fn_key_mark_columns(fq, InvalidOid), 3);
 	/* the evaluation's scheduled time: after the ranges, if any (four of them for a
 	 * date or an epoch column: the windows' times, then the column's values) */
 	if (fq->now_preds != NIL)
@@ -37,6 +42,10 @@ static char *restricted(const FlowQuery *fq, const Query *query, FnRangeFilter f
 		                           : fq->input.kind != FN_INPUT_TIMESTAMP ? 5
 		                                                                  : 3);
 	return fn_deparse_query(q);
+}
+
+static char *restricted(const FlowQuery *fq, const Query *query, FnRangeFilter filter) {
+	return restricted_keyed(fq, query, filter, false);
 }
 
 static char *restricted_query(const FlowQuery *fq, FnRangeFilter filter) {
@@ -165,6 +174,23 @@ static void append_not_fresh(StringInfo s, const FlowQuery *fq, const char *alia
 	appendStringInfoChar(s, ')');
 }
 
+/* ` AND flownode.key_hash(<alias>.<key>, ...) = ANY ($3)`: the sink's groups of
+ * the marked hashes (their key columns hold the source columns' types and
+ * collations, so they hash alike: fn_key_mark_columns). */
+static void append_key_filter(StringInfo s, const FlowQuery *fq, const char *alias) {
+	ListCell *lc;
+	bool first = true;
+
+	appendStringInfoString(s, " AND " FN_KEY_HASH_FUNCTION "(");
+	foreach (lc, fq->key_positions) {
+		if (lfirst_int(lc) == fq->window_position)
+			continue;
+		appendStringInfo(s, "%s%s.%s", first ? "" : ", ", alias, col(fq, lfirst_int(lc)));
+		first = false;
+	}
+	appendStringInfoString(s, ") OPERATOR(pg_catalog.=) ANY ($3)");
+}
+
 /*
  * With an index on the window column (JOIN), the sink rows of the windows are read
  * range by range through it, in a LATERAL subquery that OFFSET 0 keeps apart (the
@@ -173,7 +199,7 @@ static void append_not_fresh(StringInfo s, const FlowQuery *fq, const char *alia
  * materialized CTE, so the anti-join with the fresh groups runs once over both (not
  * once per range), and deleted by their ctids (a TID scan).
  */
-static void append_delete_by_ranges(StringInfo s, const FlowQuery *fq, const char *sink) {
+static void append_delete_by_ranges(StringInfo s, const FlowQuery *fq, const char *sink, bool keyed) {
 	const char *w = col(fq, fq->window_position);
 	ListCell *lc;
 
@@ -181,9 +207,10 @@ static void append_delete_by_ranges(StringInfo s, const FlowQuery *fq, const cha
 	                          "LATERAL (SELECT fn_s.ctid AS \"fn ctid\"");
 	foreach (lc, fq->key_positions)
 		appendStringInfo(s, ", fn_s.%s", col(fq, lfirst_int(lc)));
-	appendStringInfo(s,
-	                 " FROM %s AS fn_s WHERE fn_s.%s >= fn_r.lo AND fn_s.%s < fn_r.hi OFFSET 0) AS fn_s),\n",
-	                 sink, w, w);
+	appendStringInfo(s, " FROM %s AS fn_s WHERE fn_s.%s >= fn_r.lo AND fn_s.%s < fn_r.hi", sink, w, w);
+	if (keyed)
+		append_key_filter(s, fq, "fn_s");
+	appendStringInfoString(s, " OFFSET 0) AS fn_s),\n");
 	appendStringInfo(s,
 	                 "fn_delete AS (DELETE FROM %s AS fn_sink WHERE fn_sink.ctid OPERATOR(pg_catalog.=) ANY "
 	                 "(ARRAY(SELECT fn_old.\"fn ctid\" FROM fn_old WHERE ",
@@ -199,15 +226,17 @@ static void append_delete_by_ranges(StringInfo s, const FlowQuery *fq, const cha
  * uses, so 1.0 and 1.00 are one group here as in the upsert. Comparing binary images
  * instead would delete a group the upsert has just matched.
  */
-static void append_delete_vanished(StringInfo s, const FlowQuery *fq, const char *sink,
-                                   FnRangeFilter filter) {
+static void append_delete_vanished(StringInfo s, const FlowQuery *fq, const char *sink, FnRangeFilter filter,
+                                   bool keyed) {
 	if (fq->window.kind != FN_WINDOW_NONE && filter == FN_FILTER_JOIN) {
-		append_delete_by_ranges(s, fq, sink);
+		append_delete_by_ranges(s, fq, sink, keyed);
 		return;
 	}
 	appendStringInfo(s, "fn_delete AS (DELETE FROM %s AS fn_sink WHERE ", sink);
 	if (fq->window.kind != FN_WINDOW_NONE && filter == FN_FILTER_CONTAINS) {
 		append_in_ranges(s, fq, filter);
+		if (keyed)
+			append_key_filter(s, fq, "fn_sink");
 		appendStringInfoString(s, " AND ");
 	}
 	append_not_fresh(s, fq, "fn_sink");
@@ -247,7 +276,8 @@ static char *single_row_sql(const FlowQuery *fq, const char *sink) {
 	return s.data;
 }
 
-char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only) {
+static char *refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only,
+                         bool keyed) {
 	StringInfoData s;
 
 	if (fq->shape == FLOW_SHAPE_SINGLE)
@@ -263,16 +293,24 @@ char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape
 	}
 	appendStringInfoString(&s, "WITH fn_fresh (");
 	append_columns(&s, fq);
-	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", restricted_query(fq, shape.source));
+	appendStringInfo(&s, ") AS MATERIALIZED (%s),\n", restricted_keyed(fq, fq->query, shape.source, keyed));
 	appendStringInfo(&s, "fn_upsert AS (INSERT INTO %s AS fn_sink (", sink);
 	append_columns(&s, fq);
 	appendStringInfoString(&s, ") SELECT * FROM fn_fresh");
 	append_on_conflict(&s, fq);
 	appendStringInfoString(&s, " RETURNING 1),\n");
 	append_delete_vanished(&s, fq, sink,
-	                       shape.source == FN_FILTER_ALL_FINITE ? FN_FILTER_ALL_FINITE : shape.sink);
+	                       shape.source == FN_FILTER_ALL_FINITE ? FN_FILTER_ALL_FINITE : shape.sink, keyed);
 	appendStringInfoString(&s, "SELECT (SELECT count(*) FROM fn_upsert) + (SELECT count(*) FROM fn_delete)");
 	return s.data;
+}
+
+char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only) {
+	return refresh_sql(fq, sink, shape, upsert_only, false);
+}
+
+char *fn_refresh_keys_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape) {
+	return refresh_sql(fq, sink, shape, false, true);
 }
 
 /*

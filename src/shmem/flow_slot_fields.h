@@ -52,6 +52,10 @@ struct FlowSlot {
 	 * (next_eval_after_upstream) instead of a window's usual size later; cleared
 	 * by the worker when it has taken it into its schedule */
 	bool upstream_wrote;
+	/* a commit added key marks (flownode.pending_keys) the worker has not looked
+	 * at since (refresh/key_refresh.h); set at the worker's start too, for those of
+	 * a crash or a restore */
+	bool keys_pending;
 	/* A refresh holds windows it took, from its take until it commits or gives them
 	 * back: a commit that recorded windows meanwhile (or since it looked at the
 	 * durable set) must not claim them in the durable set, since that refresh may

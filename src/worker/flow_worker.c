@@ -53,6 +53,7 @@
 #include "pgutil/pg_util.h"
 #include "query/query_rewrite.h"
 #include "record/durable_record.h"
+#include "record/key_record.h"
 #include "record/run_history.h"
 #include "refresh/clock_changes.h"
 #include "refresh/extents.h"
@@ -690,6 +691,46 @@ static bool run_refresh(bool from_shared, int64 *windows_done, bool *backlog_rem
 }
 
 /*
+ * The key marks' refresh (refresh/key_refresh.h): the groups of the late rows that
+ * commits marked by their keys, whose marks wait in flownode.pending_keys. Runs when
+ * a commit noted some (or at the worker's start); a stopped flow refreshes nothing.
+ */
+static void keys_work(Run *run) {
+	bool stopped;
+
+	LWLockAcquire(fn_slot_lock(task->slot), LW_SHARED);
+	stopped = flow_stopped_locked();
+	LWLockRelease(fn_slot_lock(task->slot));
+	if (stopped)
+		return;
+	run->rows = fn_refresh_run(
+	    task->cfg, &(FnRefreshRequest){.keys = true,
+	                                   .expired_before = fn_expiry_start(
+	                                       task->cfg->expire_after, task->cfg->window.with_time_zone,
+	                                       task->cfg->timezone, task->window, GetCurrentTimestamp()),
+	                                   .rows = PG_UINT64_MAX});
+	run->counts = true;
+	run->logs = run->rows > 0;
+}
+
+static const RunKind keys_kind = {"flownode: refreshing the groups of late rows", FN_RUN_REFRESH, false,
+                                  keys_work};
+
+/* Refreshes the key marks if a commit noted some; a failure notes them again, for
+ * the next evaluation. */
+static bool run_keys(bool from_shared) {
+	Run run = run_on_shared(&keys_kind, NULL);
+
+	if (task->window == NULL || !fn_slot_take_keys(task->slot))
+		return true;
+	run.from_shared = from_shared;
+	if (run_in_transaction(&run) && !task->halted && !task->flow_gone)
+		return true;
+	fn_slot_note_keys(task->slot, (FnTimeRange){0, 0});
+	return false;
+}
+
+/*
  * flush_flow: refresh everything dirty now, chunk by chunk, then answer the callers.
  * A background backfill is part of it (its rows were committed before the call), so
  * it is finished first.
@@ -719,6 +760,8 @@ static void serve_flush(void) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_refresh(false, &windows, &more);
 	}
+	if (ok && !task->flow_gone && !task->halted)
+		ok = run_keys(false);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_dirty_add_all(fn_slot_dirty_set(slot, task->nbacklog), task->backlog, task->nbacklog);
 	if (task->nbacklog > 0 && task->backlog_removals)
@@ -1084,10 +1127,21 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 /* The flow's durable record into its slot: at start (with its clock), and when a
  * restore added rows to it later (reload_requested). Adding what the slot holds
  * already is harmless. */
+/* Whether the flow has key marks in flownode.pending_keys (a catalog transaction). */
+static bool key_marks_recorded(void) {
+	uint32 n;
+
+	(void)fn_key_record_windows(task->cfg->flow_id, &n);
+	return n > 0;
+}
+
 static void reload_record(bool at_start) {
 	fn_slot_take_wakeup(task->slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
 	begin_catalog_transaction();
 	fn_reload_pending(task->cfg->flow_id, task->slot);
+	/* key marks of a crash, a restore or a worker gone: the first evaluation runs them */
+	if (at_start && task->window != NULL && key_marks_recorded())
+		fn_slot_note_keys(task->slot, (FnTimeRange){0, 0});
 	if (at_start)
 		task->clock = fn_registry_clock_get(task->cfg->flow_id, &task->clock_at) &&
 		              task->cfg->eval_interval != NULL && task->window != NULL;
@@ -1254,6 +1308,7 @@ static void run_due(void) {
 		bool backlog = false;
 
 		fn_slot_note_start(task->slot, task->next_eval, now);
+		(void)run_keys(true);
 		(void)run_refresh(true, &windows, &backlog);
 		task->next_eval = next_after(now, GetCurrentTimestamp(), backlog);
 	} else {

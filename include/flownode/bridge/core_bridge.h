@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/key_marks.h"
 #include "core/time_range.h"
 
 #ifdef __cplusplus
@@ -120,6 +121,14 @@ extern int64_t fn_next_eval_at(int64_t eval_interval_usec, int64_t window_size_u
  * into this flow's source. */
 extern int64_t fn_next_eval_after_upstream(int64_t eval_interval_usec, int64_t min_refresh_usec, int64_t now,
                                            int64_t next_eval, uint32_t consecutive_failures);
+
+/* KeyMarks over caller-owned storage (core/key_marks.hpp). Never fail, never
+ * allocate. fn_key_marks_add: false when the window must be marked whole. */
+extern bool fn_key_marks_add(FnKeyMark *marks, uint32_t *count, uint32_t capacity, uint32_t per_window,
+                             FnTimeRange window, uint64_t hash);
+/* plan_key_refresh: the distinct marks left first (their number returned). */
+extern uint32_t fn_key_marks_plan(FnKeyMark *marks, uint32_t n, const FnTimeRange *whole, uint32_t nwhole,
+                                  uint32_t per_window, FnTimeRange *to_whole, uint32_t *n_whole);
 
 #ifdef __cplusplus
 }

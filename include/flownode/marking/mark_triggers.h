@@ -78,6 +78,10 @@ extern bool fn_marks_pending(void);
 /* Whether the role may write the table (INSERT, UPDATE or DELETE on it or on a
  * column): the marking functions mark only for such a role. */
 extern bool fn_may_write_table(Oid relid, Oid user);
+struct SourceEntry;
+/* Whether the current user's writes to the entry's table are marked (it may write
+ * the table or a partition of it). */
+extern bool fn_marks_may_mark(struct SourceEntry *e);
 
 struct FlowMarker;
 /* A new set for the flow alone, in its own windows, in the transaction's list: for

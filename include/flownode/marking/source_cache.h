@@ -34,6 +34,7 @@ typedef struct FlowMarker {
 	char *timezone;         /* the flow's (a timestamp column's local time) */
 	int64 stride;           /* > 0: fixed stride from stride_anchor; -1: calendar */
 	int64 stride_anchor;    /* both copied from the core once (fn_window_stride): no call per row */
+	bool keyed;             /* its rows are marked by its key triggers (key_marks.c), not mark_row */
 } FlowMarker;
 
 /*
@@ -46,6 +47,7 @@ typedef struct FlowMarker {
  */
 typedef struct MarkGroup {
 	FlowMarker *leader; /* whose windows the group marks in (its time column, window, stride) */
+	bool keyed;         /* the leader alone, keyed: mark_row leaves it to its key triggers */
 	int nmembers;
 	int64 *member_ids;
 	struct LocalMarks *marks; /* this transaction's set, if current (mark_triggers.c) */

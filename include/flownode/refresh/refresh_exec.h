@@ -41,6 +41,9 @@ typedef struct FnRefreshRequest {
 	TimestampTz clock_at;    /* as for the fill: the scheduled time now() means (0: none) */
 	const FnFoldInput *fold; /* NULL: no fold; else the reports the folded refresh of
 	                          * the open window checks (refresh/fold_refresh.h) */
+	/* the flow's key marks instead of ranges (refresh/key_refresh.h): no ranges, the
+	 * record untouched, the fold dropped (its prefix may lack the marked rows) */
+	bool keys;
 } FnRefreshRequest;
 
 /* One refresh of req->ranges in the current transaction: returns the sink rows

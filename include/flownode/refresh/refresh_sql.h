@@ -29,6 +29,10 @@ typedef struct FnRefreshShape {
  * and, unless upsert_only, the DELETE of the windows' groups that vanished; it
  * returns one row: the number of sink rows written. */
 extern char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only);
+/* The same statement with the DELETE, for key marks (refresh/key_refresh.h): only
+ * the groups whose keys hash to one of the bigint[] $3 are read and deleted (a
+ * keyed flow, query/key_columns.h). */
+extern char *fn_refresh_keys_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape);
 /* A plain INSERT of the query into a sink that holds nothing of these windows. */
 extern char *fn_plain_insert_sql(const FlowQuery *fq, const char *sink, FnRangeFilter source);
 /* Whether the sink holds any row in the windows. */

@@ -1,4 +1,5 @@
-# Writes to the source and to the dimension table: INSERT (multi-row), COPY,
+# Writes to the source and to the dimension table: INSERT (multi-row), COPY, late
+# rows for a few keys (key marks),
 # UPDATE moving rows across windows and keys, DELETE, MERGE, INSERT ... ON
 # CONFLICT, TRUNCATE; inside rolled-back transactions and savepoints; from a
 # session in another time zone; and two sessions with open transactions
@@ -194,12 +195,36 @@ sub upsert_sql
 	  . '{{v}} = s.{{v}} + EXCLUDED.{{v}}, k = EXCLUDED.k;';
 }
 
+# Late rows for a few keys (docs/internals.md §3, *Key marks*): 1-6 rows of one or
+# two hosts (NULL among them) into one day of the workload, the day's other groups
+# untouched; sometimes under a budget of one key per window, so the day goes whole.
+sub late_keys_sql
+{
+	my ($r, $c) = @_;
+	my $tt = $c->{src}{tt};
+	my $day = $Oracle::Time::BASE_US + $r->below(25) * 86400 * 1_000_000;
+	my @hosts = map { $r->pick(@HOSTS) } 1 .. $r->range(1, 2);
+	my @rows;
+	for (1 .. $r->range(1, 6))
+	{
+		my $row = gen_row($r, $c);
+		$row->{t} = $day + $r->below(86400) * 1_000_000;
+		$row->{host} = $r->pick(@hosts);
+		push @rows, $row;
+	}
+	my $sql = "INSERT INTO {{src}} ($COLS) VALUES\n  " . join(",\n  ", map { row_values($c, $_) } @rows) . ';';
+	return $r->chance(0.25)
+	  ? "SET flownode.key_marks_per_window = 1;\n$sql\nRESET flownode.key_marks_per_window;"
+	  : $sql;
+}
+
 # One statement writing the source.
 sub write_sql
 {
 	my ($r, $c) = @_;
 	my $k = $r->weighted(insert => 30, copy => 12, update => 22, delete => 12,
-		merge => 8, upsert => 10, truncate => 2);
+		merge => 8, upsert => 10, truncate => 2, late_keys => 14);
+	return (late_keys_sql($r, $c), $k) if $k eq 'late_keys';
 	return (insert_sql($r, $c, $r->range(1, 12)), $k) if $k eq 'insert';
 	return (copy_sql($r, $c, $r->range(1, 20)), $k) if $k eq 'copy';
 	return (update_sql($r, $c), $k) if $k eq 'update';

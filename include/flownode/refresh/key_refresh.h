@@ -1,0 +1,26 @@
+/*
+ * key_refresh.h: the refresh of a flow's key marks (docs/internals.md §6,
+ * *Refreshing key marks*).
+ */
+#ifndef FLOWNODE_KEY_REFRESH_H
+#define FLOWNODE_KEY_REFRESH_H
+
+#include "postgres.h"
+
+#include "utils/snapshot.h"
+
+#include "query/flow_query.h"
+#include "refresh/refresh_sql.h"
+#include "registry/flow_registry.h"
+
+/*
+ * In the refresh's transaction and snapshot (the source locked, the settings pinned,
+ * as the flow's owner: refresh_exec.c): the key marks the snapshot sees (those of
+ * windows before expired_before dropped unread), their groups recomputed (upserted,
+ * or deleted when they vanished) and the marks deleted. `shape` says how each side
+ * reads the windows. Returns the sink rows written; *windows gets the windows read.
+ */
+extern int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefreshShape shape,
+                            Snapshot snap, int64 expired_before, int64 *windows);
+
+#endif
