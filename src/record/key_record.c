@@ -23,6 +23,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 
@@ -37,6 +38,17 @@ static Oid key_record_relid(void) {
 	if (!OidIsValid(relid))
 		elog(ERROR, "flownode: table flownode.pending_keys is missing");
 	return relid;
+}
+
+/* Whether the table ever held a row (a table that never did has no block): the
+ * flows view asks for every flow, and on most servers no flow's marks carry keys,
+ * so the common answer costs no query. */
+static bool key_record_has_blocks(void) {
+	Relation rel = table_open(key_record_relid(), AccessShareLock);
+	BlockNumber n = RelationGetNumberOfBlocks(rel);
+
+	table_close(rel, AccessShareLock);
+	return n > 0;
 }
 
 /* A heap and index insert per mark, without the executor (as fn_pending_write). */
@@ -125,7 +137,7 @@ FnTimeRange *fn_key_record_windows(int64 flow_id, uint32 *n) {
 	MemoryContext caller = CurrentMemoryContext;
 
 	*n = 0;
-	if (!have_key_record())
+	if (!have_key_record() || !key_record_has_blocks())
 		return NULL;
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
 	run_as_owner("SELECT DISTINCT window_start, window_end FROM flownode.pending_keys WHERE flow_id = $1"
