@@ -97,25 +97,27 @@ static void bind_arguments(TsCall *c) {
 			if (i == c->function->nparams)
 				ereport(ERROR,
 				        (errcode(ERRCODE_UNDEFINED_PARAMETER),
-				         errmsg("%s has no parameter \"%s\"", c->function->name, na->name),
+				         errmsg("function %s has no parameter \"%s\"", c->function->name, na->name),
 				         errhint("Its parameters are those of TimescaleDB 2: %s ... %s.",
 				                 c->function->params[0], c->function->params[c->function->nparams - 1]),
 				         parser_errposition(pstate, na->location)));
 			arg = (Node *)na->arg;
 		} else if (positional++ >= c->function->nparams)
 			ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
-			                errmsg("%s takes at most %d arguments", c->function->name, c->function->nparams),
+			                errmsg("function %s takes at most %d arguments", c->function->name,
+			                       c->function->nparams),
 			                parser_errposition(pstate, exprLocation(arg))));
 		if (c->args[i] != NULL)
 			ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR),
-			                errmsg("argument \"%s\" of %s is given twice", c->function->params[i],
+			                errmsg("argument \"%s\" of function %s is given twice", c->function->params[i],
 			                       c->function->name),
 			                parser_errposition(pstate, exprLocation(arg))));
 		c->args[i] = arg;
 	}
 	if (c->args[0] == NULL)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
-		                errmsg("%s needs the continuous aggregate as its first argument", c->function->name),
+		                errmsg("function %s needs the continuous aggregate as its first argument",
+		                       c->function->name),
 		                parser_errposition(pstate, c->fc->location)));
 	free_parsestate(pstate);
 }
