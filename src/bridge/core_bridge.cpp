@@ -535,10 +535,14 @@ extern "C" int64_t fn_next_eval_after_upstream(int64_t eval_interval_usec, int64
 
 extern "C" bool fn_key_marks_add(FnKeyMark *marks, uint32_t *count, uint32_t capacity, uint32_t per_window,
                                  FnTimeRange window, uint64_t hash) {
-	return flownode::KeyMarks(marks, count, capacity, per_window).add(window, hash);
+	return invoke_cpp("key marks", [&] {
+		return flownode::KeyMarks(marks, count, capacity, per_window).add(window, hash);
+	});
 }
 
 extern "C" uint32_t fn_key_marks_plan(FnKeyMark *marks, uint32_t n, const FnTimeRange *whole, uint32_t nwhole,
                                       uint32_t per_window, FnTimeRange *to_whole, uint32_t *n_whole) {
-	return flownode::plan_key_refresh(marks, n, whole, nwhole, per_window, to_whole, n_whole);
+	return invoke_cpp("key marks", [&] {
+		return flownode::plan_key_refresh(marks, n, whole, nwhole, per_window, to_whole, n_whole);
+	});
 }
