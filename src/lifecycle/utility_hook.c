@@ -66,7 +66,11 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "worker/launcher.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 #include "query/flow_query.h"
+#include "query/hidden_keys.h"
+#include "registry/sink_table.h"
 #include "query/query_rewrite.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -617,6 +621,38 @@ static bool reads_walker(Node *node, Retyped *r) {
 	return expression_tree_walker(node, reads_walker, r);
 }
 
+/* Whether a hidden key column of the flow holds one of the columns: a copy flow's
+ * source key column the query does not output (query/hidden_keys.h) is an output of
+ * the analysed query only, not a column its range table entry selects. */
+static bool hides_column(FlowQuery *fq, Retyped *r) {
+	List *vars = NIL;
+	ListCell *lc;
+	int pos = 0;
+
+	foreach (lc, fq->query->targetList) {
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (!tle->resjunk && fn_output_is_hidden(fq, pos))
+			vars = list_concat(vars, pull_var_clause((Node *)tle->expr, PVC_RECURSE_AGGREGATES |
+			                                                                PVC_RECURSE_WINDOWFUNCS |
+			                                                                PVC_RECURSE_PLACEHOLDERS));
+		pos += tle->resjunk ? 0 : 1;
+	}
+	foreach (lc, vars) {
+		Var *var = lfirst_node(Var, lc);
+		RangeTblEntry *rte = var->varlevelsup == 0 ? rt_fetch(var->varno, fq->query->rtable) : NULL;
+		char *name;
+
+		if (rte == NULL || rte->rtekind != RTE_RELATION || !list_member_oid(r->relids, rte->relid) ||
+		    var->varattno <= 0)
+			continue;
+		name = get_attname(rte->relid, var->varattno, true);
+		if (name != NULL && list_member(r->names, makeString(name)))
+			return true;
+	}
+	return false;
+}
+
 /* Whether the flow reads one of the columns, or writes it as an output of its sink;
  * a query that does not analyse any more is taken to (its flow fails anyway). */
 static bool uses_columns(TaskConfig *cfg, Retyped *r) {
@@ -633,7 +669,7 @@ static bool uses_columns(TaskConfig *cfg, Retyped *r) {
 			if (!tle->resjunk && tle->resname != NULL && list_member(r->names, makeString(tle->resname)))
 				return true;
 		}
-	return reads_walker((Node *)q, r);
+	return reads_walker((Node *)q, r) || hides_column(fq, r);
 }
 
 /* The flows whose time column the command retypes, refused: the windows, the sink's
@@ -722,13 +758,23 @@ static Retyped *before_retype(AlterTableStmt *stmt) {
 	return r;
 }
 
-/* After it: every window of those flows, source by source. */
+/* After it: the sinks' hidden key columns follow the query's types (a visible
+ * column's type is the user's: a flow whose output type changed fails naming it),
+ * then every window of those flows, source by source. */
 static void after_retype(Retyped *r) {
 	List *sources = NIL;
 	ListCell *lc, *lc2;
 
 	if (r == NULL)
 		return;
+	CommandCounterIncrement();
+	foreach (lc, r->flows) {
+		TaskConfig *cfg = lfirst(lc);
+		FlowQuery *fq = analyse_or_null(cfg);
+
+		if (fq != NULL && fq->nvisible < list_length(fq->out_names))
+			(void)fn_sink_follow_hidden_types(cfg->sink_relid, fq, cfg->flow_name);
+	}
 	foreach (lc, r->flows)
 		sources = list_append_unique_oid(sources, ((TaskConfig *)lfirst(lc))->source_relid);
 	foreach (lc, sources) {
