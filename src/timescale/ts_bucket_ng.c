@@ -14,8 +14,9 @@
  * `ts AT TIME ZONE timezone` (and to the origin's local time), the bucket read back in
  * that zone. That is flownode.time_bucket(w, ts, timezone [, origin]), TimescaleDB's
  * time_bucket in a zone, whose default origin is 2000-01-03 local (and January 2000
- * for months): the same buckets, but for widths of days without an origin, which
- * start two days earlier ("offset" => '-2 days').
+ * for months): the same buckets, but for widths of days, which start two days
+ * earlier without an origin ("offset" => '-2 days') and at the local midnight of
+ * the origin's date with one.
  *
  * So the width must be known here: a literal (as every width of a flow is a
  * constant). Without a time zone the origin is written out as a date,
