@@ -170,6 +170,15 @@ SELECT count(*) AS keys_differ FROM hk_copy c FULL JOIN (SELECT id FROM hm WHERE
  WHERE c."flownode hidden key 1" IS NULL OR s.id IS NULL;
 -- a new type the sink's values cannot be cast to: refused at the ALTER, naming the flow
 ALTER TABLE hm ALTER COLUMN id TYPE uuid USING md5(id::text)::uuid;
+-- an ALTER of the sink's hidden key column itself is the user's: it stays, and the
+-- flow fails naming the column and both types until the column has the query's type
+ALTER TABLE hk_copy ALTER COLUMN "flownode hidden key 1" TYPE numeric;
+SELECT * FROM hk_describe('hk_copy') WHERE col LIKE 'flownode hidden key %';
+INSERT INTO hm VALUES (5000000001, '2024-01-01 03:00', 1, 's1', 99);
+SELECT flownode.flush_flow('hk_copy');
+ALTER TABLE hk_copy ALTER COLUMN "flownode hidden key 1" TYPE bigint;
+SELECT flownode.flush_flow('hk_copy') > 0 AS refreshed, hk_diff('hk_copy'),
+       (SELECT last_error FROM flownode.flows WHERE flow_name = 'hk_copy');
 
 -- 6. a sink the user declares: it must have the hidden key column, in its unique key
 CREATE TABLE hk_user (b timestamptz NOT NULL, n bigint);

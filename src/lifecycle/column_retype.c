@@ -241,8 +241,13 @@ void fn_after_retype(FnRetyped *r) {
 	CommandCounterIncrement();
 	foreach (lc, r->flows) {
 		TaskConfig *cfg = lfirst(lc);
-		FlowQuery *fq = fn_analysed_or_null(cfg, false);
+		FlowQuery *fq;
 
+		/* the command altered the sink itself (the user's ALTER of a hidden column,
+		 * or this very retyping, nested): left as it is, the refresh names what differs */
+		if (list_member_oid(r->relids, cfg->sink_relid))
+			continue;
+		fq = fn_analysed_or_null(cfg, false);
 		if (fq != NULL && fq->nvisible < list_length(fq->out_names))
 			(void)fn_sink_follow_hidden_types(cfg->sink_relid, fq, cfg->flow_name);
 	}
