@@ -258,7 +258,7 @@ RETURNS SETOF anyelement
 AS 'MODULE_PATHNAME', 'flownode_read_flow'
 LANGUAGE C STABLE;
 COMMENT ON FUNCTION flownode.read_flow(anyelement, timestamptz, timestamptz) IS
-'the flow''s current answer in the sink''s row type: read_flow(NULL::sink_table), optionally only the windows overlapping [from, to)';
+'the flow''s current answer: read_flow(NULL::sink_table) in the sink''s row type, or read_flow(NULL::read_view) in a create_read_view view''s (the query''s columns, no hidden key columns); optionally only the windows overlapping [from, to)';
 
 CREATE FUNCTION flownode.create_read_view(flow_name text, view_name text)
 RETURNS regclass
