@@ -137,6 +137,7 @@ EOF
 # the input files, written by the server itself: COPY data, and multi-row
 # statements (1,000 rows each, a placeholder for the table) of the first M rows
 for order in inorder scattered; do
+  [[ $ONLY == keys ]] && break
   "$BENCH/bin/fnbench" copy "$CONN" cg_base "$N" "$order" 1 >/dev/null
   sql -c "COPY cg_base TO '$DIR/$order.csv'"
   sql -c "SELECT 'INSERT INTO TBL (ts, host, v) VALUES ' || string_agg(format('(%L,%L,%s)', ts, host, v), ',') || ';'
@@ -149,7 +150,7 @@ sql -c "COPY (SELECT date_trunc('day', now()) + i * interval '1 millisecond', 'h
                 FROM generate_series(1, $N) i) TO '$DIR/kopen.csv'"
 sql -c "COPY (SELECT timestamptz '2024-06-01 00:00:00+00' + i * interval '1 millisecond', 'host-' || i % 10, 1.5
                 FROM generate_series(1, $N) i) TO '$DIR/klate.csv'"
-chown postgres: "$DIR"/*.csv "$DIR"/*.multirow
+chown postgres: "$DIR"/*.csv "$DIR"/*.multirow 2>/dev/null || true
 fn_stop_cluster "$DIR"
 
 single() ( cd / && runuser -u postgres -- "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>&1 )
