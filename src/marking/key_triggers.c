@@ -19,6 +19,7 @@
 #include "marking/internal_trigger.h"
 #include "query/flow_query.h"
 #include "query/key_columns.h"
+#include "query/key_filter.h"
 #include "registry/flow_registry.h"
 
 #include "access/genam.h"
@@ -29,6 +30,7 @@
 #include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_func.h"
@@ -226,6 +228,47 @@ void fn_sync_key_triggers(Oid relid, List *flows) {
 	foreach (lc, needed)
 		if (!((KeyTrigger *)lfirst(lc))->exists)
 			install(relid, lfirst(lc));
+}
+
+/*
+ * A key refresh deletes the sink's groups of its windows and marked hashes that it did
+ * not recompute, so it reads them first (refresh_sql.c, fn_old): by the window alone,
+ * it hashes every group of the windows, as many as there are keys (20,000 devices:
+ * longer than the recompute of the group). A sink create_flow made for a keyed flow
+ * gets the index that reads exactly those groups.
+ */
+void fn_key_sink_index(int64 flow_id, Oid source_relid, Oid sink_relid, const FlowQuery *fq) {
+	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
+	Relation rel;
+	bool keyed;
+	StringInfoData s;
+	ListCell *lc;
+	bool first = true;
+
+	CommandCounterIncrement(); /* the key triggers just installed */
+	rel = table_open(source_relid, AccessShareLock);
+	keyed = OidIsValid(fn) && keyed_already(rel, fn, flow_id);
+	table_close(rel, AccessShareLock);
+	if (!keyed)
+		return;
+	initStringInfo(&s);
+	appendStringInfo(&s, "CREATE INDEX ON %s (" FN_KEY_HASH_FUNCTION "(",
+	                 quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
+	                                            get_rel_name(sink_relid)));
+	foreach (lc, fq->key_positions) {
+		if (lfirst_int(lc) == fq->window_position)
+			continue;
+		appendStringInfo(&s, "%s%s", first ? "" : ", ",
+		                 quote_identifier(list_nth(fq->out_names, lfirst_int(lc))));
+		first = false;
+	}
+	appendStringInfo(&s, "), %s)", quote_identifier(list_nth(fq->out_names, fq->window_position)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	if (SPI_execute(s.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "flownode: creating the sink's index of key hashes failed");
+	SPI_finish();
+	CommandCounterIncrement();
 }
 
 /* The trigger's own function never runs: its WHEN clause is always false. */
