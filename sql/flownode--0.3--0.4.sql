@@ -80,6 +80,15 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'flownode_mark_keys'
 LANGUAGE C VOLATILE;
 
+-- Its first half: marks the rows of open windows whole from their times (the time
+-- column's values, one per row) and is true only when a row's window is closed, so
+-- that mark_keys, which takes whole rows, sees only late rows. Marks only for a role
+-- that may write the table, as mark_row.
+CREATE FUNCTION flownode.mark_keys_open(source oid, flow_id bigint, VARIADIC times "any")
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_keys_open'
+LANGUAGE C VOLATILE;
+
 CREATE FUNCTION flownode.mark_keyed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'flownode_mark_keyed'
