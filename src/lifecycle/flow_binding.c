@@ -108,9 +108,10 @@ static void record_empty_sink(TaskConfig *cfg, FlowQuery *fq) {
 	bool pending;
 	FnTimeRange r = {0, 0};
 
-	/* in a snapshot taken after the source's lock (lock_unbound): a restore may have
-	 * been loading the source's rows while this command waited for it, and the
-	 * statement's snapshot, from before the wait, saw none of them */
+	/* in a snapshot taken after the locks of the source and of every partition
+	 * (lock_unbound, fn_sync_marking_triggers): a restore may have been loading the
+	 * source's rows while this command waited for them, and the statement's snapshot,
+	 * from before the wait, saw none of them */
 	PushActiveSnapshot(GetLatestSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
@@ -176,16 +177,18 @@ static void bind_checked(TaskConfig *cfg, FlowQuery *fq, bool upgraded) {
 	bool windowed = fq->window.kind != FN_WINDOW_NONE;
 	FlowSlot *slot;
 
-	if (upgraded)
-		; /* nothing to record */
-	else if (fq->shape == FLOW_SHAPE_SINGLE)
+	if (!upgraded && fq->shape == FLOW_SHAPE_SINGLE)
 		record_one_row(cfg);
-	else
-		record_empty_sink(cfg, fq);
 	fn_registry_bind(cfg->flow_id, windowed ? fq->time_attnum : 0, windowed ? fq->time_column : NULL);
 	/* the triggers, on every partition too: the flow is bound now, so they are needed */
 	CommandCounterIncrement();
 	fn_sync_marking_triggers(cfg->source_relid);
+	/* only now, with every partition locked: a load into one partition (pg_restore -j
+	 * truncates and copies a partition in its own transaction, locking only that
+	 * table) has committed and is read, or waits and is marked; read before the
+	 * triggers' locks, its rows were in neither (the oracle, seed 2042065028) */
+	if (!upgraded && fq->shape != FLOW_SHAPE_SINGLE)
+		record_empty_sink(cfg, fq);
 	fn_rebind_dimensions(cfg->flow_id, fq->dimensions);
 	/* as create_flow: the slot now, so flownode.max_flows fails here; the worker at commit */
 	slot = fn_acquire_slot(MyDatabaseId, fn_current_catalog_relid(), cfg->flow_id, true);
