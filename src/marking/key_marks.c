@@ -137,12 +137,26 @@ static bool add_key(Oid relid, int64 flow_id, FnTimeRange window, uint64 hash) {
 	return false;
 }
 
+/*
+ * Whether a window ended before the transaction started (else it may be the one
+ * being written, which folds). A timestamp (without time zone) window's bounds are
+ * local times of some zone, from 12 hours behind UTC to 14 ahead: it is taken as
+ * ended only a day after its end in UTC: a window marked whole is exact too, so the
+ * margin costs a few whole windows, never a group.
+ */
+static bool window_closed(const FlowMarker *m, FnTimeRange window) {
+	TimestampTz started = GetCurrentTransactionStartTimestamp();
+
+	return m->spec.with_time_zone ? window.end <= started : window.end <= started - USECS_PER_DAY;
+}
+
 static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, HeapTupleHeader row,
                      bool removes) {
 	HeapTupleData tup;
 	Datum values[FN_MAX_KEY_COLUMNS];
 	bool nulls[FN_MAX_KEY_COLUMNS];
 	bool isnull;
+	Datum time;
 	int64 ts;
 	FnTimeRange window;
 
@@ -150,14 +164,17 @@ static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, H
 	ItemPointerSetInvalid(&tup.t_self);
 	tup.t_tableOid = InvalidOid;
 	tup.t_data = row;
-	ts = DatumGetInt64(heap_getattr(&tup, kc->time_attnum, kc->desc, &isnull));
-	if (isnull || TIMESTAMP_NOT_FINITE(ts)) /* in no window: marks nothing, as mark_row */
+	time = heap_getattr(&tup, kc->time_attnum, kc->desc, &isnull);
+	if (isnull) /* in no window: marks nothing, as mark_row */
+		return;
+	ts = fn_flow_time_of(m, time); /* a date's or an epoch's as mark_row reads it */
+	if (TIMESTAMP_NOT_FINITE(ts))
 		return;
 	window = fn_flow_window_at(m, ts);
 	for (int i = 0; i < kc->ncols; i++)
 		values[i] = heap_getattr(&tup, kc->attnums[i], kc->desc, &nulls[i]);
 	/* an open window folds its new rows: it is marked whole, as without keys */
-	if (window.end <= GetCurrentTransactionStartTimestamp() &&
+	if (window_closed(m, window) &&
 	    add_key(e->relid, m->flow_id, window, fn_key_hash(kc->cols, values, nulls, kc->ncols)))
 		return;
 	fn_marks_group_time(e, g, ts);
