@@ -40,7 +40,8 @@ static char *restricted_keyed(const FlowQuery *fq, const Query *query, FnRangeFi
 		                       fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &fq->input, filter);
 	/* key marks: the groups whose keys hash to the hashes (a keyed flow has no clock) */
 	if (keyed)
-		fn_inject_key_filter(q, fq->source_rtindex, fn_key_mark_columns(fq, InvalidOid), key_hashes_param(fq));
+		fn_inject_key_filter(q, fq->source_rtindex, fn_key_mark_columns(fq, InvalidOid),
+		                     key_hashes_param(fq));
 	/* the evaluation's scheduled time: after the ranges, if any (four of them for a
 	 * date or an epoch column: the windows' times, then the column's values) */
 	if (fq->now_preds != NIL)

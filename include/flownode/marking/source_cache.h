@@ -98,7 +98,8 @@ extern FnTimeRange fn_flow_window_at(const FlowMarker *m, int64 ts);
  * NULL): the value itself, or a date's or an integer epoch's as the query computes
  * it (query/time_input.h). The one conversion of the row paths (mark_row, mark_keys). */
 static inline int64 fn_flow_time_of(FlowMarker *m, Datum d) {
-	return likely(m->input.kind == FN_INPUT_TIMESTAMP) ? DatumGetInt64(d) : fn_time_input_time_of(&m->input, d);
+	return likely(m->input.kind == FN_INPUT_TIMESTAMP) ? DatumGetInt64(d)
+	                                                   : fn_time_input_time_of(&m->input, d);
 }
 
 #endif
