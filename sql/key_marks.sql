@@ -329,8 +329,33 @@ INSERT INTO kq VALUES ('2026-01-02 03:00', 2, 1);
 SELECT kmarks('kq_f') AS marks, kmarks('kq1_f') AS marks1, kflush('kq_f'), kflush('kq1_f');
 SELECT flownode.drop_flow('kq1_f'), flownode.drop_flow('kq_f');
 
+-- a chain: the flow below writes the source of the flow above in its refresh, whose
+-- key triggers mark the groups it wrote (an upsert marks the old row's group and
+-- the new one's). The writer is the worker: its setting, the database's, decides
+-- (workers started after it is set)
+DO $$BEGIN EXECUTE format('ALTER DATABASE %I SET flownode.key_marks_per_window = 64', current_database()); END$$;
+CREATE TABLE kc (ts timestamptz NOT NULL, dev int, v int);
+CREATE INDEX ON kc (ts);
+INSERT INTO kc SELECT '2026-01-01'::timestamptz + i * interval '13 min', i % 10, i FROM generate_series(0, 399) i;
+SELECT flownode.create_flow('kc_h', 'kc_h',
+  $$SELECT date_trunc('hour', ts) AS h, dev, count(*) AS n FROM kc GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+CREATE INDEX ON kc_h (h);
+SELECT flownode.create_flow('kc_d', 'kc_d',
+  $$SELECT date_trunc('day', h) AS d, dev, sum(n) AS n, count(*) AS hours FROM kc_h GROUP BY 1, 2$$,
+  eval_interval => '1 hour') > 0;
+SELECT key_triggers('kc') AS on_kc, key_triggers('kc_h') AS on_kc_h;
+SELECT kcorrupt('kc_d');
+INSERT INTO kc VALUES ('2026-01-02 12:34', 3, 1), ('2026-01-02 23:59', 77, 1);
+SELECT flownode.flush_flow('kc_h') >= 0 AS flushed, kmarks('kc_h') AS marks_below, kmarks('kc_d') AS marks_above;
+SELECT kflush('kc_d');
+DELETE FROM kc WHERE dev = 77;
+SELECT flownode.flush_flow('kc_h') >= 0 AS flushed, kmarks('kc_d') AS marks_above, kflush('kc_d');
+SELECT count(*) AS gone FROM kc_d WHERE dev = 77;
+SELECT flownode.drop_flow('kc_d'), flownode.drop_flow('kc_h');
+DO $$BEGIN EXECUTE format('ALTER DATABASE %I RESET flownode.key_marks_per_window', current_database()); END$$;
+
 SELECT flownode.drop_flow('kdate_f'), flownode.drop_flow('kts_f'), flownode.drop_flow('kep_f');
 RESET flownode.key_marks_per_window;
-DROP TABLE kdate, kts, kep, kp, kp_c, kq;
+DROP TABLE kdate, kts, kep, kp, kp_c, kq, kc, kc_h, kc_d;
 DROP FUNCTION kdiff(text), kdiff_rest(text), kmarks(text), kcorrupt(text), kcorrupted(text), kflush(text),
   key_triggers(regclass);

@@ -241,8 +241,12 @@ void fn_key_marks_pre_commit(Oid catalog_relid) {
 void fn_key_marks_commit(void) {
 	ListCell *lc;
 
-	foreach (lc, noted_slots)
+	foreach (lc, noted_slots) {
 		fn_slot_note_keys(((NotedSlot *)lfirst(lc))->slot, ((NotedSlot *)lfirst(lc))->hull);
+		/* a chain of flows: a refresh wrote a keyed flow's source, which follows soon */
+		if (fn_is_flow_worker)
+			fn_slot_wake_downstream(((NotedSlot *)lfirst(lc))->slot);
+	}
 }
 
 void fn_key_marks_forget(void) {
