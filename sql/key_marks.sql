@@ -314,6 +314,33 @@ SELECT kmarks('kp_f') AS marks, kflush('kp_f');
 SELECT flownode.drop_flow('kp_f');
 SELECT key_triggers('kp_a') + key_triggers('kp_b') + key_triggers('kp_d') AS key_triggers_left;
 
+-- a flow created while the setting is 0, then a partition created while it is on:
+-- only the new partition gets key triggers, so the flow still marks whole windows
+-- (a row into a partition without them would be marked by neither path); another
+-- flow created on the source syncs every partition, and then it marks groups
+SET flownode.key_marks_per_window = 0;
+CREATE TABLE kr (ts timestamptz NOT NULL, dev int, v int) PARTITION BY LIST (dev);
+CREATE TABLE kr_a PARTITION OF kr FOR VALUES IN (0, 1, 2, 3, 4);
+CREATE TABLE kr_b PARTITION OF kr FOR VALUES IN (5, 6, 7, 8, 9);
+CREATE INDEX ON kr (ts);
+INSERT INTO kr SELECT '2026-01-01'::timestamptz + i * interval '29 min', i % 10, i FROM generate_series(0, 299) i;
+SELECT flownode.create_flow('kr_f', 'kr_f',
+  $$SELECT date_trunc('day', ts) AS d, dev, count(*) AS n FROM kr GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+SET flownode.key_marks_per_window = 64;
+CREATE TABLE kr_c PARTITION OF kr FOR VALUES IN (20);
+SELECT key_triggers('kr_a') AS on_a, key_triggers('kr_c') AS on_c;
+SELECT kcorrupt('kr_f');
+INSERT INTO kr VALUES ('2026-01-02 01:00', 20, 1);
+SELECT kmarks('kr_f') AS marks, kflush('kr_f');
+SELECT flownode.create_flow('kr_g', 'kr_g',
+  $$SELECT date_trunc('day', ts) AS d, count(*) AS n FROM kr GROUP BY 1$$, eval_interval => '1 hour') > 0;
+SELECT key_triggers('kr_a') AS on_a, key_triggers('kr_b') AS on_b, key_triggers('kr_c') AS on_c;
+SELECT kcorrupt('kr_f');
+INSERT INTO kr VALUES ('2026-01-02 02:00', 20, 1);
+SELECT kmarks('kr_f') AS marks, kflush('kr_f');
+SELECT flownode.drop_flow('kr_g'), flownode.drop_flow('kr_f');
+DROP TABLE kr;
+
 -- a flow over a partition of a partitioned table whose own flow is keyed too
 CREATE TABLE kq (ts timestamptz NOT NULL, dev int, v int) PARTITION BY RANGE (ts);
 CREATE TABLE kq_1 PARTITION OF kq FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
