@@ -11,9 +11,9 @@
  * since the row passed is its own (a partition attached with dropped columns numbers
  * them otherwise). Their presence is what makes the flow's rows marked with keys: the
  * source cache reads it (a flow with them on every partition is left out of the
- * time-only row marking, mark_row), so the two can never disagree. The clause passes the whole row: a WHEN
- * clause naming a column would forbid ALTER COLUMN TYPE of it, which flownode
- * handles by marking the windows of the rows instead.
+ * time-only row marking, mark_row), so the two can never disagree. The clause
+ * passes the whole row: a WHEN clause naming a column would forbid ALTER COLUMN
+ * TYPE of it, which flownode handles by marking the windows of the rows instead.
  */
 #include "flownode.h"
 

@@ -3,12 +3,13 @@
  * marks*). The marks are rows of flownode.pending_keys that committed writers left
  * (record/key_record.h); the refresh reads those its snapshot sees, recomputes their
  * groups with the refresh statement restricted to the marks' windows and to the
- * rows whose keys hash to a marked hash (the argument after the windows'), and deletes the marks it read, all
- * in one snapshot: a writer it does not see keeps its rows out of the recompute and its marks in the table.
- * The statement upserts the groups it reads and deletes the sink's groups of those windows and hashes that it
- * did not read (they vanished: a key's last row deleted, or moved to another key). A hash marked in one
- * window is read in every window of the refresh (one array for all): a few more groups recomputed, exactly,
- * for a statement of one shape.
+ * rows whose keys hash to a marked hash (the argument after the windows'), and
+ * deletes the marks it read, all in one snapshot: a writer it does not see keeps its
+ * rows out of the recompute and its marks in the table. The statement upserts the
+ * groups it reads and deletes the sink's groups of those windows and hashes that it
+ * did not read (they vanished: a key's last row deleted, or moved to another key). A
+ * hash marked in one window is read in every window of the refresh (one array for
+ * all): a few more groups recomputed, exactly, for a statement of one shape.
  */
 #include "flownode.h"
 
