@@ -244,6 +244,15 @@ DELETE FROM kts WHERE dev IS NULL;
 UPDATE kts SET site = 'moved' WHERE dev = 2 AND ts < '2026-01-03';
 SELECT kmarks('kts_f') AS marks, kflush('kts_f');
 
+-- key marks that a restore adds after the flow's worker started (pg_dump dumps
+-- flownode.pending_keys; its rows may be loaded after the flow is bound): the commit
+-- tells the worker, whose next refresh runs them (here the corrupted group's)
+INSERT INTO flownode.pending_keys
+  SELECT f.flow_id, ((extract(epoch FROM s.d) - 946684800) * 1000000)::bigint,
+         ((extract(epoch FROM s.d) - 946684800 + 86400) * 1000000)::bigint, flownode.key_hash(s.dev, s.site)
+    FROM kts_f s, flownode.flow f WHERE f.flow_name = 'kts_f' AND s.d = '2026-01-02' AND s.dev = 5;
+SELECT kmarks('kts_f') AS marks, kflush('kts_f');
+
 -- an integer epoch in milliseconds
 CREATE TABLE kep (t_ms bigint NOT NULL, dev int, v int);
 CREATE INDEX ON kep (t_ms);
