@@ -198,7 +198,7 @@ List *fn_key_flows(List *flows) {
 	List *ids, *keyed = NIL;
 	ListCell *lc;
 
-	if (!OidIsValid(fn)) /* a catalog older than the library: no key marks */
+	if (!OidIsValid(fn) || flows == NIL) /* a catalog older than the library: no key marks */
 		return NIL;
 	ids = fn_key_marks_per_window == 0 ? keyed_flow_ids(fn) : NIL;
 	foreach (lc, flows) {
