@@ -372,6 +372,11 @@ CREATE TABLE flownode.pending_keys (
 CREATE INDEX pending_keys_flow_idx ON flownode.pending_keys (flow_id);
 REVOKE ALL ON flownode.pending_keys FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('flownode.pending_keys', '');
+-- writers add their rows with heap inserts, which fire no trigger: an INSERT or
+-- COPY is a restore's, whose rows the flows' workers are told of at commit (a
+-- restore may load them after a flow's worker started and looked)
+CREATE TRIGGER pending_keys_restored AFTER INSERT ON flownode.pending_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION flownode.pending_restored();
 
 -- The WHEN clause of a key-marking flow's row triggers (src/marking/key_marks.c):
 -- the flow, its time and key columns, and the whole row(s). Always false.

@@ -573,7 +573,7 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	flow_id = register_flow(a, fq, timezone, created_at, sink_relid, &def);
 	slot = install_flow(flow_id, fq->source_relid, def.fq);
 	if (sink_is_new)
-		fn_key_sink_index(flow_id, fq->source_relid, sink_relid, def.fq);
+		fn_key_sink_index(flow_id, sink_relid, def.fq);
 	fill_sink(a, flow_id, def.fq, fq->now_preds != NIL, sink_is_new, slot);
 	notice_missing_time_index(fq->source_relid, fq);
 	notice_missing_join_index(fq->source_relid, fq);

@@ -545,9 +545,10 @@ void fn_start_workers_after_update(void) {
 }
 
 /*
- * AFTER INSERT statement trigger on flownode.pending. Writers record into it with
- * heap inserts, which fire no trigger: an INSERT or COPY is a restore's (or a
- * superuser's). Its rows reach the bound flows' workers at commit.
+ * AFTER INSERT statement trigger on flownode.pending and flownode.pending_keys.
+ * Writers record into them with heap inserts, which fire no trigger: an INSERT or
+ * COPY is a restore's (or a superuser's). Its rows reach the bound flows' workers
+ * at commit (reload_record: the ranges into the slot, key marks noted).
  */
 Datum flownode_pending_restored(PG_FUNCTION_ARGS) {
 	if (!CALLED_AS_TRIGGER(fcinfo))

@@ -139,6 +139,19 @@ static bool add_key(Oid relid, int64 flow_id, FnTimeRange window, uint64 hash) {
 	return false;
 }
 
+/*
+ * Whether a window ended before the transaction started (else it may be the one
+ * being written, which folds). A timestamp (without time zone) window's bounds are
+ * local times of some zone, from 12 hours behind UTC to 14 ahead: it is taken as
+ * ended only a day after its end in UTC: a window marked whole is exact too, so the
+ * margin costs a few whole windows, never a group.
+ */
+static bool window_closed(const FlowMarker *m, FnTimeRange window) {
+	TimestampTz started = GetCurrentTransactionStartTimestamp();
+
+	return m->spec.with_time_zone ? window.end <= started : window.end <= started - USECS_PER_DAY;
+}
+
 /* A row's window marked whole, as mark_row would (with removals: an UPDATE or a
  * DELETE, whose groups may vanish). */
 static void mark_whole(SourceEntry *e, MarkGroup *g, int64 ts, bool removes) {
@@ -153,6 +166,7 @@ static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, H
 	Datum values[FN_MAX_KEY_COLUMNS];
 	bool nulls[FN_MAX_KEY_COLUMNS];
 	bool isnull;
+	Datum time;
 	int64 ts;
 	FnTimeRange window;
 
@@ -160,14 +174,17 @@ static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, H
 	ItemPointerSetInvalid(&tup.t_self);
 	tup.t_tableOid = InvalidOid;
 	tup.t_data = row;
-	ts = DatumGetInt64(heap_getattr(&tup, kc->time_attnum, kc->desc, &isnull));
-	if (isnull || TIMESTAMP_NOT_FINITE(ts)) /* in no window: marks nothing, as mark_row */
+	time = heap_getattr(&tup, kc->time_attnum, kc->desc, &isnull);
+	if (isnull) /* in no window: marks nothing, as mark_row */
+		return;
+	ts = fn_flow_time_of(m, time); /* a date's or an epoch's as mark_row reads it */
+	if (TIMESTAMP_NOT_FINITE(ts))
 		return;
 	window = fn_flow_window_at(m, ts);
 	for (int i = 0; i < kc->ncols; i++)
 		values[i] = heap_getattr(&tup, kc->attnums[i], kc->desc, &nulls[i]);
 	/* an open window folds its new rows: it is marked whole, as without keys */
-	if (window.end <= GetCurrentTransactionStartTimestamp() &&
+	if (window_closed(m, window) &&
 	    add_key(e->relid, m->flow_id, window, fn_key_hash(kc->cols, values, nulls, kc->ncols)))
 		return;
 	mark_whole(e, g, ts, removes);
@@ -212,12 +229,10 @@ Datum flownode_mark_keys_open(PG_FUNCTION_ARGS) {
 
 		if (PG_ARGISNULL(i))
 			continue;
-		ts = likely(m->input.kind == FN_INPUT_TIMESTAMP)
-		         ? PG_GETARG_INT64(i)
-		         : fn_time_input_time_of(&m->input, PG_GETARG_DATUM(i));
+		ts = fn_flow_time_of(m, PG_GETARG_DATUM(i)); /* a date's or an epoch's as mark_row reads it */
 		if (TIMESTAMP_NOT_FINITE(ts))
 			continue;
-		if (fn_flow_window_at(m, ts).end <= GetCurrentTransactionStartTimestamp())
+		if (window_closed(m, fn_flow_window_at(m, ts)))
 			late = true;
 		else
 			mark_whole(e, g, ts, PG_NARGS() > 3);
@@ -279,8 +294,12 @@ void fn_key_marks_pre_commit(Oid catalog_relid) {
 void fn_key_marks_commit(void) {
 	ListCell *lc;
 
-	foreach (lc, noted_slots)
+	foreach (lc, noted_slots) {
 		fn_slot_note_keys(((NotedSlot *)lfirst(lc))->slot, ((NotedSlot *)lfirst(lc))->hull);
+		/* a chain of flows: a refresh wrote a keyed flow's source, which follows soon */
+		if (fn_is_flow_worker)
+			fn_slot_wake_downstream(((NotedSlot *)lfirst(lc))->slot);
+	}
 }
 
 void fn_key_marks_forget(void) {

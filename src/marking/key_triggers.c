@@ -1,18 +1,21 @@
 /*
  * key_triggers.c: the row triggers of flows whose marks carry keys (docs/internals.md
- * §3, *Key marks*). Per such flow, on its source table (a plain one: partitions and
- * partitioned tables keep whole-window marks):
- *   AFTER INSERT ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', NEW))
- *   AFTER UPDATE ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', OLD, NEW))
- *   AFTER DELETE ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', OLD, OLD))
- * (each clause led by flownode.mark_keys_open(source, flow, <the rows' times>) AND,
+ * §3, *Key marks*). Per such flow, on every table that holds its rows (its source,
+ * or each partition under a partitioned source, present or attached later):
+ *   AFTER INSERT ROW WHEN (flownode.mark_keys(named, flow, '{time,k1,...}', NEW))
+ *   AFTER UPDATE ROW WHEN (flownode.mark_keys(named, flow, '{time,k1,...}', OLD, NEW))
+ *   AFTER DELETE ROW WHEN (flownode.mark_keys(named, flow, '{time,k1,...}', OLD, OLD))
+ * (each clause led by flownode.mark_keys_open(named, flow, <the rows' times>) AND,
  * which marks the rows of open windows and lets mark_keys see only late ones: see
  * install) with the trigger function flownode.mark_keyed, which never runs (the
- * clause is always false). Their presence is what makes the flow's rows marked with keys: the
- * source cache reads it (a flow with them is left out of the time-only row marking,
- * mark_row), so the two can never disagree. The clause passes the whole row: a WHEN
- * clause naming a column would forbid ALTER COLUMN TYPE of it, which flownode
- * handles by marking the windows of the rows instead.
+ * clause is always false). `named` is the table's marking source, as its row triggers name it
+ * (source_triggers.c); the columns are numbered as the table itself numbers them,
+ * since the row passed is its own (a partition attached with dropped columns numbers
+ * them otherwise). Their presence is what makes the flow's rows marked with keys: the
+ * source cache reads it (a flow with them on every partition is left out of the
+ * time-only row marking, mark_row), so the two can never disagree. The clause
+ * passes the whole row: a WHEN clause naming a column would forbid ALTER COLUMN
+ * TYPE of it, which flownode handles by marking the windows of the rows instead.
  */
 #include "flownode.h"
 
@@ -37,6 +40,7 @@
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -46,8 +50,9 @@ PG_FUNCTION_INFO_V1(flownode_mark_keyed);
 typedef struct KeyTrigger {
 	int16 event;
 	int64 flow_id;
-	AttrNumber time_attnum;
-	char *columns; /* "time,k1,k2" */
+	AttrNumber time_attnum; /* as the table numbers it */
+	char *columns;          /* "time,k1,k2", as the table numbers them */
+	Oid named;              /* the table's marking source, which the clause names */
 	bool exists;
 } KeyTrigger;
 
@@ -63,16 +68,40 @@ static char *columns_text(List *attnums) {
 	return s.data;
 }
 
+/* A flow whose marks carry keys, found once per sync (fn_key_flows). */
+typedef struct KeyFlow {
+	TaskConfig *cfg;
+	List *cols; /* time first, then the keys, as the flow's source numbers them */
+} KeyFlow;
+
 /* The flow's key columns, time first, or NIL when its marks carry no keys. */
-static List *flow_key_columns(TaskConfig *cfg, Oid relid) {
+static List *flow_key_columns(TaskConfig *cfg) {
 	FlowQuery *fq;
 	List *keys;
 
-	if (cfg->source_relid != relid || cfg->waiting || !cfg->bound || cfg->window.kind == FN_WINDOW_NONE)
+	if (cfg->waiting || !cfg->bound || cfg->window.kind == FN_WINDOW_NONE)
 		return NIL;
 	fq = fn_analyze_flow_query(cfg->query, cfg->timezone);
 	keys = fn_key_mark_columns(fq, cfg->sink_relid);
 	return keys == NIL ? NIL : lcons_int(cfg->time_attnum, keys);
+}
+
+/* The columns as relid numbers them: a partition has its source's columns by name. */
+static List *columns_in(Oid relid, const TaskConfig *cfg, List *cols) {
+	List *mine = NIL;
+	ListCell *lc;
+
+	if (relid == cfg->source_relid)
+		return cols;
+	foreach (lc, cols) {
+		AttrNumber a = get_attnum(relid, get_attname(cfg->source_relid, lfirst_int(lc), false));
+
+		if (a == InvalidAttrNumber)
+			elog(ERROR, "flownode: partition \"%s\" lacks a key column of flow \"%s\"", get_rel_name(relid),
+			     cfg->flow_name);
+		mine = lappend_int(mine, a);
+	}
+	return mine;
 }
 
 /* Whether an index of the table leads with flownode.key_hash(<keys>) then the time. */
@@ -126,44 +155,106 @@ static void notice_index(Relation rel, TaskConfig *cfg, List *cols) {
 	         errhint("Create one with: %s", s.data)));
 }
 
-/* Whether the flow has key triggers on the table already. */
-static bool keyed_already(Relation rel, Oid fn, int64 flow_id) {
-	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
-		const Trigger *t = &rel->trigdesc->triggers[i];
+/* The ids of the flows that have key triggers on some table (int64 *), from
+ * pg_trigger: a flow keeps its key triggers, and a partition attached or created
+ * later gets them, whatever the setting of the session doing it. */
+static List *keyed_flow_ids(Oid fn) {
+	Relation tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple tup;
+	List *ids = NIL;
 
-		if (t->tgfoid == fn && t->tgnargs >= 1 && strtoll(t->tgargs[0], NULL, 10) == flow_id)
-			return true;
+	ScanKeyInit(&key, Anum_pg_trigger_tgfoid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(fn));
+	scan = systable_beginscan(tgrel, InvalidOid, false, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan))) {
+		bool isnull;
+		Datum args = heap_getattr(tup, Anum_pg_trigger_tgargs, RelationGetDescr(tgrel), &isnull);
+		bytea *b;
+		int64 *id;
+
+		if (isnull || ((Form_pg_trigger)GETSTRUCT(tup))->tgnargs < 1)
+			continue;
+		b = DatumGetByteaPP(args);
+		id = palloc(sizeof(int64));
+		/* the first argument, NUL-terminated: the flow's id */
+		*id = strtoll(pnstrdup(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)), NULL, 10);
+		ids = lappend(ids, id);
 	}
+	systable_endscan(scan);
+	table_close(tgrel, AccessShareLock);
+	return ids;
+}
+
+static bool id_member(List *ids, int64 id) {
+	ListCell *lc;
+
+	foreach (lc, ids)
+		if (*(int64 *)lfirst(lc) == id)
+			return true;
 	return false;
 }
 
 /* Key marks are opt-in: a flow gets its key triggers while flownode.key_marks_per_window
- * is above 0 (in the session that creates it, or any that syncs its table's triggers
+ * is above 0 (in the session that creates it, or any that syncs its tables' triggers
  * later) and keeps them; whether a write marks keys follows the writer's setting. */
-static List *needed_key_triggers(Relation rel, Oid fn, List *flows) {
+List *fn_key_flows(List *flows) {
+	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
+	List *ids, *keyed = NIL;
+	ListCell *lc;
+
+	if (!OidIsValid(fn) || flows == NIL) /* a catalog older than the library: no key marks */
+		return NIL;
+	ids = fn_key_marks_per_window == 0 ? keyed_flow_ids(fn) : NIL;
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+		KeyFlow *kf;
+		List *cols;
+
+		if (fn_key_marks_per_window == 0 && !id_member(ids, cfg->flow_id))
+			continue;
+		cols = flow_key_columns(cfg);
+		if (cols == NIL)
+			continue;
+		kf = palloc(sizeof(KeyFlow));
+		kf->cfg = cfg;
+		kf->cols = cols;
+		keyed = lappend(keyed, kf);
+	}
+	return keyed;
+}
+
+static KeyFlow *key_flow_of(List *key_flows, int64 flow_id) {
+	ListCell *lc;
+
+	foreach (lc, key_flows)
+		if (((KeyFlow *)lfirst(lc))->cfg->flow_id == flow_id)
+			return lfirst(lc);
+	return NULL;
+}
+
+/* The key triggers of a table that holds rows: three per keyed flow that reads them. */
+static List *needed_key_triggers(Relation rel, Oid named, List *mine, List *key_flows) {
 	List *needed = NIL;
 	ListCell *lc;
 
-	foreach (lc, flows) {
-		TaskConfig *cfg = lfirst(lc);
+	foreach (lc, mine) {
+		KeyFlow *kf = key_flow_of(key_flows, ((TaskConfig *)lfirst(lc))->flow_id);
 		List *cols;
 
-		if (fn_key_marks_per_window == 0 && !keyed_already(rel, fn, cfg->flow_id))
+		if (kf == NULL)
 			continue;
-		cols = flow_key_columns(cfg, RelationGetRelid(rel));
-
-		if (cols == NIL)
-			continue;
+		cols = columns_in(RelationGetRelid(rel), kf->cfg, kf->cols);
 		for (int e = 0; e < 3; e++) {
 			KeyTrigger *kt = palloc0(sizeof(KeyTrigger));
 
 			kt->event = key_events[e];
-			kt->flow_id = cfg->flow_id;
+			kt->flow_id = kf->cfg->flow_id;
 			kt->time_attnum = linitial_int(cols);
 			kt->columns = columns_text(cols);
+			kt->named = named;
 			needed = lappend(needed, kt);
 		}
-		notice_index(rel, cfg, cols);
 	}
 	return needed;
 }
@@ -186,15 +277,27 @@ static void install(Oid relid, const KeyTrigger *kt) {
 	const char *times = kt->event == TRIGGER_TYPE_INSERT   ? psprintf("NEW.%s", t)
 	                    : kt->event == TRIGGER_TYPE_UPDATE ? psprintf("OLD.%s, NEW.%s", t, t)
 	                                                       : psprintf("OLD.%s, OLD.%s", t, t);
+	List *args = list_make2(makeString(psprintf(INT64_FORMAT, kt->flow_id)), makeString(kt->columns));
 
+	/* a partition's names its marking source, as its row triggers do (told apart by it) */
+	if (kt->named != relid)
+		args = lappend(args, makeString(psprintf("%u", kt->named)));
 	fn_create_marking_trigger(
-	    relid, FLOWNODE_KEYS_TRIGGER_NAME, "mark_keyed",
-	    list_make2(makeString(psprintf(INT64_FORMAT, kt->flow_id)), makeString(kt->columns)),
-	    (int16)(kt->event | TRIGGER_TYPE_ROW),
+	    relid, FLOWNODE_KEYS_TRIGGER_NAME, "mark_keyed", args, (int16)(kt->event | TRIGGER_TYPE_ROW),
 	    psprintf("flownode.mark_keys_open('%u'::pg_catalog.oid, '" INT64_FORMAT "'::pg_catalog.int8, %s) AND "
 	             "flownode.mark_keys('%u'::pg_catalog.oid, '" INT64_FORMAT
 	             "'::pg_catalog.int8, '{%s}'::pg_catalog.int2[], %s)",
-	             relid, kt->flow_id, times, relid, kt->flow_id, kt->columns, rows));
+	             kt->named, kt->flow_id, times, kt->named, kt->flow_id, kt->columns, rows));
+}
+
+/* Whether a trigger of the table is the one kt describes. */
+static bool same_key_trigger(const Trigger *t, Oid relid, const KeyTrigger *kt) {
+	int nargs = kt->named == relid ? 2 : 3;
+
+	return t->tgnargs == nargs && (t->tgtype & kt->event) != 0 &&
+	       strcmp(t->tgargs[0], psprintf(INT64_FORMAT, kt->flow_id)) == 0 &&
+	       strcmp(t->tgargs[1], kt->columns) == 0 &&
+	       (nargs == 2 || strcmp(t->tgargs[2], psprintf("%u", kt->named)) == 0);
 }
 
 /* The key triggers the table has that `needed` lacks (their OIDs); marks the others found. */
@@ -211,9 +314,7 @@ static List *unneeded(Relation rel, Oid fn, List *needed) {
 		foreach (lc, needed) {
 			KeyTrigger *kt = lfirst(lc);
 
-			if (!kt->exists && t->tgnargs == 2 && (t->tgtype & kt->event) != 0 &&
-			    strcmp(t->tgargs[0], psprintf(INT64_FORMAT, kt->flow_id)) == 0 &&
-			    strcmp(t->tgargs[1], kt->columns) == 0)
+			if (!kt->exists && same_key_trigger(t, RelationGetRelid(rel), kt))
 				wanted = kt->exists = true;
 		}
 		if (!wanted)
@@ -222,7 +323,19 @@ static List *unneeded(Relation rel, Oid fn, List *needed) {
 	return doomed;
 }
 
-void fn_sync_key_triggers(Oid relid, List *flows) {
+/* The NOTICE of the index that serves a keyed flow's refreshes, on its source. */
+static void notice_indexes(Relation rel, List *mine, List *key_flows) {
+	ListCell *lc;
+
+	foreach (lc, mine) {
+		KeyFlow *kf = key_flow_of(key_flows, ((TaskConfig *)lfirst(lc))->flow_id);
+
+		if (kf != NULL && kf->cfg->source_relid == RelationGetRelid(rel))
+			notice_index(rel, kf->cfg, kf->cols);
+	}
+}
+
+void fn_sync_key_triggers(Oid relid, List *mine, Oid named, List *key_flows) {
 	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
 	Relation rel;
 	List *needed = NIL, *doomed;
@@ -231,8 +344,10 @@ void fn_sync_key_triggers(Oid relid, List *flows) {
 	if (!OidIsValid(fn)) /* a catalog older than the library: no key marks */
 		return;
 	rel = table_open(relid, AccessShareLock);
-	if (rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition)
-		needed = needed_key_triggers(rel, fn, flows);
+	/* row triggers go on tables that hold rows: a partitioned table's never fire */
+	if (rel->rd_rel->relkind == RELKIND_RELATION && OidIsValid(named))
+		needed = needed_key_triggers(rel, named, mine, key_flows);
+	notice_indexes(rel, mine, key_flows);
 	doomed = unneeded(rel, fn, needed);
 	table_close(rel, AccessShareLock);
 	foreach (lc, doomed) {
@@ -255,19 +370,14 @@ void fn_sync_key_triggers(Oid relid, List *flows) {
  * longer than the recompute of the group). A sink create_flow made for a keyed flow
  * gets the index that reads exactly those groups.
  */
-void fn_key_sink_index(int64 flow_id, Oid source_relid, Oid sink_relid, const FlowQuery *fq) {
+void fn_key_sink_index(int64 flow_id, Oid sink_relid, const FlowQuery *fq) {
 	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
-	Relation rel;
-	bool keyed;
 	StringInfoData s;
 	ListCell *lc;
 	bool first = true;
 
-	CommandCounterIncrement(); /* the key triggers just installed */
-	rel = table_open(source_relid, AccessShareLock);
-	keyed = OidIsValid(fn) && keyed_already(rel, fn, flow_id);
-	table_close(rel, AccessShareLock);
-	if (!keyed)
+	CommandCounterIncrement(); /* the key triggers just installed (on the source or its leaves) */
+	if (!OidIsValid(fn) || !id_member(keyed_flow_ids(fn), flow_id))
 		return;
 	initStringInfo(&s);
 	appendStringInfo(&s, "CREATE INDEX ON %s (" FN_KEY_HASH_FUNCTION "(",

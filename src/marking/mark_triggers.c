@@ -225,8 +225,7 @@ static pg_attribute_always_inline void mark_value(SourceEntry *e, MarkGroup *g, 
 	if (isnull)
 		return; /* a NULL time belongs to no window */
 	/* a date or an integer epoch: its timestamp as the query computes it */
-	ts = likely(leader->input.kind == FN_INPUT_TIMESTAMP) ? DatumGetInt64(d)
-	                                                      : fn_time_input_time_of(&leader->input, d);
+	ts = fn_flow_time_of(leader, d);
 	mark_time(lm, leader, ts);
 }
 

@@ -9,6 +9,8 @@
 #include "marking/source_cache.h"
 
 #include "core/time_range.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "registry/flow_registry.h"
 #include "parser/parse_func.h"
 #include "utils/hsearch.h"
@@ -110,28 +112,63 @@ static void build_groups(SourceEntry *e) {
 
 SourceEntry *fn_source_last = NULL;
 
-/* The flows whose key triggers are on the table (key_triggers.c): their first
- * argument is the flow's id. */
-static void find_keyed(SourceEntry *e) {
-	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
-	Relation rel;
+/* Counts, per flow of the entry, whether the table has its key triggers (their first
+ * argument is the flow's id); whether it has any. */
+static bool count_keyed(SourceEntry *e, Oid relid, Oid fn, int *tables) {
+	Relation rel = RelationIdGetRelation(relid);
+	bool *seen, any = false;
 
-	if (!OidIsValid(fn))
-		return;
-	rel = RelationIdGetRelation(e->relid);
 	if (!RelationIsValid(rel))
-		return;
+		return false;
+	seen = palloc0(sizeof(bool) * Max(1, e->nflows));
 	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++) {
 		const Trigger *t = &rel->trigdesc->triggers[i];
-		FlowMarker *m;
+		int64 id;
 
 		if (t->tgfoid != fn || t->tgnargs < 1)
 			continue;
-		m = fn_find_flow(e, strtoll(t->tgargs[0], NULL, 10));
-		if (m != NULL)
-			m->keyed = true;
+		id = strtoll(t->tgargs[0], NULL, 10);
+		for (int k = 0; k < e->nflows; k++)
+			if (e->flows[k].flow_id == id && !seen[k]) {
+				seen[k] = any = true;
+				tables[k]++;
+			}
 	}
 	RelationClose(rel);
+	pfree(seen);
+	return any;
+}
+
+/*
+ * The flows whose key triggers are on the table (key_triggers.c) or, for a
+ * partitioned table, on every partition that holds rows under it: a flow is marked
+ * by keys only where every row that reaches this entry passes a key trigger of it
+ * (a partition without them, its rows marked by mark_row alone, would lose them).
+ * The triggers go on and off by fn_sync_marking_triggers, which invalidates the
+ * entries of the tree and of the tables above it.
+ */
+static void find_keyed(SourceEntry *e) {
+	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
+	List *leaves = list_make1_oid(e->relid);
+	int *tables, nleaves = 0;
+	ListCell *lc;
+
+	if (!OidIsValid(fn) || e->nflows == 0)
+		return;
+	if (get_rel_relkind(e->relid) == RELKIND_PARTITIONED_TABLE)
+		leaves = find_all_inheritors(e->relid, NoLock, NULL);
+	tables = palloc0(sizeof(int) * e->nflows);
+	foreach (lc, leaves) {
+		if (get_rel_relkind(lfirst_oid(lc)) != RELKIND_RELATION)
+			continue;
+		/* a first table without any: no flow is keyed, the rest need not be read */
+		if (!count_keyed(e, lfirst_oid(lc), fn, tables) && nleaves == 0)
+			break;
+		nleaves++;
+	}
+	for (int k = 0; k < e->nflows && nleaves > 0; k++)
+		e->flows[k].keyed = tables[k] == nleaves;
+	pfree(tables);
 }
 
 /*

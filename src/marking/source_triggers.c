@@ -164,14 +164,12 @@ static List *need(List *needed, Oid funcoid, int16 type, int attnum, Oid named) 
 	return lappend(needed, mt);
 }
 
-/* The triggers a table needs, given every flow of its tree and the tables above it. */
-static List *needed_triggers(Oid relid, List *flows, const MarkFuncs *fn) {
+/* The flows among `flows` that read the table's rows (its own and those of the tables
+ * above it), and in *named its marking source: the nearest table at or above it
+ * with a flow, which its row triggers name. */
+static List *reading_flows(Oid relid, List *flows, Oid *named) {
 	List *chain = lcons_oid(relid, get_partition_ancestors(relid)); /* the table, then upwards */
-	char relkind = get_rel_relkind(relid);
-	List *mine = NIL; /* the flows that read its rows */
-	List *needed = NIL;
-	Oid named = InvalidOid;
-	bool own = false, above = false;
+	List *mine = NIL;
 	ListCell *lc, *lc2;
 
 	foreach (lc, flows) {
@@ -186,11 +184,32 @@ static List *needed_triggers(Oid relid, List *flows, const MarkFuncs *fn) {
 			                get_rel_name(relid), cfg->flow_name, get_rel_name(cfg->source_relid)),
 			         errdetail("The flow's refreshes would write rows into its own source.")));
 		mine = lappend(mine, cfg);
-		own |= cfg->source_relid == relid;
-		above |= cfg->source_relid != relid;
 	}
+	*named = InvalidOid;
+	foreach (lc, chain) {
+		foreach (lc2, mine)
+			if (((TaskConfig *)lfirst(lc2))->source_relid == lfirst_oid(lc))
+				*named = lfirst_oid(lc);
+		if (OidIsValid(*named))
+			break;
+	}
+	return mine;
+}
+
+/* The triggers a table needs, given the flows that read its rows and its marking
+ * source (reading_flows). */
+static List *needed_triggers(Oid relid, List *mine, Oid named, const MarkFuncs *fn) {
+	char relkind = get_rel_relkind(relid);
+	List *needed = NIL;
+	bool own = false, above = false;
+	ListCell *lc;
+
 	if (mine == NIL)
 		return NIL;
+	foreach (lc, mine) {
+		own |= ((TaskConfig *)lfirst(lc))->source_relid == relid;
+		above |= ((TaskConfig *)lfirst(lc))->source_relid != relid;
+	}
 	if (relkind == RELKIND_FOREIGN_TABLE)
 		ereport(ERROR,
 		        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -199,14 +218,6 @@ static List *needed_triggers(Oid relid, List *flows, const MarkFuncs *fn) {
 		         errdetail(
 		             "Writes to a foreign table happen on another server, where flownode cannot mark them."),
 		         errhint("Keep foreign tables out of the partitions of a flow's source.")));
-	/* the nearest table at or above it with a flow: the row triggers name it */
-	foreach (lc, chain) {
-		foreach (lc2, mine)
-			if (((TaskConfig *)lfirst(lc2))->source_relid == lfirst_oid(lc))
-				named = lfirst_oid(lc);
-		if (OidIsValid(named))
-			break;
-	}
 	if (relkind == RELKIND_RELATION)
 		foreach (lc, mine) {
 			int a = fn_time_attnum_in(named, lfirst(lc));
@@ -266,14 +277,20 @@ static void sync_triggers(Oid relid, List *needed, const MarkFuncs *fn, InstallT
 			install(relid, lfirst(lc), fn);
 }
 
-/* Creates the triggers the table lacks and drops those it has and needs no more. */
-static void sync_table(Oid relid, List *flows, const MarkFuncs *fn) {
-	sync_triggers(relid, needed_triggers(relid, flows, fn), fn, install);
+/* Creates the triggers the table lacks and drops those it has and needs no more:
+ * the row and TRUNCATE triggers, and the key triggers of the keyed flows among
+ * key_flows (fn_key_flows) that read its rows. */
+static void sync_table(Oid relid, List *flows, const MarkFuncs *fn, List *key_flows) {
+	Oid named;
+	List *mine = reading_flows(relid, flows, &named);
+
+	sync_triggers(relid, needed_triggers(relid, mine, named, fn), fn, install);
+	fn_sync_key_triggers(relid, mine, named, key_flows);
 }
 
 void fn_sync_marking_triggers(Oid relid) {
 	List *tree;
-	List *flows;
+	List *flows, *key_flows;
 	MarkFuncs fn;
 	ListCell *lc;
 
@@ -285,11 +302,15 @@ void fn_sync_marking_triggers(Oid relid) {
 	           : list_make1_oid(relid);
 	flows = fn_load_flows_of_sources(list_concat_copy(tree, get_partition_ancestors(relid)));
 	fn = mark_funcs();
+	key_flows = fn_key_flows(flows);
 	foreach (lc, tree)
-		sync_table(lfirst_oid(lc), flows, &fn);
-	fn_sync_key_triggers(relid, flows);
-	/* each table's cached flows include those of the tables above it */
+		sync_table(lfirst_oid(lc), flows, &fn, key_flows);
+	/* each table's cached flows include those of the tables above it, and an entry
+	 * above takes a flow as keyed only when every partition under it has its key
+	 * triggers (source_cache.c) */
 	foreach (lc, tree)
+		CacheInvalidateRelcacheByRelid(lfirst_oid(lc));
+	foreach (lc, get_partition_ancestors(relid))
 		CacheInvalidateRelcacheByRelid(lfirst_oid(lc));
 	CommandCounterIncrement();
 	fn_keep_marking_always(relid);

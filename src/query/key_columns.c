@@ -7,6 +7,10 @@
  * not an expression), compared as GROUP BY compares it (key_hash hashes by the
  * type's default hash opclass), and the sink's key column holding the same type
  * and collation (the refresh hashes the sink's keys to find the groups to delete).
+ * The time column may be of any input the flow's windows support (a timestamptz, a
+ * timestamp, a date, an integer epoch: query/time_input.h): a row's window is
+ * computed as mark_row computes it, and the key refresh filters the source on the
+ * time as the window refresh does (refresh/refresh_args.h).
  */
 #include "postgres.h"
 
@@ -59,8 +63,7 @@ static AttrNumber key_attnum(const FlowQuery *fq, int position) {
 
 static bool flow_may_key(const FlowQuery *fq) {
 	return fq->shape == FLOW_SHAPE_GROUPED && fq->window_position >= 0 && fq->time_attnum > 0 &&
-	       fq->dimensions == NIL && fq->now_preds == NIL && fq->input.kind == FN_INPUT_TIMESTAMP &&
-	       fq->window.with_time_zone && list_length(fq->key_positions) >= 2 &&
+	       fq->dimensions == NIL && fq->now_preds == NIL && list_length(fq->key_positions) >= 2 &&
 	       list_length(fq->key_positions) <= FN_MAX_KEY_COLUMNS + 1;
 }
 

@@ -3,13 +3,13 @@
  * marks*). The marks are rows of flownode.pending_keys that committed writers left
  * (record/key_record.h); the refresh reads those its snapshot sees, recomputes their
  * groups with the refresh statement restricted to the marks' windows and to the
- * rows whose keys hash to a marked hash ($3), and deletes the marks it read, all in
- * one snapshot: a writer it does not see keeps its rows out of the recompute and
- * its marks in the table. The statement upserts the groups it reads and deletes the
- * sink's groups of those windows and hashes that it did not read (they vanished: a
- * key's last row deleted, or moved to another key). A hash marked in one window is
- * read in every window of the refresh (one array for all): a few more groups
- * recomputed, exactly, for a statement of one shape.
+ * rows whose keys hash to a marked hash (the argument after the windows'), and
+ * deletes the marks it read, all in one snapshot: a writer it does not see keeps its
+ * rows out of the recompute and its marks in the table. The statement upserts the
+ * groups it reads and deletes the sink's groups of those windows and hashes that it
+ * did not read (they vanished: a key's last row deleted, or moved to another key). A
+ * hash marked in one window is read in every window of the refresh (one array for
+ * all): a few more groups recomputed, exactly, for a statement of one shape.
  */
 #include "flownode.h"
 
@@ -17,13 +17,16 @@
 
 #include "bridge/core_bridge.h"
 #include "pgutil/pg_util.h"
+#include "query/time_input.h"
 #include "record/key_record.h"
+#include "refresh/refresh_args.h"
 #include "shmem/flow_slots.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 
 static int hash_order(const void *a, const void *b) {
 	uint64 x = *(const uint64 *)a, y = *(const uint64 *)b;
@@ -31,33 +34,58 @@ static int hash_order(const void *a, const void *b) {
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* The marks' distinct windows ($1, $2) and hashes ($3); marks sorted by window. */
-static void mark_arrays(FnKeyMark *marks, uint32 n, Datum *values, int64 *windows) {
-	Datum *lo = palloc(sizeof(Datum) * n), *hi = palloc(sizeof(Datum) * n), *h = palloc(sizeof(Datum) * n);
+/* The marks' distinct windows (marks sorted by window) into *windows; their distinct
+ * hashes as an int8[]. */
+static Datum mark_arrays(FnKeyMark *marks, uint32 n, FnTimeRange *windows, int *nwindows) {
+	Datum *h = palloc(sizeof(Datum) * n);
 	uint64 *hashes = palloc(sizeof(uint64) * n);
 	int nw = 0, nh = 0;
 
 	for (uint32 i = 0; i < n; i++) {
-		if (nw == 0 || DatumGetInt64(lo[nw - 1]) != marks[i].window.start) {
-			lo[nw] = Int64GetDatum(marks[i].window.start);
-			hi[nw++] = Int64GetDatum(marks[i].window.end);
-		}
+		if (nw == 0 || windows[nw - 1].start != marks[i].window.start)
+			windows[nw++] = marks[i].window;
 		hashes[i] = marks[i].hash;
 	}
 	qsort(hashes, n, sizeof(uint64), hash_order);
 	for (uint32 i = 0; i < n; i++)
 		if (i == 0 || hashes[i] != hashes[i - 1])
 			h[nh++] = Int64GetDatum((int64)hashes[i]);
-	values[0] = PointerGetDatum(construct_array(lo, nw, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[1] = PointerGetDatum(construct_array(hi, nw, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[2] = PointerGetDatum(construct_array(h, nh, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	*nwindows = nw;
+	return PointerGetDatum(construct_array(h, nh, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * The statement's arguments, as the windows' refresh takes them (refresh_args.h):
+ * the windows $1/$2 as the window column's type, for a date or an epoch column the
+ * column's values of each window $3/$4 (the source filtered on the time as the
+ * windows' refresh filters it), then the hashes. Returns their number.
+ */
+static int key_arguments(TaskConfig *cfg, FnRefreshShape shape, FnKeyMark *marks, uint32 n, Oid *types,
+                         Datum *values, int64 *windows) {
+	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
+	bool input = cfg->input.kind != FN_INPUT_TIMESTAMP;
+	int nargs = input ? 4 : 2;
+	FnTimeRange *ranges = palloc(sizeof(FnTimeRange) * n);
+	int nw;
+	Datum hashes = mark_arrays(marks, n, ranges, &nw);
+
+	types[0] = types[1] = get_array_type(coltype);
+	fn_refresh_range_arrays(ranges, nw, coltype, values);
+	if (input) {
+		types[2] = types[3] = get_array_type(fn_time_input_bound_type(&cfg->input, coltype));
+		fn_refresh_input_arrays(cfg, ranges, nw, shape.source == FN_FILTER_JOIN, values);
+	}
+	types[nargs] = INT8ARRAYOID;
+	values[nargs++] = hashes;
 	*windows = nw;
+	return nargs;
 }
 
 int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefreshShape shape, Snapshot snap,
                      int64 expired_before, int64 *windows) {
-	Oid types[3] = {TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID, INT8ARRAYOID};
-	Datum values[3];
+	Oid types[5];
+	Datum values[5];
+	int nargs;
 	Datum ctids;
 	uint32 n, nwhole;
 	FnKeyMark *marks = fn_key_record_read(cfg->flow_id, snap, expired_before, &n, &ctids);
@@ -70,8 +98,8 @@ int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefresh
 		return 0;
 	/* distinct, sorted by window; none sent whole (per_window: no limit) */
 	n = fn_key_marks_plan(marks, n, NULL, 0, PG_UINT32_MAX, NULL, &nwhole);
-	mark_arrays(marks, n, values, windows);
-	plan = SPI_prepare(fn_refresh_keys_sql(fq, sink, shape), 3, types);
+	nargs = key_arguments(cfg, shape, marks, n, types, values, windows);
+	plan = SPI_prepare(fn_refresh_keys_sql(fq, sink, shape), nargs, types);
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing the refresh of key marks failed: %s",
 		     SPI_result_code_string(SPI_result));

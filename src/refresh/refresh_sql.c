@@ -24,6 +24,12 @@ static const char *col(const FlowQuery *fq, int pos) {
 	return quote_identifier((char *)list_nth(fq->out_names, pos));
 }
 
+/* The parameter of a key refresh's hashes: after the ranges, and after a date's or
+ * an epoch's values when the time column is one (refresh_args.h). */
+static int key_hashes_param(const FlowQuery *fq) {
+	return fq->input.kind != FN_INPUT_TIMESTAMP ? 5 : 3;
+}
+
 /* A query of the flow's (its own, or fold's tail) restricted to the windows of the
  * ranges $1/$2 (or to every finite time), deparsed. */
 static char *restricted_keyed(const FlowQuery *fq, const Query *query, FnRangeFilter filter, bool keyed) {
@@ -32,9 +38,10 @@ static char *restricted_keyed(const FlowQuery *fq, const Query *query, FnRangeFi
 	if (fq->window.kind != FN_WINDOW_NONE)
 		fn_inject_input_filter(q, fq->source_rtindex, fq->time_attnum,
 		                       fq->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID, &fq->input, filter);
-	/* key marks: the groups whose keys hash to $3 (a keyed flow has no clock) */
+	/* key marks: the groups whose keys hash to the hashes (a keyed flow has no clock) */
 	if (keyed)
-		fn_inject_key_filter(q, fq->source_rtindex, fn_key_mark_columns(fq, InvalidOid), 3);
+		fn_inject_key_filter(q, fq->source_rtindex, fn_key_mark_columns(fq, InvalidOid),
+		                     key_hashes_param(fq));
 	/* the evaluation's scheduled time: after the ranges, if any (four of them for a
 	 * date or an epoch column: the windows' times, then the column's values) */
 	if (fq->now_preds != NIL)
@@ -174,7 +181,7 @@ static void append_not_fresh(StringInfo s, const FlowQuery *fq, const char *alia
 	appendStringInfoChar(s, ')');
 }
 
-/* ` AND flownode.key_hash(<alias>.<key>, ...) = ANY ($3)`: the sink's groups of
+/* ` AND flownode.key_hash(<alias>.<key>, ...) = ANY ($n)`: the sink's groups of
  * the marked hashes (their key columns hold the source columns' types and
  * collations, so they hash alike: fn_key_mark_columns). */
 static void append_key_filter(StringInfo s, const FlowQuery *fq, const char *alias) {
@@ -188,7 +195,7 @@ static void append_key_filter(StringInfo s, const FlowQuery *fq, const char *ali
 		appendStringInfo(s, "%s%s.%s", first ? "" : ", ", alias, col(fq, lfirst_int(lc)));
 		first = false;
 	}
-	appendStringInfoString(s, ") OPERATOR(pg_catalog.=) ANY ($3)");
+	appendStringInfo(s, ") OPERATOR(pg_catalog.=) ANY ($%d)", key_hashes_param(fq));
 }
 
 /*

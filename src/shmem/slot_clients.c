@@ -161,6 +161,15 @@ static void wake_downstream(FlowSlot *slot) {
 		SetLatch(slot->worker_latch);
 }
 
+/* At COMMIT of a flow worker's refresh that left key marks for a flow reading its
+ * sink (marking/key_marks.c): the wake-up a range mark gives. Cannot fail. */
+void fn_slot_wake_downstream(FlowSlot *slot) {
+	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
+	if (slot->in_use && !slot->dropped)
+		wake_downstream(slot);
+	LWLockRelease(fn_slot_lock(slot));
+}
+
 /* A writer's marks into the slot at COMMIT, if it still holds the flow and the flow
  * was not dropped: one exclusive lock, nothing that can fail. */
 void fn_slot_publish_commit(FlowSlot *slot, const FlowSlotCommit *c) {

@@ -1124,9 +1124,6 @@ static bool flow_still_exists(int64 flow_id, Oid catalog_relid) {
 	return exists;
 }
 
-/* The flow's durable record into its slot: at start (with its clock), and when a
- * restore added rows to it later (reload_requested). Adding what the slot holds
- * already is harmless. */
 /* Whether the flow has key marks in flownode.pending_keys (a catalog transaction). */
 static bool key_marks_recorded(void) {
 	uint32 n;
@@ -1135,12 +1132,16 @@ static bool key_marks_recorded(void) {
 	return n > 0;
 }
 
+/* The flow's durable record into its slot: at start (with its clock), and when a
+ * restore added rows to it or to flownode.pending_keys later (reload_requested).
+ * Adding what the slot holds already is harmless. */
 static void reload_record(bool at_start) {
 	fn_slot_take_wakeup(task->slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
 	begin_catalog_transaction();
 	fn_reload_pending(task->cfg->flow_id, task->slot);
-	/* key marks of a crash, a restore or a worker gone: the first evaluation runs them */
-	if (at_start && task->window != NULL && key_marks_recorded())
+	/* key marks of a crash, a restore or a worker gone: the next evaluation runs them
+	 * (a restore may load them after the worker started: its commit asks for this) */
+	if (task->window != NULL && key_marks_recorded())
 		fn_slot_note_keys(task->slot, (FnTimeRange){0, 0});
 	if (at_start)
 		task->clock = fn_registry_clock_get(task->cfg->flow_id, &task->clock_at) &&

@@ -131,11 +131,11 @@ sub run_case
 	my $ex = executor($case, "oc$n");
 	my $failure = $ex->run_steps($case->{steps});
 	my $promotions = grep { $_->{kind} eq 'promote' } @{ $case->{steps} };
-	note(sprintf('case %d: seed %d, %s, %d steps%s, flows %s, %d refusals',
+	note(sprintf('case %d: seed %d, %s, %d steps%s, flows %s, %d refusals, %s keyed',
 		$n, $case_seed, describe($case), scalar @{ $case->{steps} },
 		$promotions ? ", $promotions promotion" . ($promotions > 1 ? 's' : '') : '',
 		join(' ', map { "$_->{name}:$_->{kind}" . window_tag($_) } @{ $case->{flows} }),
-		scalar @{ $ex->{refusals} }));
+		scalar @{ $ex->{refusals} }, $ex->{keyed} // '?'));
 	note("  refused: $_") for grep { /create_flow/ } @{ $ex->{refusals} };
 	if (!$failure)
 	{

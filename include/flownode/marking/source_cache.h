@@ -94,4 +94,12 @@ extern FlowMarker *fn_find_flow(SourceEntry *e, int64 flow_id);
 /* The window of ts in the flow's own windows (a time past the largest timestamp: the last). */
 extern FnTimeRange fn_flow_window_at(const FlowMarker *m, int64 ts);
 
+/* The timestamp a flow's windows are cut from, of its time column's value d (not
+ * NULL): the value itself, or a date's or an integer epoch's as the query computes
+ * it (query/time_input.h). The one conversion of the row paths (mark_row, mark_keys). */
+static inline int64 fn_flow_time_of(FlowMarker *m, Datum d) {
+	return likely(m->input.kind == FN_INPUT_TIMESTAMP) ? DatumGetInt64(d)
+	                                                   : fn_time_input_time_of(&m->input, d);
+}
+
 #endif

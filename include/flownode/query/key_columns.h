@@ -17,9 +17,9 @@
 /*
  * The source columns (AttrNumber as int, in the query's key order) a flow's groups
  * are keyed by besides its window, when every key is a plain column of the source
- * with a hash opclass, the flow reads no dimension nor the clock, its windows are of
- * a timestamptz column, and the sink's key columns have the columns' types and
- * collations (sink_relid; InvalidOid: not checked); NIL otherwise.
+ * with a hash opclass, the flow reads no dimension nor the clock, and the sink's key
+ * columns have the columns' types and collations (sink_relid; InvalidOid: not
+ * checked); NIL otherwise. Any time input, any source table.
  */
 extern List *fn_key_mark_columns(const FlowQuery *fq, Oid sink_relid);
 

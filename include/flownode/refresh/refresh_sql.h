@@ -30,8 +30,9 @@ typedef struct FnRefreshShape {
  * returns one row: the number of sink rows written. */
 extern char *fn_refresh_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape, bool upsert_only);
 /* The same statement with the DELETE, for key marks (refresh/key_refresh.h): only
- * the groups whose keys hash to one of the bigint[] $3 are read and deleted (a
- * keyed flow, query/key_columns.h). */
+ * the groups whose keys hash to one of a bigint[] are read and deleted (a keyed
+ * flow, query/key_columns.h): $3 after the ranges, $5 after a date's or an epoch's
+ * values. */
 extern char *fn_refresh_keys_sql(const FlowQuery *fq, const char *sink, FnRefreshShape shape);
 /* A plain INSERT of the query into a sink that holds nothing of these windows. */
 extern char *fn_plain_insert_sql(const FlowQuery *fq, const char *sink, FnRangeFilter source);

@@ -301,6 +301,9 @@ extern int64 fn_slot_take_fold_lo(FlowSlot *slot);
  * `hull` (at COMMIT: cannot fail; the fold's report too), and the worker's take of
  * that note (cleared), given back when its run failed. */
 extern void fn_slot_note_keys(FlowSlot *slot, FnTimeRange hull);
+/* A flow worker's commit left key marks for the flow (a chain of flows): its worker
+ * is woken and told, as a range mark's publication does (upstream_wrote). */
+extern void fn_slot_wake_downstream(FlowSlot *slot);
 extern bool fn_slot_take_keys(FlowSlot *slot);
 extern void fn_slot_settle_fold(FlowSlot *slot, FnTimeRange window, bool folded);
 

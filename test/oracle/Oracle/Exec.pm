@@ -680,6 +680,10 @@ sub run_final
 		my $v = Oracle::Check::view_row($self, $name);
 		$self->q('M', "SELECT flownode.resume_flow('$name');") if $v && $v->{state} eq 'paused';
 	}
+	# how many flows mark groups by their keys (key triggers: docs/internals.md §3,
+	# *Key marks*), for the case's line
+	$self->{keyed} = $self->value("SELECT count(DISTINCT substring(encode(tgargs, 'escape') FROM '^[0-9]+'))"
+		  . " FROM pg_trigger WHERE tgname LIKE 'flownode_mark_keys%'");
 	return Oracle::Check::check_flush($self) && Oracle::Check::check_read($self);
 }
 

@@ -344,6 +344,11 @@ sub key_options
 	return @k;
 }
 
+sub plain_key_options
+{
+	return ('s.{{host}} AS host', 's.k AS k', 's.b AS b');
+}
+
 sub agg_options
 {
 	my ($c, $join) = @_;
@@ -388,7 +393,10 @@ sub gen_agg
 	my $tt = $c->{src}{tt};
 	my $win = gen_window($r, time_expr($tt, 's.{{t}}', $r), window_base_type($tt));
 	my $join = $c->{dim} && $r->chance(0.6) ? gen_join($r) : undef;
-	my @keys = $r->some(0, 3, key_options($join));
+	# half the time plain source columns only, at least one: the flows whose marks
+	# may carry keys (docs/reference.md, "Late rows: marks that carry keys")
+	my @keys = !$join && $r->chance(0.5) ? $r->some(1, 3, plain_key_options())
+	  : $r->some(0, 3, key_options($join));
 	my @aggs = $r->some(1, 4, agg_options($c, $join));
 	unshift @aggs, 'count(*) AS n'
 	  if $chain_base && !grep { $_ eq 'count(*) AS n' } @aggs;
