@@ -132,9 +132,10 @@ static bool keyed_already(Relation rel, Oid fn, int64 flow_id) {
 	return false;
 }
 
-/* Key marks are opt-in: a flow gets its key triggers while flownode.key_marks_per_window
- * is above 0 (in the session that creates it, or any that syncs its table's triggers
- * later) and keeps them; whether a write marks keys follows the writer's setting. */
+/* A flow gets its key triggers while flownode.key_marks_per_window is above 0 (its
+ * default: in the session that creates it, binds it after a restore, updates the
+ * extension, or syncs its table's triggers later) and keeps them; whether a write
+ * marks keys follows the writer's setting (0: whole windows). */
 static List *needed_key_triggers(Relation rel, Oid fn, List *flows) {
 	List *needed = NIL;
 	ListCell *lc;

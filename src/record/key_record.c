@@ -26,6 +26,7 @@
 #include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 /* Whether the catalog has the table (a library newer than the catalog: none). */
 static bool have_key_record(void) {
@@ -51,17 +52,20 @@ static bool key_record_has_blocks(void) {
 	return n > 0;
 }
 
-/* A heap and index insert per mark, without the executor (as fn_pending_write). */
+/* A heap and index insert per mark, without the executor (as fn_pending_write). Its
+ * committed_at is PRE_COMMIT's clock, as flownode.pending's: the flows view's lag. */
 void fn_key_record_write(int64 flow_id, const FnKeyMark *marks, uint32 n) {
 	Relation rel = table_open(key_record_relid(), RowExclusiveLock);
 	CatalogIndexState indexes = CatalogOpenIndexes(rel);
-	bool nulls[4] = {false, false, false, false};
+	bool nulls[5] = {false, false, false, false, false};
+	TimestampTz committed_at = GetCurrentTimestamp();
 
-	if (RelationGetDescr(rel)->natts != 4)
+	if (RelationGetDescr(rel)->natts != 5)
 		elog(ERROR, "flownode: flownode.pending_keys has other columns than this library writes");
 	for (uint32 i = 0; i < n; i++) {
-		Datum values[4] = {Int64GetDatum(flow_id), Int64GetDatum(marks[i].window.start),
-		                   Int64GetDatum(marks[i].window.end), Int64GetDatum((int64)marks[i].hash)};
+		Datum values[5] = {Int64GetDatum(flow_id), Int64GetDatum(marks[i].window.start),
+		                   Int64GetDatum(marks[i].window.end), Int64GetDatum((int64)marks[i].hash),
+		                   TimestampTzGetDatum(committed_at)};
 		HeapTuple tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
 
 		CatalogTupleInsertWithInfo(rel, tup, indexes);
@@ -153,6 +157,66 @@ FnTimeRange *fn_key_record_windows(int64 flow_id, uint32 *n) {
 	*n = (uint32)SPI_processed;
 	fn_spi_end(&scope);
 	return out;
+}
+
+/* One (flow, window, oldest) row of the summary's query: the query sorts by flow, so
+ * each flow's windows are a run of `all`, the array of every row's window. */
+static void summary_add(FnKeyRecordFlow *flows, uint32 *nflows, FnTimeRange *all, HeapTuple t, TupleDesc d) {
+	bool isnull;
+	int64 flow_id = DatumGetInt64(SPI_getbinval(t, d, 1, &isnull));
+	FnKeyRecordFlow *f = *nflows > 0 ? &flows[*nflows - 1] : NULL;
+	TimestampTz at = DatumGetTimestampTz(SPI_getbinval(t, d, 4, &isnull));
+
+	if (f == NULL || f->flow_id != flow_id) {
+		f = &flows[(*nflows)++];
+		f->flow_id = flow_id;
+		f->windows = all;
+		f->nwindows = 0;
+		f->oldest = at;
+	}
+	all->start = DatumGetInt64(SPI_getbinval(t, d, 2, &isnull));
+	all->end = DatumGetInt64(SPI_getbinval(t, d, 3, &isnull));
+	f->nwindows++;
+	f->oldest = Min(f->oldest, at);
+}
+
+FnKeyRecordFlow *fn_key_record_summary(uint32 *nflows) {
+	SpiAs scope;
+	FnKeyRecordFlow *flows;
+	FnTimeRange *all;
+	MemoryContext caller = CurrentMemoryContext, spi;
+
+	*nflows = 0;
+	if (!have_key_record() || !key_record_has_blocks())
+		return NULL;
+	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
+	run_as_owner("SELECT flow_id, window_start, window_end, pg_catalog.min(committed_at)"
+	             " FROM flownode.pending_keys GROUP BY 1, 2, 3 ORDER BY 1, 2",
+	             0, NULL, NULL, NULL, SPI_OK_SELECT);
+	spi = MemoryContextSwitchTo(caller);
+	flows = palloc(sizeof(FnKeyRecordFlow) * Max(SPI_processed, 1));
+	all = palloc(sizeof(FnTimeRange) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+		summary_add(flows, nflows, &all[i], SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
+	MemoryContextSwitchTo(spi);
+	fn_spi_end(&scope);
+	return flows;
+}
+
+const FnKeyRecordFlow *fn_key_record_find(const FnKeyRecordFlow *flows, uint32 n, int64 flow_id) {
+	uint32 lo = 0, hi = n;
+
+	while (lo < hi) { /* sorted by flow_id */
+		uint32 mid = lo + (hi - lo) / 2;
+
+		if (flows[mid].flow_id == flow_id)
+			return &flows[mid];
+		if (flows[mid].flow_id < flow_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 void fn_key_record_forget_flow(int64 flow_id) {

@@ -31,8 +31,9 @@ static int hash_order(const void *a, const void *b) {
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* The marks' distinct windows ($1, $2) and hashes ($3); marks sorted by window. */
-static void mark_arrays(FnKeyMark *marks, uint32 n, Datum *values, int64 *windows) {
+/* The marks' distinct windows ($1, $2) and hashes ($3); marks sorted by window. The
+ * windows counted: all of them, and those outside count->done. */
+static void mark_arrays(FnKeyMark *marks, uint32 n, Datum *values, FnKeyCount *count) {
 	Datum *lo = palloc(sizeof(Datum) * n), *hi = palloc(sizeof(Datum) * n), *h = palloc(sizeof(Datum) * n);
 	uint64 *hashes = palloc(sizeof(uint64) * n);
 	int nw = 0, nh = 0;
@@ -41,6 +42,10 @@ static void mark_arrays(FnKeyMark *marks, uint32 n, Datum *values, int64 *window
 		if (nw == 0 || DatumGetInt64(lo[nw - 1]) != marks[i].window.start) {
 			lo[nw] = Int64GetDatum(marks[i].window.start);
 			hi[nw++] = Int64GetDatum(marks[i].window.end);
+			if (count->done == NULL ||
+			    !fn_dirty_covers((FnDirtySet){(FnTimeRange *)count->done, &count->ndone, count->ndone},
+			                     marks[i].window))
+				count->fresh++;
 		}
 		hashes[i] = marks[i].hash;
 	}
@@ -51,11 +56,11 @@ static void mark_arrays(FnKeyMark *marks, uint32 n, Datum *values, int64 *window
 	values[0] = PointerGetDatum(construct_array(lo, nw, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[1] = PointerGetDatum(construct_array(hi, nw, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	values[2] = PointerGetDatum(construct_array(h, nh, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	*windows = nw;
+	count->read = nw;
 }
 
 int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefreshShape shape, Snapshot snap,
-                     int64 expired_before, int64 *windows) {
+                     int64 expired_before, FnKeyCount *count) {
 	Oid types[3] = {TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID, INT8ARRAYOID};
 	Datum values[3];
 	Datum ctids;
@@ -65,12 +70,12 @@ int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefresh
 	SPIPlanPtr plan;
 	int64 rows;
 
-	*windows = 0;
+	count->read = count->fresh = 0;
 	if (n == 0)
 		return 0;
 	/* distinct, sorted by window; none sent whole (per_window: no limit) */
 	n = fn_key_marks_plan(marks, n, NULL, 0, PG_UINT32_MAX, NULL, &nwhole);
-	mark_arrays(marks, n, values, windows);
+	mark_arrays(marks, n, values, count);
 	plan = SPI_prepare(fn_refresh_keys_sql(fq, sink, shape), 3, types);
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing the refresh of key marks failed: %s",
