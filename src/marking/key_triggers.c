@@ -44,6 +44,8 @@ typedef struct KeyTrigger {
 	int64 flow_id;
 	char *columns; /* "time,k1,k2" */
 	bool exists;
+	TaskConfig *cfg; /* its flow, for the NOTICE of a trigger installed now */
+	List *cols;      /* its columns, as attnums */
 } KeyTrigger;
 
 static const int16 key_events[3] = {TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE};
@@ -156,9 +158,10 @@ static List *needed_key_triggers(Relation rel, Oid fn, List *flows) {
 			kt->event = key_events[e];
 			kt->flow_id = cfg->flow_id;
 			kt->columns = columns_text(cols);
+			kt->cfg = cfg;
+			kt->cols = cols;
 			needed = lappend(needed, kt);
 		}
-		notice_index(rel, cfg, cols);
 	}
 	return needed;
 }
@@ -215,6 +218,14 @@ void fn_sync_key_triggers(Oid relid, List *flows) {
 	if (rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition)
 		needed = needed_key_triggers(rel, fn, flows);
 	doomed = unneeded(rel, fn, needed);
+	/* the index to create is named once, when the flow's triggers are installed (not
+	 * at every later sync of the table in the flow's creating transaction) */
+	foreach (lc, needed) {
+		KeyTrigger *kt = lfirst(lc);
+
+		if (!kt->exists && kt->event == TRIGGER_TYPE_INSERT)
+			notice_index(rel, kt->cfg, kt->cols);
+	}
 	table_close(rel, AccessShareLock);
 	foreach (lc, doomed) {
 		ObjectAddress addr;

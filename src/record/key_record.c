@@ -98,10 +98,13 @@ FnKeyMark *fn_key_record_read(int64 flow_id, Snapshot snap, int64 expired_before
 	if (expired_before != 0) /* frozen windows: never refreshed, their marks go */
 		run_as_owner("DELETE FROM flownode.pending_keys WHERE flow_id = $1 AND window_start < $2", 2, types,
 		             values, snap, SPI_OK_DELETE);
+	/* the DELETE's effects are not visible in `snap` (taken before it): the frozen
+	 * windows are left out of the read too */
 	run_as_owner(
 	    "SELECT ctid, window_start, window_end, key_hash FROM flownode.pending_keys WHERE flow_id = $1"
-	    " ORDER BY window_start LIMIT " CppAsString2(FN_KEY_RECORD_READ_MAX),
-	    1, types, values, snap, SPI_OK_SELECT);
+	    " AND ($2 = 0 OR window_start >= $2) ORDER BY window_start LIMIT " CppAsString2(
+	        FN_KEY_RECORD_READ_MAX),
+	    2, types, values, snap, SPI_OK_SELECT);
 	marks = MemoryContextAlloc(caller, sizeof(FnKeyMark) * Max(SPI_processed, 1));
 	tids = MemoryContextAlloc(caller, sizeof(Datum) * Max(SPI_processed, 1));
 	for (uint64 i = 0; i < SPI_processed; i++) {

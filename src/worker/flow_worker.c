@@ -703,6 +703,7 @@ static void keys_work(Run *run) {
 	LWLockRelease(fn_slot_lock(task->slot));
 	if (stopped)
 		return;
+	run->logs = true; /* a failure has its row in the history */
 	run->rows = fn_refresh_run(
 	    task->cfg, &(FnRefreshRequest){.keys = true,
 	                                   .key_count = run->arg,
@@ -712,7 +713,7 @@ static void keys_work(Run *run) {
 	                                   .rows = PG_UINT64_MAX});
 	run->windows = ((FnKeyCount *)run->arg)->read;
 	run->counts = true;
-	run->logs = run->rows > 0;
+	run->logs = run->windows > 0; /* a success that read no mark has none */
 }
 
 static const RunKind keys_kind = {"flownode: refreshing the groups of late rows", FN_RUN_REFRESH, false,
