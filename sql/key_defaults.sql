@@ -67,6 +67,18 @@ INSERT INTO kd VALUES ('2026-01-02 08:00', 1, 1);
 SELECT flow_name, dirty_windows FROM flownode.flows WHERE flow_name IN ('kd_day', 'kd_off') ORDER BY 1;
 SELECT flownode.flush_flow('kd_day') AS day_windows, flownode.flush_flow('kd_off') AS off_windows, kd_exact() AS diff;
 
+-- two flows created in one transaction on one table: each names the index once
+CREATE TABLE kd2 (ts timestamptz NOT NULL, dev int, site text);
+CREATE INDEX ON kd2 (ts);
+BEGIN;
+SELECT flownode.create_flow('kd2_a', 'kd2_a',
+  $$SELECT date_trunc('day', ts) AS d, dev, count(*) AS n FROM kd2 GROUP BY 1, 2$$) > 0;
+SELECT flownode.create_flow('kd2_b', 'kd2_b',
+  $$SELECT date_trunc('hour', ts) AS h, site, count(*) AS n FROM kd2 GROUP BY 1, 2$$) > 0;
+COMMIT;
+SELECT flownode.drop_flow('kd2_a'), flownode.drop_flow('kd2_b');
+DROP TABLE kd2, kd2_a, kd2_b;
+
 SELECT flownode.drop_flow('kd_off');
 SELECT flownode.drop_flow('kd_day');
 DROP VIEW kd_pending;
