@@ -136,32 +136,6 @@ void fn_key_record_trim(Datum ctids, Snapshot snap) {
 	fn_spi_end(&scope);
 }
 
-FnTimeRange *fn_key_record_windows(int64 flow_id, uint32 *n) {
-	SpiAs scope;
-	Oid types[1] = {INT8OID};
-	Datum values[1] = {Int64GetDatum(flow_id)};
-	FnTimeRange *out;
-	MemoryContext caller = CurrentMemoryContext;
-
-	*n = 0;
-	if (!have_key_record() || !key_record_has_blocks())
-		return NULL;
-	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
-	run_as_owner("SELECT DISTINCT window_start, window_end FROM flownode.pending_keys WHERE flow_id = $1"
-	             " ORDER BY 1",
-	             1, types, values, NULL, SPI_OK_SELECT);
-	out = MemoryContextAlloc(caller, sizeof(FnTimeRange) * Max(SPI_processed, 1));
-	for (uint64 i = 0; i < SPI_processed; i++) {
-		bool isnull;
-
-		out[i].start = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		out[i].end = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-	}
-	*n = (uint32)SPI_processed;
-	fn_spi_end(&scope);
-	return out;
-}
-
 /* One (flow, window, oldest) row of the summary's query: the query sorts by flow, so
  * each flow's windows are a run of `all`, the array of every row's window. */
 static void summary_add(FnKeyRecordFlow *flows, uint32 *nflows, FnTimeRange *all, HeapTuple t, TupleDesc d) {
@@ -183,8 +157,11 @@ static void summary_add(FnKeyRecordFlow *flows, uint32 *nflows, FnTimeRange *all
 	f->oldest = Min(f->oldest, at);
 }
 
-FnKeyRecordFlow *fn_key_record_summary(uint32 *nflows) {
+/* The summary of one flow's key marks (flow_id), or of every flow's (0). */
+static FnKeyRecordFlow *read_summary(int64 flow_id, uint32 *nflows) {
 	SpiAs scope;
+	Oid types[1] = {INT8OID};
+	Datum values[1] = {Int64GetDatum(flow_id)};
 	FnKeyRecordFlow *flows;
 	FnTimeRange *all;
 	MemoryContext caller = CurrentMemoryContext, spi;
@@ -194,8 +171,8 @@ FnKeyRecordFlow *fn_key_record_summary(uint32 *nflows) {
 		return NULL;
 	fn_spi_begin_as(&scope, fn_catalog_owner(), 0);
 	run_as_owner("SELECT flow_id, window_start, window_end, pg_catalog.min(committed_at)"
-	             " FROM flownode.pending_keys GROUP BY 1, 2, 3 ORDER BY 1, 2",
-	             0, NULL, NULL, NULL, SPI_OK_SELECT);
+	             " FROM flownode.pending_keys WHERE $1 = 0 OR flow_id = $1 GROUP BY 1, 2, 3 ORDER BY 1, 2",
+	             1, types, values, NULL, SPI_OK_SELECT);
 	spi = MemoryContextSwitchTo(caller);
 	flows = palloc(sizeof(FnKeyRecordFlow) * Max(SPI_processed, 1));
 	all = palloc(sizeof(FnTimeRange) * Max(SPI_processed, 1));
@@ -204,6 +181,18 @@ FnKeyRecordFlow *fn_key_record_summary(uint32 *nflows) {
 	MemoryContextSwitchTo(spi);
 	fn_spi_end(&scope);
 	return flows;
+}
+
+FnKeyRecordFlow *fn_key_record_summary(uint32 *nflows) {
+	return read_summary(0, nflows);
+}
+
+FnTimeRange *fn_key_record_windows(int64 flow_id, uint32 *n) {
+	uint32 nflows;
+	FnKeyRecordFlow *flows = read_summary(flow_id, &nflows);
+
+	*n = nflows > 0 ? flows[0].nwindows : 0;
+	return nflows > 0 ? flows[0].windows : NULL;
 }
 
 const FnKeyRecordFlow *fn_key_record_find(const FnKeyRecordFlow *flows, uint32 n, int64 flow_id) {
