@@ -874,6 +874,11 @@ static void repair_work(Run *run) {
 		take_inside(r->want);
 	LWLockRelease(fn_slot_lock(slot));
 	if (!gone) {
+		/* this commit waits for its WAL flush, unlike the worker's others: the range
+		 * is recorded nowhere, so a commit lost to a crash after refresh_flow
+		 * returned would lose its rows for good (reverted at the transaction's end) */
+		(void)set_config_option("synchronous_commit", "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+		                        true, 0, false);
 		fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
 		/* counted first: the sink's rows there before, the source's rows now */
 		*r->windows = windows_in(fn_refresh_extent(task->cfg, r->want));
