@@ -17,8 +17,15 @@
 # Partitioned sources: two tables partitioned by range on ts with a daily partition
 # for every day of 2024 and a default partition (no flow, and the first flow), get
 # the same COPYs through the parent (target: at most 1.05x).
-# CALLGRIND_ONLY=partitioned runs only that case, and prints its table without
-# writing results/callgrind.md.
+#
+# Key marks (docs/internals.md §3, *Key marks*): a daily flow per host over three more
+# tables: no flow (cg_kb), the flow created with flownode.key_marks_per_window = 0
+# (cg_k0: no key triggers) and with 64 (cg_k1: its key triggers); the writer runs with
+# 64. COPY of N rows and single-row transactions, into the open window (today: the
+# common case, streaming ingest; marked whole, as without keys) and late, into one
+# closed day of 2024 over 10 hosts (key marks recorded).
+# CALLGRIND_ONLY=partitioned or CALLGRIND_ONLY=keys runs only that case, and prints
+# its table without writing results/callgrind.md.
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +34,7 @@ BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 [[ $(id -u) -eq 0 ]] || fn_die "run as root"
 
 N=${CALLGRIND_ROWS:-50000}      # COPY
-ONLY=${CALLGRIND_ONLY:-}         # "partitioned": that case alone
+ONLY=${CALLGRIND_ONLY:-}         # "partitioned" or "keys": that case alone
 M=${CALLGRIND_MULTI_ROWS:-10000} # multi-row INSERT
 TX=${CALLGRIND_TX:-2000}
 # CALLGRIND_RESULTS: where callgrind.md and raw/callgrind.tsv go (bench/pool_callgrind.sh
@@ -58,6 +65,7 @@ q2="SELECT date_bin('1 minute', ts, timestamptz '2000-01-01') AS minute, count(*
 q3="SELECT date_bin('5 minutes', ts, timestamptz '2000-01-01') AS w, host, min(v) AS min_v, max(v) AS max_v FROM %s GROUP BY 1, 2"
 q4="SELECT date_trunc('hour', ts) AS hour, host, count(*) AS n, sum(v) AS sum_v FROM %s GROUP BY 1, 2"
 q5="SELECT date_trunc('day', ts) AS day, count(*) AS n, max(v) AS max_v FROM %s GROUP BY 1"
+qk="SELECT date_trunc('day', ts) AS day, host, count(*) AS n, sum(v) AS sum_v, max(v) AS max_v FROM %s GROUP BY 1, 2"
 {
   echo "CREATE EXTENSION flownode;"
   for t in cg_base cg_f1 cg_f5; do
@@ -73,6 +81,28 @@ q5="SELECT date_trunc('day', ts) AS day, count(*) AS n, max(v) AS max_v FROM %s 
             FROM generate_series(timestamptz '2024-01-01 00:00+00', '2024-12-31 00:00+00', interval '1 day') d \\gexec"
     echo "CREATE TABLE ${t}_default PARTITION OF $t DEFAULT WITH (autovacuum_enabled = off);"
   done
+  for t in cg_kb cg_k0 cg_k1; do
+    echo "CREATE TABLE $t (ts timestamptz NOT NULL, host text NOT NULL, v float8 NOT NULL) WITH (autovacuum_enabled = off);"
+    echo "CREATE INDEX ON $t (ts);"
+    cat <<EOF
+CREATE PROCEDURE loop_$t(n int, mode text) LANGUAGE plpgsql AS \$\$
+BEGIN
+  FOR i IN 1..n LOOP
+    -- open: today, 0.6 s apart (the open window); late: one day of 2024, over 10 hosts
+    INSERT INTO $t (ts, host, v) VALUES (CASE mode
+      WHEN 'open' THEN date_trunc('day', now()) + i * interval '600 milliseconds'
+      ELSE timestamptz '2024-06-01 00:00:00+00' + i * interval '600 milliseconds' END, 'host-' || i % 10, 1.5);
+    COMMIT;
+  END LOOP;
+END \$\$;
+EOF
+  done
+  # the same daily flow without key triggers (cg_k0) and with them (cg_k1)
+  # shellcheck disable=SC2059
+  printf "SET flownode.key_marks_per_window = 0;\nSELECT flownode.create_flow('cg_k0', 'cg_k0_s', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$(printf "$qk" cg_k0)"
+  # shellcheck disable=SC2059
+  printf "SET flownode.key_marks_per_window = 64;\nSELECT flownode.create_flow('cg_k1', 'cg_k1_s', \$q\$%s\$q\$, eval_interval => '1 day');\n" "$(printf "$qk" cg_k1)"
+  echo "RESET flownode.key_marks_per_window;"
   k=0
   for q in "$q1" "$q2" "$q3" "$q4" "$q5"; do
     k=$((k + 1))
@@ -107,6 +137,7 @@ EOF
 # the input files, written by the server itself: COPY data, and multi-row
 # statements (1,000 rows each, a placeholder for the table) of the first M rows
 for order in inorder scattered; do
+  [[ $ONLY == keys ]] && break
   "$BENCH/bin/fnbench" copy "$CONN" cg_base "$N" "$order" 1 >/dev/null
   sql -c "COPY cg_base TO '$DIR/$order.csv'"
   sql -c "SELECT 'INSERT INTO TBL (ts, host, v) VALUES ' || string_agg(format('(%L,%L,%s)', ts, host, v), ',') || ';'
@@ -114,21 +145,32 @@ for order in inorder scattered; do
            GROUP BY g ORDER BY g" >"$DIR/$order.multirow"
   sql -c "TRUNCATE cg_base"
 done
-chown postgres: "$DIR"/*.csv "$DIR"/*.multirow
+# key marks: today's open window, and one closed day of 2024; 10 hosts
+sql -c "COPY (SELECT date_trunc('day', now()) + i * interval '1 millisecond', 'host-' || i % 10, 1.5
+                FROM generate_series(1, $N) i) TO '$DIR/kopen.csv'"
+sql -c "COPY (SELECT timestamptz '2024-06-01 00:00:00+00' + i * interval '1 millisecond', 'host-' || i % 10, 1.5
+                FROM generate_series(1, $N) i) TO '$DIR/klate.csv'"
+chown postgres: "$DIR"/*.csv "$DIR"/*.multirow 2>/dev/null || true
+# a build before key marks (pool_callgrind.sh's base) has no key cases
+KEYS=$(sql -c "SELECT to_regproc('flownode.mark_keys') IS NOT NULL")
+[[ $KEYS == t || $ONLY != keys ]] || fn_die "this build has no key marks (flownode.mark_keys)"
 fn_stop_cluster "$DIR"
 
 single() ( cd / && runuser -u postgres -- "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>&1 )
 # run_cg NAME TOGGLE...: the statements on stdin in a single-user backend under
 # callgrind, counting only inside the given functions.
+# CG_SET: more -c settings of the backend
+CG_SET=()
 run_cg() {
   local name=$1
   shift
   cg_cmd "$OUT/$name.out" "$@"
-  runuser -u postgres -- "${CG_CMD[@]}" "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off postgres >/dev/null 2>"$OUT/$name.log"
+  runuser -u postgres -- "${CG_CMD[@]}" "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" -c synchronous_commit=off "${CG_SET[@]}" postgres >/dev/null 2>"$OUT/$name.log"
 }
 # a statement: parse, analysis, planning, execution and commit (its PRE_COMMIT work)
 STMT=(pg_parse_query pg_analyze_and_rewrite_fixedparams pg_plan_queries PortalRun CommitTransactionCommand)
 for order in inorder scattered; do
+  [[ $ONLY == keys ]] && break
   for t in cg_pbase cg_pf1; do
     fn_log "callgrind: COPY $N rows ($order) into the partitioned $t"
     printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
@@ -136,7 +178,7 @@ for order in inorder scattered; do
   done
 done
 for order in inorder scattered; do
-  [[ $ONLY == partitioned ]] && break
+  [[ -n $ONLY ]] && break
   for t in cg_base cg_f1 cg_f5; do
     fn_log "callgrind: COPY $N rows ($order) into $t"
     printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
@@ -147,7 +189,7 @@ for order in inorder scattered; do
   done
 done
 for t in cg_base cg_f1 cg_f5; do
-  [[ $ONLY == partitioned ]] && break
+  [[ -n $ONLY ]] && break
   for mode in newwin samewin inorder day; do
     [[ $t == cg_base && $mode == samewin ]] && continue
     [[ $t == cg_f5 && ($mode == inorder || $mode == day) ]] && continue
@@ -162,9 +204,30 @@ for t in cg_base cg_f1 cg_f5; do
   done
 done
 
-python3 - "$OUT" "$N" "$TX" "$M" "$RESULTS" "$ONLY" <<'EOF'
+CG_SET=(-c flownode.key_marks_per_window=64)
+for t in cg_kb cg_k0 cg_k1; do
+  [[ $ONLY == partitioned || $KEYS != t ]] && break
+  for mode in open late; do
+    fn_log "callgrind: COPY $N rows ($mode) into $t"
+    printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
+    echo "COPY $t FROM '$DIR/k$mode.csv';" | run_cg "kcopy_${mode}_$t" "${STMT[@]}"
+    fn_log "callgrind: $TX single-row transactions into $t ($mode)"
+    printf '%s\n' "TRUNCATE $t;" "CHECKPOINT;" | single
+    printf '%s\n' "BEGIN;" "INSERT INTO $t (ts, host, v) VALUES ('2024-06-01 00:00:00+00', 'host-1', 1.5);" \
+      "ROLLBACK;" "CALL loop_$t($TX, '$mode');" | run_cg "ktx_${mode}_$t" ExecuteCallStmt
+  done
+done
+CG_SET=()
+# cg_k0 must not have gained key triggers from the writer's setting, nor cg_k1 lost them
+if [[ $ONLY != partitioned && $KEYS == t ]]; then
+  keyed=$(echo "SELECT string_agg(tgrelid::regclass::text, ',' ORDER BY tgrelid::regclass::text) FROM pg_trigger WHERE tgname LIKE 'flownode_mark_keys%';" | (cd / && runuser -u postgres -- "$(fn_pg_bindir)/postgres" --single -D "$DIR/data" postgres 2>/dev/null) | grep -o '"cg_k[^"]*"' | head -1)
+  [[ $keyed == '"cg_k1,cg_k1,cg_k1"' ]] || fn_die "key triggers on $keyed, not on cg_k1 alone: the key-mark cases measure the wrong thing"
+fi
+
+python3 - "$OUT" "$N" "$TX" "$M" "$RESULTS" "$ONLY" "$KEYS" <<'EOF'
 import os, re, subprocess, sys
 out, n, tx, m, results, only = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+keys = sys.argv[7] == "t"  # the build has key marks: their cases ran
 raw = []
 # callers every statement goes through: not informative in a difference
 SKIP = re.compile(r"^(0x[0-9a-f]+('\d+)?|.* .*|main|\(below main\)|__libc_start.*|PROGRAM TOTALS|events annotated|Postgres\w*Main|"
@@ -247,6 +310,33 @@ def partitioned_table():
     return rows
 
 
+def keys_table():
+    """key marks: no flow (a), the flow without key triggers (b), with them (c: open window, d: late)"""
+    rows = ["", "| key marks: a daily flow per host | no flow (a) | flow, key marks off (b) | flow with key marks "
+            "(c, d) | with / off | with / no flow |", "|---|---|---|---|---|---|"]
+    for kind, cnt, unit, label in (("kcopy", n, "instr/row", f"COPY {n:,} rows"),
+                                   ("ktx", tx, "instr/tx", f"{tx:,} single-row transactions")):
+        for mode, mlabel in (("open", "into the open window (c)"), ("late", "late, one closed day, 10 hosts (d)")):
+            a, b0, k = (annotate(f"{kind}_{mode}_{t}", False)[0] for t in ("cg_kb", "cg_k0", "cg_k1"))
+            raw.append(f"{kind}_{mode}\t-\t{cnt}\t{a}\t{b0}\t{k}")
+            rows.append(f"| {label} {mlabel} ({unit}) | {a / cnt:,.0f} | {b0 / cnt:,.0f} (+{(b0 - a) / cnt:,.0f}) | "
+                        f"{k / cnt:,.0f} (+{(k - a) / cnt:,.0f}) | {k / b0:.3f}x | {k / a:.3f}x |")
+    return rows
+
+
+def keys_details():
+    for kind, cnt, unit, label in (("kcopy", n, "instr/row", "COPY"), ("ktx", tx, "instr/tx", "single-row transactions")):
+        for mode in ("open", "late"):
+            detail_tables(f"{label} {'into the open window' if mode == 'open' else 'late'}, key marks − key marks off "
+                          f"({unit})", f"{kind}_{mode}_cg_k1", f"{kind}_{mode}_cg_k0", cnt, unit)
+
+
+if only == "keys":
+    print("\n".join(keys_table()))
+    keys_details()
+    print("\n".join(detail))
+    sys.exit(0)
+
 if only == "partitioned":
     print("\n".join(partitioned_table()))
     for order in ("inorder", "scattered"):
@@ -290,7 +380,7 @@ for mode, label in (("inorder", "in time order (0.6 s apart)"), ("day", "random 
     b_, f_ = tot["tx_" + mode + "_cg_base"], tot["tx_" + mode + "_cg_f1"]
     lines.append(f"| {tx:,} transactions, {label} | {b_ / tx:,.0f} | {f_ / tx:,.0f} (+{(f_ - b_) / tx:,.0f}) | {f_ / b_:.3f}x |")
 lines.append("")
-lines += partitioned_table() + [""]
+lines += partitioned_table() + (keys_table() if keys else []) + [""]
 for order in ("inorder", "scattered"):
     olabel = "in time order" if order == "inorder" else "scattered over a year"
     detail_tables(f"COPY through a partitioned parent, {olabel}, f1 − no flow (instructions per row)",
@@ -305,6 +395,8 @@ detail_tables("single-row transactions at random times within one day, 1 flow �
               "tx_day_cg_f1", "tx_day_cg_base", tx, "instr/tx")
 detail_tables("single-row transactions in time order, 1 flow − no flow (instructions per transaction)",
               "tx_inorder_cg_f1", "tx_inorder_cg_base", tx, "instr/tx")
+if keys:
+    keys_details()
 with open(os.path.join(results, "callgrind.md"), "w") as f:
     f.write("\n".join(lines + detail) + "\n")
 with open(os.path.join(results, "raw", "callgrind.tsv"), "w") as f:

@@ -15,15 +15,25 @@
 # recomputed), as without them. The flow and the writers use the default budget
 # (128 groups per window): the 100 devices of one transaction stay under it.
 # The sink is compared with the query at the end.
+#
+# Then the same day with ten times the keys (GR_KDEVS devices, one row per device per
+# 10 minutes: the same rows a day): one late row for one device, flush_flow against
+# the floor's upsert of that device's day, over GR_KROUNDS rounds (a few ms each, so
+# many, against the noise of a shared machine); the floor's device is flushed after
+# each round, untimed, so that each timed flush recomputes its own device alone.
 
 if [[ $MODE == full ]]; then
-  GR_DEVS=2000 # 2.88M rows a day
+  GR_DEVS=2000   # 2.88M rows a day
+  GR_KDEVS=20000 # 2.88M rows a day, a row per device per 10 minutes
   GR_ROUNDS=5
+  GR_KROUNDS=21 # a few ms each: many, against the noise of a shared machine
 else
-  GR_DEVS=500 # 720,000 rows a day
+  GR_DEVS=500   # 720,000 rows a day
+  GR_KDEVS=5000 # 720,000 rows a day
   GR_ROUNDS=3
+  GR_KROUNDS=11
 fi
-SIZE_VARS+=" GR_DEVS GR_ROUNDS"
+SIZE_VARS+=" GR_DEVS GR_KDEVS GR_ROUNDS GR_KROUNDS"
 
 gr_query="SELECT date_trunc('day', ts) AS day, dev, avg(v) AS av, max(v) AS mx, count(*) AS n FROM gr_src GROUP BY 1, 2"
 
@@ -32,15 +42,14 @@ gr_floor() {
   echo "INSERT INTO gr_floor SELECT date_trunc('day', ts), dev, avg(v), max(v), count(*) FROM gr_src WHERE $1 AND ts >= '2024-01-01' AND ts < '2024-01-02' GROUP BY 1, 2 ON CONFLICT (day, dev) DO UPDATE SET av = EXCLUDED.av, mx = EXCLUDED.mx, n = EXCLUDED.n;"
 }
 
-bench_granular() {
-  local r d lo
-  section_start "22 key marks: a daily flow over $GR_DEVS devices ($((GR_DEVS * 1440)) rows a day): late rows for 1 and 100 devices"
+# gr_setup DEVICES MINUTES: two days of a row per device every MINUTES, the flow, the floor
+gr_setup() {
   sql >/dev/null <<EOF
 SET client_min_messages = warning;
 SET timezone = 'UTC';
 CREATE TABLE gr_src (ts timestamptz NOT NULL, dev int NOT NULL, v float8 NOT NULL) WITH (autovacuum_enabled = off);
-INSERT INTO gr_src SELECT timestamptz '2024-01-01 00:00:00+00' + m * interval '1 minute', d, (m * 7 + d) % 1000
-  FROM generate_series(0, 2 * 1440 - 1) m, generate_series(0, $GR_DEVS - 1) d;
+INSERT INTO gr_src SELECT timestamptz '2024-01-01 00:00:00+00' + m * interval '$2 minutes', d, (m * 7 + d) % 1000
+  FROM generate_series(0, 2 * 1440 / $2 - 1) m, generate_series(0, $1 - 1) d;
 CREATE INDEX ON gr_src (ts);
 CREATE INDEX ON gr_src (dev, ts);
 CREATE INDEX ON gr_src (flownode.key_hash(dev), ts);
@@ -52,6 +61,17 @@ VACUUM ANALYZE gr_sink, gr_floor;
 CHECKPOINT;
 EOF
   wait_active gr_src 1
+}
+
+gr_drop() {
+  sql -c "SELECT flownode.drop_flow('gr_flow')" >/dev/null
+  sql -c "SET client_min_messages = warning; DROP TABLE gr_src, gr_sink, gr_floor" >/dev/null
+}
+
+bench_granular() {
+  local r d lo
+  section_start "22 key marks: a daily flow over $GR_DEVS and $GR_KDEVS devices ($((GR_DEVS * 1440)) rows a day): late rows for 1 and 100 devices"
+  gr_setup "$GR_DEVS" 1
   {
     echo "SELECT flownode.flush_flow('gr_flow');"
     for ((r = 1; r <= GR_ROUNDS; r++)); do
@@ -72,17 +92,32 @@ EOF
     done
     echo "=diff_0 SELECT count(*) FROM ((SELECT * FROM gr_sink EXCEPT ALL ($gr_query)) UNION ALL (($gr_query) EXCEPT ALL SELECT * FROM gr_sink)) d"
   } | "$FB" sql "$CONN" >"$RAW/granular.tsv"
+  gr_drop
+  # ten times the keys, the same rows a day: one late row for 1 of GR_KDEVS devices
+  gr_setup "$GR_KDEVS" 10
+  {
+    echo "SET flownode.key_marks_per_window = 256;"
+    echo "SELECT flownode.flush_flow('gr_flow');"
+    for ((r = 1; r <= GR_KROUNDS; r++)); do
+      d=$((r * 7919 % (GR_KDEVS - 1)))
+      echo "INSERT INTO gr_src VALUES ('2024-01-01 12:00:30+00', $d, 1.5);"
+      echo "@kflush1_$r SELECT flownode.flush_flow('gr_flow');"
+      echo "INSERT INTO gr_src VALUES ('2024-01-01 12:00:30+00', $((d + 1)), 1.5);"
+      echo "@kfloor1_$r $(gr_floor "dev = $((d + 1))")"
+      echo "SELECT flownode.flush_flow('gr_flow');" # untimed: the next flush refreshes its device alone
+    done
+    echo "=kdiff_0 SELECT count(*) FROM ((SELECT * FROM gr_sink EXCEPT ALL ($gr_query)) UNION ALL (($gr_query) EXCEPT ALL SELECT * FROM gr_sink)) d"
+  } | "$FB" sql "$CONN" >>"$RAW/granular.tsv"
+  gr_drop
   awk -F'\t' '{split($1, a, "_"); print "granular\t" a[1] "\t-\t-\t" a[2] "\t" $2}' "$RAW/granular.tsv" >>"$RAW/measurements.tsv"
   gr_report >"$RESULTS/granular.md"
   cat "$RESULTS/granular.md" >&2
-  sql -c "SELECT flownode.drop_flow('gr_flow')" >/dev/null
-  sql -c "SET client_min_messages = warning; DROP TABLE gr_src, gr_sink, gr_floor" >/dev/null
   section_end granular
 }
 
 # The medians of each kind and the ratios against the floor, as markdown.
 gr_report() {
-  awk -F'\t' -v devs="$GR_DEVS" '
+  awk -F'\t' -v devs="$GR_DEVS" -v kdevs="$GR_KDEVS" '
     { split($1, a, "_"); v[a[1]] = v[a[1]] " " $2 }
     function median(s,   n, x, i, j, t) {
       n = split(s, x, " ")
@@ -91,11 +126,12 @@ gr_report() {
     }
     END {
       printf "# Key marks: late rows refresh only the groups they touched\n\n"
-      printf "A daily flow over %d devices, %d rows a day; medians of the rounds (ms).\n\n", devs, devs * 1440
+      printf "A daily flow over %d devices, a row per device per minute (%d rows a day), and over %d devices, a row per device per 10 minutes (%d rows a day); medians of the rounds (ms).\n\n", devs, devs * 1440, kdevs, kdevs * 144
       printf "| measurement | flush_flow | hand-written floor | ratio | target |\n|---|---|---|---|---|\n"
       printf "| one late row for 1 of %d devices | %.2f | %.2f | %.2fx | 1.5x |\n", devs, median(v["flush1"]), median(v["floor1"]), median(v["flush1"]) / median(v["floor1"])
       printf "| 1,000 late rows over 100 devices | %.2f | %.2f | %.2fx | 1.5x |\n", median(v["flush1000"]), median(v["floor1000"]), median(v["flush1000"]) / median(v["floor1000"])
       printf "| one late row, key marks off (whole day) | %.2f | %.2f | %.2fx | - |\n", median(v["whole1"]), median(v["floor1"]), median(v["whole1"]) / median(v["floor1"])
-      printf "\nsink against the query: %s rows differ\n", v["diff"]
+      printf "| one late row for 1 of %d devices | %.2f | %.2f | %.2fx | 1.5x |\n", kdevs, median(v["kflush1"]), median(v["kfloor1"]), median(v["kflush1"]) / median(v["kfloor1"])
+      printf "\nsink against the query: %s rows differ (%d devices), %s (%d devices)\n", v["diff"], devs, v["kdiff"], kdevs
     }' "$RAW/granular.tsv"
 }

@@ -247,6 +247,16 @@ for order in ("inorder", "scattered"):
         add("callgrind", f"COPY {n_:,} rows {olab(order)} through a partitioned parent (366 daily partitions + "
             "default) with one flow, instructions (callgrind)", f"{f_ / b_:.3f}x (+{(f_ - b_) / n_:,.0f} instr/row)",
             "≤ 1.05x", f_ / b_ <= 1.05)
+# a keyed flow's write path: (a) no flow, (b) the flow without key marks, (c, d) with them
+for kind, label, unit in (("kcopy_open", "COPY {:,} rows into the open window", "row"),
+                          ("kcopy_late", "COPY {:,} late rows (key marks recorded)", "row"),
+                          ("ktx_open", "{:,} single-row transactions into the open window", "tx"),
+                          ("ktx_late", "{:,} late single-row transactions (key marks recorded)", "tx")):
+    if (kind, "-") in cg:
+        n_, a_, b_, k_ = cg[(kind, "-")]
+        add("callgrind", label.format(n_) + ", a flow with key marks / the same flow without (instructions, "
+            "callgrind)", f"{k_ / b_:.3f}x (+{(k_ - b_) / n_:,.0f} instr/{unit}; {k_ / a_:.3f}x of no flow)",
+            "≤ 1.05x" if kind == "kcopy_open" else "—", k_ / b_ <= 1.05 if kind == "kcopy_open" else None)
 if cg:
     cg_rows = [f"| {'COPY' if k == 'copy' else 'multi-row INSERT'} {v[0]:,} rows, {olab(o)} | "
                f"{v[1] / v[0]:,.0f} | {v[2] / v[0]:,.0f} | {v[3] / v[0]:,.0f} | {v[2] / v[1]:.3f}x | {v[3] / v[1]:.3f}x |"

@@ -82,6 +82,15 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'flownode_mark_keys'
 LANGUAGE C VOLATILE;
 
+-- Its first half: marks the rows of open windows whole from their times (the time
+-- column's values, one per row) and is true only when a row's window is closed, so
+-- that mark_keys, which takes whole rows, sees only late rows. Marks only for a role
+-- that may write the table, as mark_row.
+CREATE FUNCTION flownode.mark_keys_open(source oid, flow_id bigint, VARIADIC times "any")
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_keys_open'
+LANGUAGE C VOLATILE;
+
 CREATE FUNCTION flownode.mark_keyed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'flownode_mark_keyed'
@@ -395,3 +404,7 @@ COMMENT ON AGGREGATE flownode.last(anyelement, "any") IS
 -- flownode.execute also runs TimescaleDB's continuous-aggregate statements
 COMMENT ON FUNCTION flownode.execute(text) IS
 'runs one of GreptimeDB''s flow statements (CREATE [OR REPLACE] FLOW, DROP FLOW, ADMIN FLUSH_FLOW, SHOW FLOWS, SHOW CREATE FLOW) or of TimescaleDB''s continuous-aggregate statements (CREATE, DROP and ALTER MATERIALIZED VIEW, CALL refresh_continuous_aggregate, SELECT add_continuous_aggregate_policy and remove_continuous_aggregate_policy)';
+
+-- read_flow also takes a read view's row type (the query's columns)
+COMMENT ON FUNCTION flownode.read_flow(anyelement, timestamptz, timestamptz) IS
+'the flow''s current answer: read_flow(NULL::sink_table) in the sink''s row type, or read_flow(NULL::read_view) in a create_read_view view''s (the query''s columns, no hidden key columns); optionally only the windows overlapping [from, to)';

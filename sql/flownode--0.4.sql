@@ -258,7 +258,7 @@ RETURNS SETOF anyelement
 AS 'MODULE_PATHNAME', 'flownode_read_flow'
 LANGUAGE C STABLE;
 COMMENT ON FUNCTION flownode.read_flow(anyelement, timestamptz, timestamptz) IS
-'the flow''s current answer in the sink''s row type: read_flow(NULL::sink_table), optionally only the windows overlapping [from, to)';
+'the flow''s current answer: read_flow(NULL::sink_table) in the sink''s row type, or read_flow(NULL::read_view) in a create_read_view view''s (the query''s columns, no hidden key columns); optionally only the windows overlapping [from, to)';
 
 CREATE FUNCTION flownode.create_read_view(flow_name text, view_name text)
 RETURNS regclass
@@ -380,6 +380,15 @@ SELECT pg_catalog.pg_extension_config_dump('flownode.pending_keys', '');
 CREATE FUNCTION flownode.mark_keys(source oid, flow_id bigint, columns int2[], VARIADIC "rows" "any")
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'flownode_mark_keys'
+LANGUAGE C VOLATILE;
+
+-- Its first half: marks the rows of open windows whole from their times (the time
+-- column's values, one per row) and is true only when a row's window is closed, so
+-- that mark_keys, which takes whole rows, sees only late rows. Marks only for a role
+-- that may write the table, as mark_row.
+CREATE FUNCTION flownode.mark_keys_open(source oid, flow_id bigint, VARIADIC times "any")
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'flownode_mark_keys_open'
 LANGUAGE C VOLATILE;
 
 CREATE FUNCTION flownode.mark_keyed()

@@ -109,10 +109,45 @@ SELECT query FROM flownode.flow WHERE flow_name = 'hk_nosite';
 UPDATE hm SET place = 's0' WHERE id = 30;
 SELECT flownode.flush_flow('hk_nosite') >= 0 AS flushed, hk_diff('hk_nosite');
 
+-- ALTER COLUMN TYPE of a hidden key's column that changes the key's type: the sink's
+-- hidden key column follows (the user never chose its type), the windows are marked,
+-- and the sink is exact after a flush (before: every refresh failed, "column "flownode
+-- hidden key 2" has type text, the query produces character varying")
+ALTER TABLE hm ALTER COLUMN place TYPE varchar(10);
+SELECT * FROM hk_describe('hk_nosite') WHERE col LIKE 'flownode hidden key %';
+INSERT INTO hm VALUES (103, '2024-01-01 00:20', 1, 's7', 3);
+SELECT flownode.flush_flow('hk_nosite') > 0 AS refreshed, hk_diff('hk_nosite'),
+       (SELECT last_error FROM flownode.flows WHERE flow_name = 'hk_nosite');
+
 -- a read view shows the query's columns only
 SELECT flownode.create_read_view('hk_nosite', 'hk_nosite_now') IS NOT NULL AS created;
 \d hk_nosite_now
 SELECT count(*) = (SELECT count(*) FROM hk_nosite) AS same_rows FROM hk_nosite_now;
+-- read_flow with the read view's row type returns the query's columns, as the query
+-- returns them (with the sink's it returns the sink's columns, hidden ones too: a
+-- function's result has its argument's type), here with a window computed at read
+-- time and a range the view cannot take
+UPDATE hm SET v = v + 100 WHERE id = 31;
+SELECT * FROM flownode.read_flow(NULL::hk_nosite_now, '2024-01-01 03:00', '2024-01-01 04:00') ORDER BY 1, 2, 3;
+SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS b, avg(v) AS av, count(*) AS n
+  FROM hm WHERE ts >= '2024-01-01 03:00' AND ts < '2024-01-01 04:00' GROUP BY b, place ORDER BY 1, 2, 3;
+SELECT count(*) AS differ FROM (
+  (SELECT * FROM flownode.read_flow(NULL::hk_nosite_now)
+   EXCEPT ALL SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS b, avg(v) AS av, count(*) AS n
+     FROM hm GROUP BY b, place)
+  UNION ALL
+  (SELECT date_bin('1 hour', ts, timestamptz '2000-01-01') AS b, avg(v) AS av, count(*) AS n
+     FROM hm GROUP BY b, place
+   EXCEPT ALL SELECT * FROM flownode.read_flow(NULL::hk_nosite_now))) d;
+SELECT count(*) AS sink_columns FROM flownode.read_flow(NULL::hk_nosite) r
+ WHERE r."flownode hidden key 2" IS NOT NULL;
+-- a view that no longer has the query's columns, or any other view: refused
+ALTER VIEW hk_nosite_now RENAME COLUMN av TO average;
+SELECT count(*) FROM flownode.read_flow(NULL::hk_nosite_now);
+ALTER VIEW hk_nosite_now RENAME COLUMN average TO av;
+CREATE VIEW hk_nosite_plain AS SELECT b, av, n FROM hk_nosite;
+SELECT count(*) FROM flownode.read_flow(NULL::hk_nosite_plain);
+DROP VIEW hk_nosite_plain;
 
 -- 5. a flow without aggregation that does not output its source's primary key: the
 --    key is a hidden column, and two source rows may show the same values
@@ -123,6 +158,30 @@ SELECT * FROM hk_key('hk_copy');
 INSERT INTO hm VALUES (300, '2024-01-01 03:00', 1, 's1', 99), (301, '2024-01-01 03:00', 1, 's1', 99);
 UPDATE hm SET v = 1 WHERE id = 55;
 SELECT flownode.flush_flow('hk_copy') > 0 AS refreshed, hk_diff('hk_copy');
+-- ALTER COLUMN TYPE of that key (it changes its values too): the hidden key column
+-- follows the new type, the windows are marked, and after a flush the sink holds
+-- each row's new key (before: the windows were not marked, and once one was, every
+-- refresh failed, "column "flownode hidden key 1" has type integer, the query
+-- produces bigint")
+ALTER TABLE hm ALTER COLUMN id TYPE bigint USING id + 1000;
+SELECT * FROM hk_describe('hk_copy') WHERE col LIKE 'flownode hidden key %';
+INSERT INTO hm VALUES (5000000000, '2024-01-01 03:00', 1, 's1', 99);
+SELECT flownode.flush_flow('hk_copy') > 0 AS refreshed, hk_diff('hk_copy'),
+       (SELECT last_error FROM flownode.flows WHERE flow_name = 'hk_copy');
+SELECT count(*) AS keys_differ FROM hk_copy c FULL JOIN (SELECT id FROM hm WHERE v > 50) s
+    ON c."flownode hidden key 1" = s.id
+ WHERE c."flownode hidden key 1" IS NULL OR s.id IS NULL;
+-- a new type the sink's values cannot be cast to: refused at the ALTER, naming the flow
+ALTER TABLE hm ALTER COLUMN id TYPE uuid USING md5(id::text)::uuid;
+-- an ALTER of the sink's hidden key column itself is the user's: it stays, and the
+-- flow fails naming the column and both types until the column has the query's type
+ALTER TABLE hk_copy ALTER COLUMN "flownode hidden key 1" TYPE numeric;
+SELECT * FROM hk_describe('hk_copy') WHERE col LIKE 'flownode hidden key %';
+INSERT INTO hm VALUES (5000000001, '2024-01-01 03:00', 1, 's1', 99);
+SELECT flownode.flush_flow('hk_copy');
+ALTER TABLE hk_copy ALTER COLUMN "flownode hidden key 1" TYPE bigint;
+SELECT flownode.flush_flow('hk_copy') > 0 AS refreshed, hk_diff('hk_copy'),
+       (SELECT last_error FROM flownode.flows WHERE flow_name = 'hk_copy');
 
 -- 6. a sink the user declares: it must have the hidden key column, in its unique key
 CREATE TABLE hk_user (b timestamptz NOT NULL, n bigint);

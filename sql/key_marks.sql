@@ -27,6 +27,13 @@ SELECT flownode.create_flow('km_day', 'km_day',
   $$SELECT date_trunc('day', ts) AS d, dev, site, count(*) AS n, avg(v) AS av, max(v) AS mx
       FROM km GROUP BY 1, 2, 3$$, eval_interval => '1 hour') > 0;
 CREATE INDEX ON km (flownode.key_hash(dev, site), ts);
+-- the sink create_flow made has an index on its keys' hash and window: a key refresh
+-- reads the sink's groups of the marked hashes through it, not every group of a window
+SELECT indexdef FROM pg_indexes WHERE tablename = 'km_day' ORDER BY indexdef;
+-- each key trigger's clause marks open windows from the times first, and hands only
+-- late rows, whole, to mark_keys
+SELECT count(*) AS gated FROM pg_trigger WHERE tgrelid = 'km'::regclass AND tgname LIKE 'flownode_mark_keys%'
+   AND pg_get_triggerdef(oid) LIKE '%WHEN ((flownode.mark_keys_open(%, old.ts, new.ts) AND flownode.mark_keys(%';
 CREATE FUNCTION pending_keys() RETURNS bigint LANGUAGE sql AS
   $$SELECT count(*) FROM flownode.pending_keys k JOIN flownode.flow f USING (flow_id) WHERE f.flow_name = 'km_day'$$;
 CREATE FUNCTION corrupt() RETURNS void LANGUAGE sql AS
@@ -118,6 +125,17 @@ INSERT INTO km VALUES (now(), 1, 's1', 1);
 SELECT pending_keys() AS marks;
 SELECT flownode.flush_flow('km_day') >= 0 AS flushed, kdiff('km_day');
 
+-- a row moved from a closed window into the open one, and back: the closed window's
+-- group by its key (its late time, old or new, makes mark_keys_open true), the open
+-- window whole
+SELECT corrupt();
+UPDATE km SET ts = now() WHERE ts = '2026-01-02 12:34';
+SELECT pending_keys() AS marks;
+SELECT flownode.flush_flow('km_day') >= 0 AS flushed, corrupted(), kdiff('km_day');
+UPDATE km SET ts = '2026-01-02 12:34' WHERE ts >= date_trunc('day', now()) AND dev = 3;
+SELECT pending_keys() AS marks;
+SELECT flownode.flush_flow('km_day') >= 0 AS flushed, corrupted(), kdiff('km_day');
+
 -- many late rows over a few keys of one day, with deletes among them
 SELECT corrupt();
 INSERT INTO km SELECT '2026-01-06'::timestamptz + i * interval '1 min', i % 4, 's' || (i % 2), i
@@ -154,6 +172,22 @@ SELECT folded_refreshes AS folds, failures FROM flownode.flow_info WHERE flow_na
 SELECT flownode.drop_flow('kf_m');
 DROP FUNCTION kf_batch(int);
 DROP TABLE kf;
+
+-- a NULL time is in no window: an UPDATE from NULL to a late time marks the late
+-- row's key (mark_keys_open is not strict: a NULL does not stop the clause)
+CREATE TABLE kn (ts timestamptz, dev int, v int);
+SET client_min_messages = warning;
+SELECT flownode.create_flow('kn_day', 'kn_day',
+  $$SELECT date_trunc('day', ts) AS d, dev, count(*) AS n FROM kn GROUP BY 1, 2$$, eval_interval => '1 hour') > 0;
+RESET client_min_messages;
+INSERT INTO kn VALUES (NULL, 1, 1), ('2026-01-01 10:00', 2, 1);
+SELECT flownode.flush_flow('kn_day') >= 0 AS flushed;
+UPDATE kn SET ts = '2026-01-01 11:00' WHERE dev = 1;
+SELECT count(*) AS marks FROM flownode.pending_keys k JOIN flownode.flow f USING (flow_id) WHERE f.flow_name = 'kn_day';
+SELECT flownode.flush_flow('kn_day') >= 0 AS flushed;
+SELECT * FROM kn_day ORDER BY dev;
+SELECT flownode.drop_flow('kn_day');
+DROP TABLE kn, kn_day;
 
 -- the marks go with their flow
 INSERT INTO km VALUES ('2026-01-02 08:00', 12, 's1', 1);

@@ -133,9 +133,10 @@ DELETE FROM conditions WHERE time BETWEEN '2024-01-03' AND '2024-01-03 06:00';
 SELECT flownode.flush_flow(f) >= 0 AS flushed, ts_diff(f) FROM unnest(ARRAY['zoned', 'monthly', 'shifted', 'conditions_summary_hourly', 'daily']) f;
 
 -- 5b. timescaledb_experimental.time_bucket_ng: flownode.time_bucket from its own
--- default origin, 2000-01-01 (a Saturday) for every width; TimescaleDB's documented
--- results (3 months, 1 year), a week from that Saturday (time_bucket's weeks start on
--- Mondays), an origin; its time zone forms are refused, saying what to write.
+-- default origin, 2000-01-01 (a Saturday) for widths of days and months, 2000-01-03
+-- for widths with a time part (as TimescaleDB's src/time_bucket.c); TimescaleDB's
+-- documented results (3 months, 1 year), a week from that Saturday (time_bucket's
+-- weeks start on Mondays), an origin; its time zone forms (below).
 CREATE TABLE days (day date NOT NULL, city text NOT NULL, temperature int NOT NULL);
 INSERT INTO days SELECT date '2021-06-01' + i, 'city' || (i % 2), i FROM generate_series(0, 120) i;
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_quarter WITH (timescaledb.continuous) AS
@@ -156,13 +157,19 @@ SELECT query FROM flownode.flow WHERE flow_name = 'ng_week';
 -- TimescaleDB's documented results, through the stored query's function
 SELECT flownode.time_bucket('3 month', date '2021-08-01', date '2000-01-01') AS q,
        flownode.time_bucket('1 year', date '2021-08-01', date '2000-01-01') AS y;
+-- a literal third argument is an origin or a time zone, by the column's type; a
+-- parameter time_bucket_ng does not have; a width that is not a literal; over a
+-- timestamptz without a time zone, TimescaleDB's continuous aggregates refuse it
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
   SELECT timescaledb_experimental.time_bucket_ng('1 day', time, 'Europe/Berlin') AS b, count(*) FROM conditions GROUP BY b$$);
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
-  SELECT timescaledb_experimental.time_bucket_ng('1 day', time, timezone => 'Europe/Berlin') AS b, count(*) FROM conditions GROUP BY b$$);
+  SELECT timescaledb_experimental.time_bucket_ng('1 day', time, tz => 'Europe/Berlin') AS b, count(*) FROM conditions GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng(interval '1 day' * 2, time, timezone => 'UTC') AS b, count(*) FROM conditions GROUP BY b$$);
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW c WITH (timescaledb.continuous) AS
   SELECT timescaledb_experimental.time_bucket_ng('1 day', time) AS b, count(*) FROM conditions GROUP BY b$$);
--- over a timestamp: widths of hours from the same origin
+-- over a timestamp: widths with a time part from 2000-01-03, as time_bucket (before:
+-- from 2000-01-01, 3 hours off for 5 hours); compared with date_bin from that origin
 CREATE TABLE lts (t timestamp NOT NULL, v int);
 INSERT INTO lts SELECT timestamp '2021-06-01' + i * interval '50 minutes', i FROM generate_series(0, 100) i;
 SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_hours WITH (timescaledb.continuous) AS
@@ -170,8 +177,56 @@ SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ng_hours WITH (timesca
 SELECT * FROM ng_hours ORDER BY bucket LIMIT 2;
 INSERT INTO lts VALUES ('2021-06-01 01:00', 1000);
 SELECT flownode.flush_flow('ng_hours') >= 0 AS flushed, ts_diff('ng_hours');
+SELECT count(*) AS differ FROM ng_hours s FULL JOIN
+  (SELECT date_bin('5 hours', t, timestamp '2000-01-03') AS bucket, count(*) AS n FROM lts GROUP BY 1) r
+  USING (bucket) WHERE s.n IS DISTINCT FROM r.n;
 SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW ng_quarter, ng_week, ng_origin, ng_hours');
 DROP TABLE lts;
+
+-- 5b'. time_bucket_ng in a time zone: the local time bucketed as above (days from the
+-- local 2000-01-01, so weeks from a Saturday; months from January 2000; 5 hours from
+-- the local 2000-01-03; days from an origin's local date), read back in the zone, as
+-- TimescaleDB's ts_time_bucket_ng_timezone[_origin]; each sink compared with that
+-- computation written without flownode.time_bucket, across the DST change of
+-- 2021-03-28
+CREATE TABLE zts (time timestamptz NOT NULL, v int);
+CREATE INDEX ON zts (time);
+INSERT INTO zts SELECT timestamptz '2021-03-20 00:00+00' + i * interval '97 minutes', i FROM generate_series(0, 600) i;
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ngz_week WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('7 days', time, timezone => 'Europe/Berlin') AS b, count(*) AS n
+    FROM zts GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ngz_month WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('1 month', time, timezone => 'Europe/Berlin') AS b, count(*) AS n
+    FROM zts GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ngz_hours WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('5 hours', time, timezone => 'America/New_York') AS b, count(*) AS n
+    FROM zts GROUP BY b$$);
+SELECT * FROM flownode.execute($$CREATE MATERIALIZED VIEW ngz_origin WITH (timescaledb.continuous) AS
+  SELECT timescaledb_experimental.time_bucket_ng('3 days', time, '2021-03-02 15:00+00', 'Europe/Berlin') AS b,
+         count(*) AS n FROM zts GROUP BY b$$);
+SELECT query FROM flownode.flow WHERE flow_name = 'ngz_week';
+INSERT INTO zts VALUES ('2021-03-27 23:30+00', 1000), ('2021-04-30 22:30+00', 1001);
+SELECT flownode.flush_flow(f) >= 0 AS flushed, ts_diff(f)
+  FROM unnest(ARRAY['ngz_week', 'ngz_month', 'ngz_hours', 'ngz_origin']) f;
+SELECT b AT TIME ZONE 'Europe/Berlin' AS local, extract(isodow FROM b AT TIME ZONE 'Europe/Berlin') AS weekday, n
+  FROM ngz_week ORDER BY b LIMIT 3;
+SELECT b AT TIME ZONE 'Europe/Berlin' AS local, n FROM ngz_month ORDER BY b;
+CREATE FUNCTION ng_days(w int, t timestamptz, tz text, origin date) RETURNS timestamptz LANGUAGE sql AS
+  $$SELECT (origin + (floor(((t AT TIME ZONE tz)::date - origin) / w::numeric) * w)::int)::timestamp AT TIME ZONE tz$$;
+SELECT
+  (SELECT count(*) FROM ngz_week s FULL JOIN (SELECT ng_days(7, time, 'Europe/Berlin', '2000-01-01') AS b, count(*) AS n
+     FROM zts GROUP BY 1) r USING (b) WHERE s.n IS DISTINCT FROM r.n) AS week_differ,
+  (SELECT count(*) FROM ngz_month s FULL JOIN (SELECT date_trunc('month', time AT TIME ZONE 'Europe/Berlin')
+     AT TIME ZONE 'Europe/Berlin' AS b, count(*) AS n FROM zts GROUP BY 1) r USING (b)
+    WHERE s.n IS DISTINCT FROM r.n) AS month_differ,
+  (SELECT count(*) FROM ngz_hours s FULL JOIN (SELECT date_bin('5 hours', time AT TIME ZONE 'America/New_York',
+     timestamp '2000-01-03') AT TIME ZONE 'America/New_York' AS b, count(*) AS n FROM zts GROUP BY 1) r USING (b)
+    WHERE s.n IS DISTINCT FROM r.n) AS hours_differ,
+  (SELECT count(*) FROM ngz_origin s FULL JOIN (SELECT ng_days(3, time, 'Europe/Berlin', '2021-03-02') AS b,
+     count(*) AS n FROM zts GROUP BY 1) r USING (b) WHERE s.n IS DISTINCT FROM r.n) AS origin_differ;
+SELECT * FROM flownode.execute('DROP MATERIALIZED VIEW ngz_week, ngz_month, ngz_hours, ngz_origin');
+DROP FUNCTION ng_days(int, timestamptz, text, date);
+DROP TABLE zts;
 
 -- 5d. first(value, time) and last(value, time) are flownode.first and flownode.last
 -- (TimescaleDB's aggregates; ties on the time broken by the value).

@@ -18,6 +18,7 @@
 #include "lifecycle/flow_binding.h"
 #include "lifecycle/flow_removal.h"
 #include "lifecycle/xact_hooks.h"
+#include "marking/key_triggers.h"
 #include "marking/source_triggers.h"
 #include "pgutil/pg_util.h"
 #include "query/flow_joins.h"
@@ -571,6 +572,8 @@ static int64 create_flow(const CreateFlowArgs *a, bool *waiting) {
 	sink_relid = prepare_sink(a, fq, &sink_is_new);
 	flow_id = register_flow(a, fq, timezone, created_at, sink_relid, &def);
 	slot = install_flow(flow_id, fq->source_relid, def.fq);
+	if (sink_is_new)
+		fn_key_sink_index(flow_id, fq->source_relid, sink_relid, def.fq);
 	fill_sink(a, flow_id, def.fq, fq->now_preds != NIL, sink_is_new, slot);
 	notice_missing_time_index(fq->source_relid, fq);
 	notice_missing_join_index(fq->source_relid, fq);

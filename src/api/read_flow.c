@@ -23,7 +23,11 @@
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/comment.h"
@@ -43,6 +47,7 @@
 #include "registry/flow_registry.h"
 #include "registry/stored_query.h"
 #include "utils/acl.h"
+#include "utils/fmgroids.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
@@ -51,10 +56,45 @@
 PG_FUNCTION_INFO_V1(flownode_read_flow);
 PG_FUNCTION_INFO_V1(flownode_create_read_view);
 
-/* The flow whose sink has the row type of argument 0. */
-static TaskConfig *flow_of_row_type(FunctionCallInfo fcinfo) {
+/* The sink a view made by create_read_view reads: its AUTO dependency on the sink
+ * (a view's own dependencies are its rule's, NORMAL); InvalidOid for any other
+ * relation. */
+static Oid read_view_sink(Oid relid) {
+	Relation depend;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple tup;
+	Oid sink = InvalidOid;
+
+	if (get_rel_relkind(relid) != RELKIND_VIEW)
+		return InvalidOid;
+	depend = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
+	            ObjectIdGetDatum(RelationRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(depend, DependDependerIndexId, true, NULL, 2, key);
+	while (!OidIsValid(sink) && HeapTupleIsValid(tup = systable_getnext(scan))) {
+		Form_pg_depend d = (Form_pg_depend)GETSTRUCT(tup);
+
+		if (d->deptype == DEPENDENCY_AUTO && d->refclassid == RelationRelationId && d->refobjsubid == 0 &&
+		    get_rel_relkind(d->refobjid) != RELKIND_VIEW)
+			sink = d->refobjid;
+	}
+	systable_endscan(scan);
+	table_close(depend, AccessShareLock);
+	return sink;
+}
+
+/*
+ * The flow whose sink has the row type of argument 0, or whose read view has it
+ * (*subset: the result has the view's columns, the query's, not the sink's hidden key
+ * columns; PostgreSQL gives a polymorphic function's result its argument's type, so
+ * the sink's type always has all of the sink's columns).
+ */
+static TaskConfig *flow_of_row_type(FunctionCallInfo fcinfo, bool *subset) {
 	Oid type = get_fn_expr_argtype(fcinfo->flinfo, 0);
 	Oid relid = OidIsValid(type) ? get_typ_typrelid(type) : InvalidOid;
+	Oid sink = OidIsValid(relid) ? read_view_sink(relid) : InvalidOid;
 	ListCell *lc;
 
 	if (!OidIsValid(relid))
@@ -62,15 +102,21 @@ static TaskConfig *flow_of_row_type(FunctionCallInfo fcinfo) {
 		                errmsg("read_flow takes the row type of a flow's sink table, not %s",
 		                       OidIsValid(type) ? format_type_be(type) : "an unknown type"),
 		                errhint("Call it as flownode.read_flow(NULL::sink_table).")));
-	foreach (lc, fn_load_flows_of_relation(relid)) {
+	*subset = OidIsValid(sink);
+	if (!*subset)
+		sink = relid;
+	foreach (lc, fn_load_flows_of_relation(sink)) {
 		TaskConfig *cfg = lfirst(lc);
 
-		if (cfg->sink_relid == relid)
+		if (cfg->sink_relid == sink)
 			return cfg;
 	}
-	ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
-	                errmsg("\"%s\" is not the sink table of a flow", format_type_be(type)),
-	                errhint("flownode.flows lists each flow's sink_table.")));
+	ereport(
+	    ERROR,
+	    (errcode(ERRCODE_UNDEFINED_OBJECT),
+	     errmsg("\"%s\" is neither the sink table of a flow nor a read view of one", format_type_be(type)),
+	     errhint(
+	         "flownode.flows lists each flow's sink_table; flownode.create_read_view makes a read view.")));
 	pg_unreachable();
 }
 
@@ -220,11 +266,13 @@ static FnReadPlan read_plan(TaskConfig *cfg, FlowQuery *fq, FnWindow *w, FnTimeR
 
 /*
  * flownode.read_flow(sink anyelement, "from" timestamptz, "to" timestamptz) RETURNS
- * SETOF anyelement: the flow's current answer, in the sink's row type, for the
- * windows overlapping [from, to) (NULL: unbounded).
+ * SETOF anyelement: the flow's current answer, in the sink's row type (or in a read
+ * view's: the query's columns only), for the windows overlapping [from, to) (NULL:
+ * unbounded).
  */
 Datum flownode_read_flow(PG_FUNCTION_ARGS) {
-	TaskConfig *cfg = flow_of_row_type(fcinfo);
+	bool subset;
+	TaskConfig *cfg = flow_of_row_type(fcinfo, &subset);
 	FnWindow *w = cfg->window.kind == FN_WINDOW_NONE ? NULL : fn_window_create(&cfg->window);
 	FnTimeRange want = wanted_windows(fcinfo, cfg, w);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *)fcinfo->resultinfo;
@@ -245,7 +293,7 @@ Datum flownode_read_flow(PG_FUNCTION_ARGS) {
 	fq = fn_read_analyse(cfg);
 	fn_read_check_caller(cfg, fq);
 	plan = read_plan(cfg, fq, w, want);
-	fn_read_run(cfg, fq, &plan, rsinfo->setResult, rsinfo->setDesc);
+	fn_read_run(cfg, fq, &plan, rsinfo->setResult, rsinfo->setDesc, subset);
 	return (Datum)0;
 }
 

@@ -19,11 +19,7 @@
  *   another schema, rewrites the stored query of every flow it touches. Each is
  *   analysed before the command (names to OIDs, while the old names still hold) and
  *   deparsed after it (OIDs to the new names), in the command's transaction.
- * - ALTER COLUMN TYPE (also SET DATA TYPE, USING, COLLATE) rewrites a column of every
- *   row without firing a trigger: the windows of every flow that reads the column (in
- *   its source or its partitions, in a dimension it joins, or as its sink's output)
- *   are marked, from the first to the last row of its source. A flow's time column
- *   is refused, naming the flows.
+ * - ALTER COLUMN TYPE (also SET DATA TYPE, USING, COLLATE): column_retype.c.
  * - The command that builds a restored flow's sink key binds the flow
  *   (flow_binding.c): a restore builds keys after every table's rows. A flow of one
  *   row has no key: the COPY of its catalog row binds it, and a COPY into its sink
@@ -35,6 +31,7 @@
 #include "flownode.h"
 
 #include "lifecycle/utility_hook.h"
+#include "lifecycle/column_retype.h"
 #include "lifecycle/upgrade_binding.h"
 #include "pgutil/pg_util.h"
 #include "pgutil/subxact_try.h"
@@ -545,205 +542,6 @@ static void after_partition_ddl(Node *stmt, PartitionDdl *ddl) {
 	}
 }
 
-/* ---- ALTER COLUMN TYPE ---- */
-
-/*
- * ALTER COLUMN TYPE (SET DATA TYPE, with USING, or with another collation) rewrites
- * the column of every row of the table and of the tables under it, without a row
- * trigger: the answer of every window holding their rows may change, so the windows
- * of the flows that read the column (in their source, a dimension they join, or as
- * an output of their sink) are marked after the command, in its transaction
- * (fn_mark_rows_extent). A flow's time column is refused: its windows, its sink's
- * window column and its marking triggers all follow its type.
- */
-typedef struct Retyped {
-	List *relids; /* the table altered and every table under it */
-	List *names;  /* String: the names of the columns whose type changes */
-	List *flows;  /* TaskConfig *: the flows that read one of them */
-} Retyped;
-
-/* The columns whose type the ALTER TABLE changes. */
-static List *retyped_columns(AlterTableStmt *stmt) {
-	List *names = NIL;
-	ListCell *lc;
-
-	if (stmt->objtype != OBJECT_TABLE && stmt->objtype != OBJECT_FOREIGN_TABLE)
-		return NIL;
-	foreach (lc, stmt->cmds) {
-		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
-
-		if (cmd->subtype == AT_AlterColumnType)
-			names = lappend(names, cmd->name);
-	}
-	return names;
-}
-
-/* Whether a range table entry of the query reads one of the columns: its selected
- * columns, which parse analysis fills for the privilege checks, hold every column
- * read anywhere in the query (0: the whole row). Columns are matched by name, as a
- * partition may number them otherwise than its parent. */
-static bool rte_reads(const Query *query, const RangeTblEntry *rte, const Retyped *r) {
-	Bitmapset *cols;
-	ListCell *lc;
-
-	if (rte->rtekind != RTE_RELATION || !list_member_oid(r->relids, rte->relid))
-		return false;
-	cols = fn_rte_selected_cols(query, rte);
-	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols))
-		return true;
-	foreach (lc, r->names) {
-		AttrNumber att = get_attnum(rte->relid, strVal(lfirst(lc)));
-
-		if (att != InvalidAttrNumber && bms_is_member(att - FirstLowInvalidHeapAttributeNumber, cols))
-			return true;
-	}
-	return false;
-}
-
-/* Whether the query (at any level: its subqueries, CTEs and sublinks) reads one of
- * the columns. */
-static bool reads_walker(Node *node, Retyped *r) {
-	if (node == NULL)
-		return false;
-	if (IsA(node, Query)) {
-		Query *query = (Query *)node;
-		ListCell *lc;
-
-		foreach (lc, query->rtable)
-			if (rte_reads(query, lfirst_node(RangeTblEntry, lc), r))
-				return true;
-		return query_tree_walker(query, reads_walker, r, 0);
-	}
-	return expression_tree_walker(node, reads_walker, r);
-}
-
-/* Whether the flow reads one of the columns, or writes it as an output of its sink;
- * a query that does not analyse any more is taken to (its flow fails anyway). */
-static bool uses_columns(TaskConfig *cfg, Retyped *r) {
-	FlowQuery *fq = analyse_or_null(cfg);
-	Query *q = fq != NULL ? fq->query : NULL; /* hidden keys as outputs: sink columns too */
-	ListCell *lc;
-
-	if (q == NULL)
-		return true;
-	if (list_member_oid(r->relids, cfg->sink_relid))
-		foreach (lc, q->targetList) {
-			TargetEntry *tle = lfirst_node(TargetEntry, lc);
-
-			if (!tle->resjunk && tle->resname != NULL && list_member(r->names, makeString(tle->resname)))
-				return true;
-		}
-	return reads_walker((Node *)q, r);
-}
-
-/* The flows whose time column the command retypes, refused: the windows, the sink's
- * window column and the marking triggers (whose WHEN clause pins the column, so
- * PostgreSQL would refuse too, naming a trigger) all depend on its type. */
-static void refuse_time_column(List *flows, Retyped *r) {
-	StringInfoData names;
-	char *column = NULL, *table = NULL;
-	int n = 0;
-	ListCell *lc;
-
-	initStringInfo(&names);
-	foreach (lc, flows) {
-		TaskConfig *cfg = lfirst(lc);
-		char *col = cfg->time_attnum > 0 && list_member_oid(r->relids, cfg->source_relid)
-		                ? get_attname(cfg->source_relid, cfg->time_attnum, true)
-		                : NULL;
-
-		if (col == NULL || !list_member(r->names, makeString(col)))
-			continue;
-		column = col;
-		table = get_rel_name(cfg->source_relid);
-		appendStringInfo(&names, "%s\"%s\"", n++ ? ", " : "", cfg->flow_name);
-	}
-	if (n == 0)
-		return;
-	ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-	                errmsg("cannot alter type of column \"%s\" of table \"%s\"", column, table),
-	                errdetail_plural("It is the time column of flow %s.",
-	                                 "It is the time column of flows %s.", n, names.data),
-	                n == 1 ? errhint("Drop the flow with flownode.drop_flow(), alter the column, and create "
-	                                 "the flow again.")
-	                       : errhint("Drop the flows with flownode.drop_flow(), alter the column, and create "
-	                                 "the flows again.")));
-}
-
-static bool flow_in(List *flows, int64 flow_id) {
-	ListCell *lc;
-
-	foreach (lc, flows) {
-		if (((TaskConfig *)lfirst(lc))->flow_id == flow_id)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Before ALTER COLUMN TYPE: the flows that read a retyped column, found while the
- * query still analyses as it did. Only for the table's owner (anyone else's ALTER
- * fails), under the lock the command takes (ACCESS EXCLUSIVE, the table then the
- * tables under it, as its recursion locks them), so that analysing the flows'
- * queries takes no weaker lock first that the command would then upgrade.
- */
-static Retyped *before_retype(AlterTableStmt *stmt) {
-	List *names = retyped_columns(stmt);
-	Retyped *r;
-	List *seen = NIL;
-	ListCell *lc, *lc2;
-	Oid relid;
-
-	if (names == NIL || !OidIsValid(fn_catalog_relid(true)))
-		return NULL;
-	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-	if (!OidIsValid(relid) || !fn_rel_ownercheck(relid, GetUserId()))
-		return NULL;
-	r = palloc0(sizeof(Retyped));
-	foreach (lc, names)
-		r->names = lappend(r->names, makeString(lfirst(lc)));
-	LockRelationOid(relid, AccessExclusiveLock);
-	r->relids = find_all_inheritors(relid, AccessExclusiveLock, NULL);
-	foreach (lc, r->relids) {
-		List *flows = fn_load_flows_of_relation(lfirst_oid(lc)); /* source, sink, dimension */
-
-		refuse_time_column(flows, r);
-		foreach (lc2, flows) {
-			TaskConfig *cfg = lfirst(lc2);
-
-			/* (a flow may read two of the tables: its source and its sink) */
-			if (!cfg->bound || flow_in(seen, cfg->flow_id))
-				continue;
-			seen = lappend(seen, cfg);
-			if (uses_columns(cfg, r))
-				r->flows = lappend(r->flows, cfg);
-		}
-	}
-	return r;
-}
-
-/* After it: every window of those flows, source by source. */
-static void after_retype(Retyped *r) {
-	List *sources = NIL;
-	ListCell *lc, *lc2;
-
-	if (r == NULL)
-		return;
-	foreach (lc, r->flows)
-		sources = list_append_unique_oid(sources, ((TaskConfig *)lfirst(lc))->source_relid);
-	foreach (lc, sources) {
-		List *ids = NIL;
-
-		foreach (lc2, r->flows) {
-			TaskConfig *cfg = lfirst(lc2);
-
-			if (cfg->source_relid == lfirst_oid(lc))
-				ids = lappend(ids, &cfg->flow_id);
-		}
-		fn_mark_rows_extent(lfirst_oid(lc), ids);
-	}
-}
-
 /* The command itself; the lists the TRUNCATE and DROP set up live only while it runs. */
 static void run_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const char *queryString,
                         bool readOnlyTree, ProcessUtilityContext context, ParamListInfo params,
@@ -773,7 +571,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 	PartitionDdl ddl = {0};
 	List *renamed = NIL;
 	List *awaiting_key = NIL;
-	Retyped *retyped = NULL;
+	FnRetyped *retyped = NULL;
 	List *replaced = NIL;
 	Oid dropped_db = InvalidOid;
 
@@ -787,7 +585,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 		awaiting_key = before_index_built(indexed_relation(stmt));
 		before_partition_ddl(stmt, &ddl);
 		if (IsA(stmt, AlterTableStmt))
-			retyped = before_retype((AlterTableStmt *)stmt);
+			retyped = fn_before_retype((AlterTableStmt *)stmt);
 		replaced = before_view_replace(stmt);
 		guard_upgraded_writes(stmt);
 	}
@@ -799,7 +597,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 	if (IsA(stmt, AlterTableStmt))
 		after_trigger_commands((AlterTableStmt *)stmt);
 	after_partition_ddl(stmt, &ddl);
-	after_retype(retyped);
+	fn_after_retype(retyped);
 	after_view_replace(replaced);
 	after_rename(renamed);
 	fn_bind_restored_flows(awaiting_key);

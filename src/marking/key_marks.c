@@ -24,6 +24,7 @@
 #include "pgutil/key_hash.h"
 #include "pgutil/subxact_sets.h"
 #include "query/key_columns.h"
+#include "query/time_input.h"
 #include "registry/flow_registry.h"
 #include "record/key_record.h"
 #include "shmem/flow_slots.h"
@@ -36,6 +37,7 @@
 #include "utils/typcache.h"
 
 PG_FUNCTION_INFO_V1(flownode_mark_keys);
+PG_FUNCTION_INFO_V1(flownode_mark_keys_open);
 
 typedef struct KeySet {
 	SubxactSet set; /* first: pgutil/subxact_sets.h */
@@ -141,6 +143,14 @@ static bool add_key(Oid relid, int64 flow_id, FnTimeRange window, uint64 hash) {
 	return false;
 }
 
+/* A row's window marked whole, as mark_row would (with removals: an UPDATE or a
+ * DELETE, whose groups may vanish). */
+static void mark_whole(SourceEntry *e, MarkGroup *g, int64 ts, bool removes) {
+	fn_marks_group_time(e, g, ts);
+	if (removes)
+		fn_marks_of_group(e, g)->removes = true;
+}
+
 static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, HeapTupleHeader row,
                      bool removes) {
 	HeapTupleData tup;
@@ -164,9 +174,59 @@ static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, H
 	if (!kc->whole && window.end <= GetCurrentTransactionStartTimestamp() &&
 	    add_key(e->relid, m->flow_id, window, fn_key_hash(kc->cols, values, nulls, kc->ncols)))
 		return;
-	fn_marks_group_time(e, g, ts);
-	if (removes) /* an UPDATE or a DELETE: groups may vanish */
-		fn_marks_of_group(e, g)->removes = true;
+	mark_whole(e, g, ts, removes);
+}
+
+/* The keyed flow's group (a group of its own), or NULL when the writer may not mark
+ * or the cache does not take the flow as keyed (mark_row marks it then). */
+static MarkGroup *keyed_group(SourceEntry *e, int64 flow_id) {
+	FlowMarker *m = fn_find_flow(e, flow_id);
+
+	if (m == NULL || !m->keyed || !fn_marks_may_mark(e))
+		return NULL;
+	for (int i = 0; i < e->ngroups; i++)
+		if (e->groups[i].leader == m)
+			return &e->groups[i];
+	Assert(false);
+	return NULL;
+}
+
+/*
+ * flownode.mark_keys_open(source, flow, time [, time]): the first half of a key
+ * trigger's WHEN clause (key_triggers.c), evaluated before mark_keys and its whole
+ * rows: a row of an open window (the common case, streaming ingest) is marked whole
+ * here, as mark_one would, and the clause stops (a qual's first false), so no whole
+ * row is built for it; true when a row's window is closed: mark_keys marks its key.
+ * The times are the time column's values (NULL, infinite: no window).
+ */
+Datum flownode_mark_keys_open(PG_FUNCTION_ARGS) {
+	SourceEntry *e;
+	MarkGroup *g;
+	bool late = false;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(false);
+	e = fn_source_entry(PG_GETARG_OID(0));
+	g = keyed_group(e, PG_GETARG_INT64(1));
+	if (g == NULL)
+		PG_RETURN_BOOL(false);
+	for (int i = 2; i < PG_NARGS(); i++) {
+		FlowMarker *m = g->leader;
+		int64 ts;
+
+		if (PG_ARGISNULL(i))
+			continue;
+		ts = likely(m->input.kind == FN_INPUT_TIMESTAMP)
+		         ? PG_GETARG_INT64(i)
+		         : fn_time_input_time_of(&m->input, PG_GETARG_DATUM(i));
+		if (TIMESTAMP_NOT_FINITE(ts))
+			continue;
+		if (fn_flow_window_at(m, ts).end <= GetCurrentTransactionStartTimestamp())
+			late = true;
+		else
+			mark_whole(e, g, ts, PG_NARGS() > 3);
+	}
+	PG_RETURN_BOOL(late);
 }
 
 /*
@@ -176,24 +236,19 @@ static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, H
  */
 Datum flownode_mark_keys(PG_FUNCTION_ARGS) {
 	SourceEntry *e;
-	FlowMarker *m;
-	MarkGroup *g = NULL;
+	MarkGroup *g;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_BOOL(false);
 	e = fn_source_entry(PG_GETARG_OID(0));
-	m = fn_find_flow(e, PG_GETARG_INT64(1));
-	/* a flow the cache does not take as keyed is marked by mark_row */
-	if (m == NULL || !m->keyed || !fn_marks_may_mark(e))
+	g = keyed_group(e, PG_GETARG_INT64(1));
+	if (g == NULL) /* a flow the cache does not take as keyed is marked by mark_row */
 		PG_RETURN_BOOL(false);
-	for (int i = 0; i < e->ngroups && g == NULL; i++)
-		if (e->groups[i].leader == m)
-			g = &e->groups[i];
-	Assert(g != NULL && g->keyed);
+	Assert(g->keyed);
 	for (int i = 3; i < PG_NARGS(); i++)
 		if (!PG_ARGISNULL(i))
-			mark_one(e, m, g, key_call(fcinfo, PG_GETARG_HEAPTUPLEHEADER(i)), PG_GETARG_HEAPTUPLEHEADER(i),
-			         PG_NARGS() > 4);
+			mark_one(e, g->leader, g, key_call(fcinfo, PG_GETARG_HEAPTUPLEHEADER(i)),
+			         PG_GETARG_HEAPTUPLEHEADER(i), PG_NARGS() > 4);
 	PG_RETURN_BOOL(false);
 }
 

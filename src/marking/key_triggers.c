@@ -5,8 +5,10 @@
  *   AFTER INSERT ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', NEW))
  *   AFTER UPDATE ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', OLD, NEW))
  *   AFTER DELETE ROW WHEN (flownode.mark_keys(source, flow, '{time,k1,...}', OLD, OLD))
- * with the trigger function flownode.mark_keyed, which never runs (the clause is
- * always false). Their presence is what makes the flow's rows marked with keys: the
+ * (each clause led by flownode.mark_keys_open(source, flow, <the rows' times>) AND,
+ * which marks the rows of open windows and lets mark_keys see only late ones: see
+ * install) with the trigger function flownode.mark_keyed, which never runs (the
+ * clause is always false). Their presence is what makes the flow's rows marked with keys: the
  * source cache reads it (a flow with them is left out of the time-only row marking,
  * mark_row), so the two can never disagree. The clause passes the whole row: a WHEN
  * clause naming a column would forbid ALTER COLUMN TYPE of it, which flownode
@@ -19,6 +21,7 @@
 #include "marking/internal_trigger.h"
 #include "query/flow_query.h"
 #include "query/key_columns.h"
+#include "query/key_filter.h"
 #include "registry/flow_registry.h"
 
 #include "access/genam.h"
@@ -29,6 +32,7 @@
 #include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_func.h"
@@ -42,6 +46,7 @@ PG_FUNCTION_INFO_V1(flownode_mark_keyed);
 typedef struct KeyTrigger {
 	int16 event;
 	int64 flow_id;
+	AttrNumber time_attnum;
 	char *columns; /* "time,k1,k2" */
 	bool exists;
 	TaskConfig *cfg; /* its flow, for the NOTICE of a trigger installed now */
@@ -157,6 +162,7 @@ static List *needed_key_triggers(Relation rel, Oid fn, List *flows) {
 
 			kt->event = key_events[e];
 			kt->flow_id = cfg->flow_id;
+			kt->time_attnum = linitial_int(cols);
 			kt->columns = columns_text(cols);
 			kt->cfg = cfg;
 			kt->cols = cols;
@@ -166,19 +172,33 @@ static List *needed_key_triggers(Relation rel, Oid fn, List *flows) {
 	return needed;
 }
 
+/*
+ * The clause is two calls, evaluated in order, the second only when the first is
+ * true: mark_keys_open marks the rows of open windows whole from their times (the
+ * time column is named by the table's time triggers already, so naming it here
+ * forbids nothing more), and is true only when a row's window is closed; then
+ * mark_keys marks the key from the whole row. Streaming ingest into the open window
+ * never builds the whole row (a copy of the tuple per row and trigger: 1,800
+ * instructions a row of a COPY, bench/callgrind.sh).
+ */
 static void install(Oid relid, const KeyTrigger *kt) {
 	/* two rows for an UPDATE or a DELETE (OLD twice): rows may leave their groups */
 	const char *rows = kt->event == TRIGGER_TYPE_INSERT   ? "NEW"
 	                   : kt->event == TRIGGER_TYPE_UPDATE ? "OLD, NEW"
 	                                                      : "OLD, OLD";
+	const char *t = quote_identifier(get_attname(relid, kt->time_attnum, false));
+	const char *times = kt->event == TRIGGER_TYPE_INSERT   ? psprintf("NEW.%s", t)
+	                    : kt->event == TRIGGER_TYPE_UPDATE ? psprintf("OLD.%s, NEW.%s", t, t)
+	                                                       : psprintf("OLD.%s, OLD.%s", t, t);
 
 	fn_create_marking_trigger(
 	    relid, FLOWNODE_KEYS_TRIGGER_NAME, "mark_keyed",
 	    list_make2(makeString(psprintf(INT64_FORMAT, kt->flow_id)), makeString(kt->columns)),
 	    (int16)(kt->event | TRIGGER_TYPE_ROW),
-	    psprintf("flownode.mark_keys('%u'::pg_catalog.oid, '" INT64_FORMAT
+	    psprintf("flownode.mark_keys_open('%u'::pg_catalog.oid, '" INT64_FORMAT "'::pg_catalog.int8, %s) AND "
+	             "flownode.mark_keys('%u'::pg_catalog.oid, '" INT64_FORMAT
 	             "'::pg_catalog.int8, '{%s}'::pg_catalog.int2[], %s)",
-	             relid, kt->flow_id, kt->columns, rows));
+	             relid, kt->flow_id, times, relid, kt->flow_id, kt->columns, rows));
 }
 
 /* The key triggers the table has that `needed` lacks (their OIDs); marks the others found. */
@@ -238,6 +258,47 @@ void fn_sync_key_triggers(Oid relid, List *flows) {
 	foreach (lc, needed)
 		if (!((KeyTrigger *)lfirst(lc))->exists)
 			install(relid, lfirst(lc));
+}
+
+/*
+ * A key refresh deletes the sink's groups of its windows and marked hashes that it did
+ * not recompute, so it reads them first (refresh_sql.c, fn_old): by the window alone,
+ * it hashes every group of the windows, as many as there are keys (20,000 devices:
+ * longer than the recompute of the group). A sink create_flow made for a keyed flow
+ * gets the index that reads exactly those groups.
+ */
+void fn_key_sink_index(int64 flow_id, Oid source_relid, Oid sink_relid, const FlowQuery *fq) {
+	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
+	Relation rel;
+	bool keyed;
+	StringInfoData s;
+	ListCell *lc;
+	bool first = true;
+
+	CommandCounterIncrement(); /* the key triggers just installed */
+	rel = table_open(source_relid, AccessShareLock);
+	keyed = OidIsValid(fn) && keyed_already(rel, fn, flow_id);
+	table_close(rel, AccessShareLock);
+	if (!keyed)
+		return;
+	initStringInfo(&s);
+	appendStringInfo(&s, "CREATE INDEX ON %s (" FN_KEY_HASH_FUNCTION "(",
+	                 quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
+	                                            get_rel_name(sink_relid)));
+	foreach (lc, fq->key_positions) {
+		if (lfirst_int(lc) == fq->window_position)
+			continue;
+		appendStringInfo(&s, "%s%s", first ? "" : ", ",
+		                 quote_identifier(list_nth(fq->out_names, lfirst_int(lc))));
+		first = false;
+	}
+	appendStringInfo(&s, "), %s)", quote_identifier(list_nth(fq->out_names, fq->window_position)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "flownode: SPI_connect failed");
+	if (SPI_execute(s.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "flownode: creating the sink's index of key hashes failed");
+	SPI_finish();
+	CommandCounterIncrement();
 }
 
 /* The trigger's own function never runs: its WHEN clause is always false. */

@@ -10,7 +10,8 @@
  *     it will be (and the flow's query) whoever calls it.
  * Their rows go straight into the caller's tuplestore, each column to the sink's
  * column of its name (a sink column the flow does not write is NULL in computed
- * rows). Nothing here depends on the number of sink rows but reading them.
+ * rows), or to a read view's: the query's columns only. Nothing here depends on the number of sink rows but
+ * reading them.
  */
 #include "flownode.h"
 
@@ -88,27 +89,55 @@ void fn_read_check_caller(TaskConfig *cfg, FlowQuery *fq) {
 typedef struct ReadReceiver {
 	DestReceiver pub;
 	Tuplestorestate *store;
-	TupleDesc desc; /* the sink's row type */
+	TupleDesc desc; /* the sink's row type, or a read view's (subset) */
+	bool subset;    /* desc is a read view's: the query's columns only */
 	Datum *values;  /* desc->natts of each */
 	bool *nulls;
 	int *map; /* per statement column: its column in desc (0-based), set at startup */
 } ReadReceiver;
 
-/* Each statement column goes to the sink column of its name, of the same type. */
+/* The column of desc named as statement column a; -1: none. */
+static int column_named(TupleDesc desc, Form_pg_attribute a) {
+	for (int j = 0; j < desc->natts; j++) {
+		Form_pg_attribute b = TupleDescAttr(desc, j);
+
+		if (!b->attisdropped && namestrcmp(&b->attname, NameStr(a->attname)) == 0)
+			return j;
+	}
+	return -1;
+}
+
+/* A read view's column that no statement column fills: the view no longer has the
+ * query's columns (a column renamed or added with ALTER VIEW, a flow replaced). */
+static void check_view_filled(ReadReceiver *r, TupleDesc typeinfo) {
+	for (int j = 0; j < r->desc->natts; j++) {
+		Form_pg_attribute b = TupleDescAttr(r->desc, j);
+		bool filled = b->attisdropped;
+
+		for (int i = 0; i < typeinfo->natts && !filled; i++)
+			filled = r->map[i] == j;
+		if (!filled)
+			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+			                errmsg("read view does not match the flow query: the flow has no column \"%s\"",
+			                       NameStr(b->attname)),
+			                errhint("Drop the view and make it again with flownode.create_read_view.")));
+	}
+}
+
+/* Each statement column goes to the sink column of its name, of the same type; a
+ * read view leaves out the sink's columns it does not have (the hidden key columns,
+ * the columns the flow does not write). */
 static void read_startup(DestReceiver *self, int operation pg_attribute_unused(), TupleDesc typeinfo) {
 	ReadReceiver *r = (ReadReceiver *)self;
 
 	r->map = palloc(sizeof(int) * Max(typeinfo->natts, 1));
 	for (int i = 0; i < typeinfo->natts; i++) {
 		Form_pg_attribute a = TupleDescAttr(typeinfo, i);
-		int k = -1;
+		int k = column_named(r->desc, a);
 
-		for (int j = 0; j < r->desc->natts && k < 0; j++) {
-			Form_pg_attribute b = TupleDescAttr(r->desc, j);
-
-			if (!b->attisdropped && namestrcmp(&b->attname, NameStr(a->attname)) == 0)
-				k = j;
-		}
+		r->map[i] = k;
+		if (k < 0 && r->subset)
+			continue;
 		if (k < 0)
 			ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
 			                errmsg("sink does not match the flow query: it has no column \"%s\"",
@@ -119,8 +148,9 @@ static void read_startup(DestReceiver *self, int operation pg_attribute_unused()
 			                       "produces %s",
 			                       NameStr(a->attname), format_type_be(TupleDescAttr(r->desc, k)->atttypid),
 			                       format_type_be(a->atttypid))));
-		r->map[i] = k;
 	}
+	if (r->subset)
+		check_view_filled(r, typeinfo);
 }
 
 static bool read_receive(TupleTableSlot *slot, DestReceiver *self) {
@@ -132,6 +162,8 @@ static bool read_receive(TupleTableSlot *slot, DestReceiver *self) {
 		r->nulls[j] = true;
 	}
 	for (int i = 0; i < slot->tts_tupleDescriptor->natts; i++) {
+		if (r->map[i] < 0)
+			continue;
 		r->values[r->map[i]] = slot->tts_values[i];
 		r->nulls[r->map[i]] = slot->tts_isnull[i];
 	}
@@ -244,7 +276,7 @@ static void run_query_part(TaskConfig *cfg, FlowQuery *fq, const FnReadPlan *pla
 }
 
 void fn_read_run(TaskConfig *cfg, FlowQuery *fq, const FnReadPlan *plan, Tuplestorestate *store,
-                 TupleDesc desc) {
+                 TupleDesc desc, bool subset) {
 	ReadReceiver r;
 	int nest;
 
@@ -256,6 +288,7 @@ void fn_read_run(TaskConfig *cfg, FlowQuery *fq, const FnReadPlan *plan, Tuplest
 	r.pub.mydest = DestTuplestore;
 	r.store = store;
 	r.desc = desc;
+	r.subset = subset;
 	r.values = palloc(sizeof(Datum) * Max(desc->natts, 1));
 	r.nulls = palloc(sizeof(bool) * Max(desc->natts, 1));
 

@@ -23,14 +23,19 @@ static int nkept = 0;
 /* A relcache invalidation of the source, sink or a dimension table (ALTER TABLE,
  * RENAME), or of every relation, makes the flow's analysed query stale: statements
  * built later analyse it again, as the plan cache re-analyses the prepared ones.
- * Only flagged here: a refresh may be using it. */
+ * The list of dimensions is flagged apart: the take analyses the query again (which
+ * clears `stale`) before the refresh reads the list to lock its tables, so a flag
+ * shared with the query would leave the list of a replaced view's old tables in use
+ * (dimension_view_replace.spec). Only flagged here: a refresh may be using both. */
 static void invalidate_plans(Datum arg pg_attribute_unused(), Oid relid) {
 	for (int i = 0; i < nkept; i++) {
 		RefreshPlans *p = kept[i];
 
 		if (!OidIsValid(relid) || relid == p->source_relid || relid == p->sink_relid ||
-		    list_member_oid(p->dimensions, relid))
+		    list_member_oid(p->dimensions, relid)) {
 			p->stale = true;
+			p->dimensions_known = false;
+		}
 	}
 }
 
@@ -175,10 +180,10 @@ List *fn_plans_dimensions(TaskConfig *cfg) {
 	RefreshPlans *cur = fn_plans_for(cfg);
 	MemoryContext old;
 
-	/* stale: a CREATE OR REPLACE VIEW of a joined view may have changed the tables
-	 * under it (utility_hook.c records them again), and they are locked before the
-	 * refresh's snapshot from the list read here */
-	if (!cur->dimensions_known || cur->stale) {
+	/* not known since an invalidation: a CREATE OR REPLACE VIEW of a joined view may
+	 * have changed the tables under it (utility_hook.c records them again), and they
+	 * are locked before the refresh's snapshot from the list read here */
+	if (!cur->dimensions_known) {
 		list_free(cur->dimensions);
 		cur->dimensions = NIL;
 		cur->dimensions_known = false; /* until the catalog is read */

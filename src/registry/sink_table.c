@@ -12,6 +12,7 @@
 
 #include "registry/sink_table.h"
 
+#include "pgutil/pg_util.h"
 #include "query/hidden_keys.h"
 
 #include "catalog/partition.h"
@@ -474,4 +475,77 @@ Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_relid, bool
 	}
 	*created = true;
 	return create_sink(rv, fq);
+}
+
+/* ---- hidden key columns following a retyped source column ---- */
+
+typedef struct HiddenRetype {
+	const char *flow_name;
+	const char *column;
+	const char *sink;
+} HiddenRetype;
+
+static void hidden_retype_context(void *arg) {
+	HiddenRetype *h = arg;
+
+	errcontext("changing the type of hidden key column \"%s\" of sink \"%s\" of flow \"%s\"", h->column,
+	           h->sink, h->flow_name);
+}
+
+/* ALTER TABLE sink ALTER COLUMN hidden TYPE <the query's> USING a cast of the value it
+ * holds: as the sink's owner, who alone may alter it (the retyped table's owner may
+ * be another role), in a restricted security context. */
+static void retype_hidden_column(Oid sink_relid, FlowQuery *fq, int pos, const char *flow_name) {
+	Oid type = list_nth_oid(fq->out_types, pos);
+	Oid coll = list_nth_oid(fq->out_collations, pos);
+	const char *column = quote_identifier(out_name(fq, pos));
+	char *qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(sink_relid)),
+	                                             get_rel_name(sink_relid));
+	HiddenRetype h = {flow_name, out_name(fq, pos), get_rel_name(sink_relid)};
+	ErrorContextCallback context = {
+	    .previous = error_context_stack, .callback = hidden_retype_context, .arg = &h};
+	char *typename = format_type_with_typemod(type, list_nth_int(fq->out_typmods, pos));
+	StringInfoData sql;
+	HeapTuple tup = SearchSysCache1(RELOID, ObjectIdGetDatum(sink_relid));
+	Oid owner;
+	SpiAs as;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "flownode: cache lookup failed for relation %u", sink_relid);
+	owner = ((Form_pg_class)GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s TYPE %s", qualified, column, typename);
+	if (OidIsValid(coll) && coll != get_typcollation(type))
+		appendStringInfo(&sql, " COLLATE %s", generate_collation_name(coll));
+	appendStringInfo(&sql, " USING %s::%s", column, typename);
+	error_context_stack = &context;
+	fn_spi_begin_as(&as, owner, SECURITY_RESTRICTED_OPERATION);
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "flownode: changing the type of a hidden key column of the sink failed");
+	fn_spi_end(&as);
+	error_context_stack = context.previous;
+}
+
+int fn_sink_follow_hidden_types(Oid sink_relid, FlowQuery *fq, const char *flow_name) {
+	int n = 0;
+
+	for (int pos = fq->nvisible; pos < list_length(fq->out_names); pos++) {
+		AttrNumber att = get_attnum(sink_relid, out_name(fq, pos));
+		Oid type;
+		int32 typmod;
+		Oid coll;
+
+		if (att == InvalidAttrNumber)
+			continue; /* a declared sink without it: the refresh says what to add */
+		get_atttypetypmodcoll(sink_relid, att, &type, &typmod, &coll);
+		if (type == list_nth_oid(fq->out_types, pos) && typmod == list_nth_int(fq->out_typmods, pos) &&
+		    coll == list_nth_oid(fq->out_collations, pos))
+			continue;
+		retype_hidden_column(sink_relid, fq, pos, flow_name);
+		n++;
+	}
+	if (n > 0)
+		CommandCounterIncrement();
+	return n;
 }

@@ -5,10 +5,8 @@
  *   - time_bucket(...), first(value, time) and last(value, time), written without a
  *     schema or as public.name, are flownode's (TimescaleDB's functions) unless a
  *     function of that name is in reach;
- *   - timescaledb_experimental.time_bucket_ng(w, ts [, origin]) is
- *     flownode.time_bucket(w, ts, origin) with time_bucket_ng's default origin,
- *     2000-01-01, for every width (time_bucket's is 2000-01-03 for widths without
- *     months); its time zone forms are refused, naming what to write;
+ *   - timescaledb_experimental.time_bucket_ng(...) is the flownode.time_bucket call
+ *     that computes its buckets, time zone forms included (ts_bucket_ng.c);
  *   - CREATE MATERIALIZED VIEW v (a, b, ...) names the outputs a, b, ...: the sink's
  *     columns. A GROUP BY or ORDER BY that named an output by its former alias names
  *     its expression instead, which is what the alias meant there;
@@ -19,6 +17,7 @@
 #include "flownode.h"
 
 #include "timescale/ts_dialect.h"
+#include "timescale/ts_bucket_ng.h"
 
 #include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
@@ -46,44 +45,6 @@ static bool is_time_bucket_ng_name(List *funcname) {
 	       strcmp(strVal(lsecond(funcname)), "time_bucket_ng") == 0;
 }
 
-/* time_bucket_ng(w, ts [, origin]) as flownode.time_bucket(w, ts, origin), its
- * default origin written out: the same buckets for dates and timestamps. Over a
- * timestamptz the origin, a date, would be cast in the session's time zone, which a
- * flow refuses as TimescaleDB's continuous aggregates refuse time_bucket_ng there. */
-static void time_bucket_ng_call(FuncCall *fc) {
-	ListCell *lc;
-
-	foreach (lc, fc->args) {
-		Node *arg = lfirst(lc);
-
-		if (foreach_current_index(lc) >= 3 ||
-		    (IsA(arg, NamedArgExpr) && strcmp(((NamedArgExpr *)arg)->name, "origin") != 0))
-			ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			                errmsg("time_bucket_ng with a time zone is not supported"),
-			                errhint("Write flownode.time_bucket(bucket_width, ts, timezone => ..., origin => "
-			                        "...), TimescaleDB's time_bucket with a time zone; give the origin "
-			                        "2000-01-01 to keep time_bucket_ng's buckets.")));
-	}
-	if (list_length(fc->args) == 3 && !IsA(llast(fc->args), NamedArgExpr) && IsA(llast(fc->args), A_Const))
-		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-		                errmsg("time_bucket_ng with a third argument that is a literal is not supported"),
-		                errdetail("It is an origin or a time zone depending on the type of the time column."),
-		                errhint("Cast it: origin => '...'::date or '...'::timestamp.")));
-	if (list_length(fc->args) == 2) {
-		A_Const *origin = makeNode(A_Const);
-		TypeCast *cast = makeNode(TypeCast);
-
-		origin->val.sval.type = T_String;
-		origin->val.sval.sval = pstrdup("2000-01-01");
-		origin->location = -1;
-		cast->arg = (Node *)origin;
-		cast->typeName = SystemTypeName("date");
-		cast->location = -1;
-		fc->args = lappend(fc->args, cast);
-	}
-	fc->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString("time_bucket"));
-}
-
 static bool time_bucket_walker(Node *node, void *context) {
 	if (node == NULL)
 		return false;
@@ -100,7 +61,7 @@ static bool time_bucket_walker(Node *node, void *context) {
 			ours = strVal(llast(fc->funcname));
 		if (ours != NULL && FuncnameGetCandidates(fc->funcname, -1, NIL, true, true, false, true) == NULL) {
 			if (is_time_bucket_ng_name(fc->funcname))
-				time_bucket_ng_call(fc);
+				fn_ts_time_bucket_ng_call(fc);
 			else
 				fc->funcname = list_make2(makeString(FLOWNODE_SCHEMA), makeString(pstrdup(ours)));
 		}

@@ -21,4 +21,10 @@
  */
 extern void fn_sync_key_triggers(Oid relid, List *flows);
 
+/* After the triggers are synced: a new sink of a flow that got key triggers gets an
+ * index on (flownode.key_hash(<sink's keys>), <window>), which its key refreshes read
+ * the sink's groups of marked hashes through. */
+struct FlowQuery;
+extern void fn_key_sink_index(int64 flow_id, Oid source_relid, Oid sink_relid, const struct FlowQuery *fq);
+
 #endif

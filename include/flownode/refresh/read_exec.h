@@ -42,9 +42,10 @@ extern FlowQuery *fn_read_analyse(TaskConfig *cfg);
  * either (its policies could not be applied to the windows computed at read time). */
 extern void fn_read_check_caller(TaskConfig *cfg, FlowQuery *fq);
 
-/* Runs the plan in the active snapshot into `store`, rows of `desc` (the sink's row
- * type). */
+/* Runs the plan in the active snapshot into `store`, rows of `desc`: the sink's row
+ * type, or (subset) a read view's, the query's columns only, the sink's other
+ * columns (its hidden key columns) left out. */
 extern void fn_read_run(TaskConfig *cfg, FlowQuery *fq, const FnReadPlan *plan, Tuplestorestate *store,
-                        TupleDesc desc);
+                        TupleDesc desc, bool subset);
 
 #endif

@@ -47,12 +47,12 @@ typedef struct RefreshPlans {
 	SPIPlanPtr fill;                /* plain INSERT, for windows it holds none of */
 	SPIPlanPtr count;               /* the take's probe (fn_refresh_take): rows in a range */
 	SPIPlanPtr batch;               /* and in each of many ranges, as a cursor */
-	int time_index;      /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
-	int sink_index;      /* the sink has one led by the window column: likewise */
-	bool upsert_refused; /* the query needs the DELETE even after inserts */
-	List *dimensions;    /* the tables the flow joins (Oid, TopMemoryContext) */
-	bool dimensions_known;
-	FnFold *fold; /* the folded refresh of its open window */
+	int time_index;        /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
+	int sink_index;        /* the sink has one led by the window column: likewise */
+	bool upsert_refused;   /* the query needs the DELETE even after inserts */
+	List *dimensions;      /* the tables the flow joins (Oid, TopMemoryContext) */
+	bool dimensions_known; /* false again after a relcache invalidation of one */
+	FnFold *fold;          /* the folded refresh of its open window */
 } RefreshPlans;
 
 /* The flow's set, made the most recently used (a new one, empty, if it had none:

@@ -22,5 +22,12 @@ extern Oid fn_prepare_sink(const char *sink_name, FlowQuery *fq, Oid source_reli
  * an existing sink; call it again before building refresh statements when the sink
  * may have changed since. Takes AccessShareLock on the sink. */
 extern void fn_check_sink(Oid sink_relid, FlowQuery *fq);
+/* After ALTER COLUMN TYPE of a column the query reads: each hidden key column of the
+ * sink (query/hidden_keys.h) whose type, typmod or collation is no longer the query's
+ * is changed to the query's, its values cast (docs/reference.md, "Group keys that are
+ * not output columns"). The user never chose those columns' types, so they follow the
+ * query, where a visible column's type stays the user's to change. An ERROR (no cast,
+ * say) names the flow. Returns how many columns changed. */
+extern int fn_sink_follow_hidden_types(Oid sink_relid, FlowQuery *fq, const char *flow_name);
 
 #endif
