@@ -96,7 +96,6 @@ bench_granular() {
   # ten times the keys, the same rows a day: one late row for 1 of GR_KDEVS devices
   gr_setup "$GR_KDEVS" 10
   {
-    echo "SET flownode.key_marks_per_window = 256;"
     echo "SELECT flownode.flush_flow('gr_flow');"
     for ((r = 1; r <= GR_KROUNDS; r++)); do
       d=$((r * 7919 % (GR_KDEVS - 1)))
