@@ -32,7 +32,7 @@ PG_CXXFLAGS += -Wall -Wextra -Werror
 endif
 SHLIB_LINK = -lstdc++
 
-REGRESS = api errors marking groups windows time_limits sink_exact types determinism retention repair ddl follow privileges flow_rights convergence refresh_shapes partitions partman greptime_shapes greptime_now greptime steer pathologies fold restore joins join_shapes chains time_inputs read_flow history time_bucket first_last hidden_keys timescale key_hash key_marks
+REGRESS = api errors marking groups windows time_limits sink_exact types determinism retention repair ddl follow privileges flow_rights convergence refresh_shapes partitions partman greptime_shapes greptime_now greptime steer pathologies fold restore joins join_shapes chains time_inputs read_flow history time_bucket first_last hidden_keys timescale key_hash key_marks key_defaults
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check --temp-config=$(CURDIR)/test/flownode.conf
 ISOLATION = refresh_race create_flow_race drop_during_refresh truncate_during_refresh backfill_row_lock dimension_race dimension_view_replace read_race fold_race cap_race restore_partition_load
 ISOLATION_OPTS = --temp-instance=$(CURDIR)/tmp_check_iso --temp-config=$(CURDIR)/test/flownode.conf \

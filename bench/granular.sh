@@ -12,8 +12,8 @@
 # device's day into a copy of the sink (the floor); 1,000 late rows over 100 devices,
 # flush_flow against the floor's upsert of those 100 devices' day; and one late row
 # with key marks off (flownode.key_marks_per_window = 0 in the writer: the whole day
-# recomputed), as without them. The writers' budget is 256 groups per window: the
-# 100 devices of one transaction are past the suggested 64 (the day would go whole).
+# recomputed), as without them. The flow and the writers use the default budget
+# (128 groups per window): the 100 devices of one transaction stay under it.
 # The sink is compared with the query at the end.
 #
 # Then the same day with ten times the keys (GR_KDEVS devices, one row per device per
@@ -54,7 +54,6 @@ CREATE INDEX ON gr_src (ts);
 CREATE INDEX ON gr_src (dev, ts);
 CREATE INDEX ON gr_src (flownode.key_hash(dev), ts);
 VACUUM ANALYZE gr_src;
-SET flownode.key_marks_per_window = 256;
 SELECT flownode.create_flow('gr_flow', 'gr_sink', \$q\$$gr_query\$q\$, eval_interval => '1 day');
 CREATE TABLE gr_floor AS SELECT * FROM gr_sink;
 ALTER TABLE gr_floor ADD PRIMARY KEY (day, dev);
@@ -74,7 +73,6 @@ bench_granular() {
   section_start "22 key marks: a daily flow over $GR_DEVS and $GR_KDEVS devices ($((GR_DEVS * 1440)) rows a day): late rows for 1 and 100 devices"
   gr_setup "$GR_DEVS" 1
   {
-    echo "SET flownode.key_marks_per_window = 256;"
     echo "SELECT flownode.flush_flow('gr_flow');"
     for ((r = 1; r <= GR_ROUNDS; r++)); do
       d=$((r * 7 % GR_DEVS))
@@ -89,7 +87,7 @@ bench_granular() {
       echo "@floor1000_$r $(gr_floor "dev >= $((lo + 100)) AND dev < $((lo + 200))")"
       echo "SET flownode.key_marks_per_window = 0;"
       echo "INSERT INTO gr_src VALUES ('2024-01-01 13:00:30+00', $d, 2.5);"
-      echo "SET flownode.key_marks_per_window = 256;"
+      echo "RESET flownode.key_marks_per_window;"
       echo "@whole1_$r SELECT flownode.flush_flow('gr_flow');"
     done
     echo "=diff_0 SELECT count(*) FROM ((SELECT * FROM gr_sink EXCEPT ALL ($gr_query)) UNION ALL (($gr_query) EXCEPT ALL SELECT * FROM gr_sink)) d"
@@ -98,7 +96,6 @@ bench_granular() {
   # ten times the keys, the same rows a day: one late row for 1 of GR_KDEVS devices
   gr_setup "$GR_KDEVS" 10
   {
-    echo "SET flownode.key_marks_per_window = 256;"
     echo "SELECT flownode.flush_flow('gr_flow');"
     for ((r = 1; r <= GR_KROUNDS; r++)); do
       d=$((r * 7919 % (GR_KDEVS - 1)))

@@ -366,7 +366,9 @@ CREATE TABLE flownode.pending_keys (
     flow_id bigint NOT NULL,
     window_start bigint NOT NULL,
     window_end bigint NOT NULL,
-    key_hash bigint NOT NULL
+    key_hash bigint NOT NULL,
+    -- when the writer committed (its PRE_COMMIT): the flows view's lag
+    committed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 ) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
         autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 10000);
 CREATE INDEX pending_keys_flow_idx ON flownode.pending_keys (flow_id);
@@ -653,9 +655,13 @@ SELECT r.flow_name,
        r.last_run_duration
   FROM flownode.flow_runtime r
   JOIN flownode.flow f ON f.flow_id = r.flow_id
+  -- the durable record: the windows of flownode.pending and the key marks
   LEFT JOIN (SELECT d.flow_id, pg_catalog.count(*) AS record_rows,
-                    pg_catalog.sum(pg_catalog.pg_column_size(d.*))::bigint AS record_bytes
-               FROM flownode.pending d GROUP BY d.flow_id) p ON p.flow_id = r.flow_id
+                    pg_catalog.sum(d.size)::bigint AS record_bytes
+               FROM (SELECT e.flow_id, pg_catalog.pg_column_size(e.*) AS size FROM flownode.pending e
+                     UNION ALL
+                     SELECT g.flow_id, pg_catalog.pg_column_size(g.*) FROM flownode.pending_keys g) d
+              GROUP BY d.flow_id) p ON p.flow_id = r.flow_id
   LEFT JOIN flownode.flow_clock k ON k.flow_id = r.flow_id;
 GRANT SELECT ON flownode.flow_info TO PUBLIC;
 COMMENT ON VIEW flownode.flow_info IS

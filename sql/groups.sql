@@ -6,6 +6,9 @@
 -- New York is not a union of hours from half a minute past), and a flow
 -- created or dropped in the middle of a transaction changes nothing for the others.
 SET timezone = 'UTC';
+-- the groups are those of whole-window marks: flows whose marks carry keys (the
+-- default) are groups of their own, marked by their key triggers (key_marks.sql)
+SET flownode.key_marks_per_window = 0;
 CREATE TABLE gsrc (ts timestamptz NOT NULL, ts2 timestamptz NOT NULL DEFAULT '2024-01-01', host text NOT NULL, v float8);
 CREATE FUNCTION gflow(name text, win text, col text DEFAULT 'ts') RETURNS boolean LANGUAGE sql AS $f$
   SELECT flownode.create_flow(name, name || '_sink',

@@ -143,7 +143,8 @@ UPDATE st SET v = v + 1 WHERE ts = '2024-01-01 01:00';
 DELETE FROM st WHERE ts = '2024-01-01 02:00';
 SELECT dirty_windows, oldest_dirty_window, lag IS NOT NULL AS lags, state FROM flownode.flows NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i
  WHERE flow_name = 'st_h';
-SELECT count(*) AS recorded FROM flownode.pending WHERE flow_id = :st_id;
+SELECT (SELECT count(*) FROM flownode.pending WHERE flow_id = :st_id) +
+       (SELECT count(*) FROM flownode.pending_keys WHERE flow_id = :st_id) AS recorded;
 -- ... and nothing is refreshed, not even after several evaluation intervals
 SELECT runs AS runs_paused FROM flownode.flow_info WHERE flow_name = 'st_h' \gset
 SELECT pg_sleep(2.5);
@@ -163,7 +164,8 @@ SELECT flownode.resume_flow('st_h');                      -- not paused: a NOTIC
 SELECT steer_wait($$SELECT flow_diff('st_h') = 'missing=0 extra=0' AND
   (SELECT lag IS NULL FROM flownode.flows WHERE flow_name = 'st_h')$$);
 SELECT state, dirty_windows, lag, oldest_dirty_window FROM flownode.flows NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i WHERE flow_name = 'st_h';
-SELECT count(*) AS recorded FROM flownode.pending WHERE flow_id = :st_id;
+SELECT (SELECT count(*) FROM flownode.pending WHERE flow_id = :st_id) +
+       (SELECT count(*) FROM flownode.pending_keys WHERE flow_id = :st_id) AS recorded;
 -- a pause that rolls back leaves the flow running
 BEGIN;
 SELECT flownode.pause_flow('st_h');

@@ -60,7 +60,8 @@ SELECT attname FROM pg_attribute WHERE attrelid = 'daily'::regclass AND attnum >
 SELECT count(*) FROM daily;
 SELECT * FROM flownode.execute($$CALL refresh_continuous_aggregate('daily', '2024-01-02', '2024-01-03')$$);
 SELECT loc, day, n FROM daily ORDER BY day, loc;
--- a write reaches the sink for its own window only
+-- a write reaches the sink for its own group only (a late row marks its group: the
+-- day's other groups wait for a refresh of their range)
 INSERT INTO conditions VALUES ('2024-01-05 01:00', 'loc1', 7, 7);
 SELECT flownode.flush_flow('daily') > 0 AS refreshed;
 SELECT loc, day, n FROM daily ORDER BY day, loc;

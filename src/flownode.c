@@ -13,7 +13,7 @@ int fn_max_workers = 2;
 int fn_dirty_ranges_per_flow = 4096;
 int fn_dirty_ranges_memory_kb = -1;
 int fn_local_ranges_per_flow = 4096;
-int fn_key_marks_per_window = 0;
+int fn_key_marks_per_window = 128;
 int fn_max_rows_per_refresh = 1000000;
 int fn_min_refresh_interval_ms = 5000;
 int fn_max_backoff_ms = 300000;
@@ -99,7 +99,7 @@ void fn_define_settings(bool preloaded) {
 	                        "source columns, before it marks the whole window instead (0: whole windows).",
 	                        "A late row into a closed window then refreshes only the groups it touched. A "
 	                        "flow gets the triggers that mark keys when it is created while this is above 0.",
-	                        &fn_key_marks_per_window, 0, 0, 100000, PGC_USERSET, 0, NULL, NULL, NULL);
+	                        &fn_key_marks_per_window, 128, 0, 100000, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable(
 	    "flownode.max_rows_per_refresh",
 	    "Most source rows one refresh statement reads; a larger backlog is split across "

@@ -209,27 +209,28 @@ static void no_slot_view(TaskConfig *cfg, bool standby, Datum *values, bool *nul
 	nulls[COL_LAST_ERROR_SQLSTATE] = nulls[COL_LAST_START_DELAY] = true;
 }
 
-/* The windows of key marks waiting in flownode.pending_keys (record/key_record.h)
- * are pending too: merged into the view's dirty ranges (on a standby as on the
- * primary: the table comes with the WAL). */
-static void add_key_windows(TaskConfig *cfg, FlowView *v) {
-	uint32 nkeys, n = 0;
-	FnTimeRange *keys, *all;
+/* The key marks waiting in flownode.pending_keys (record/key_record.h) are pending
+ * too: their windows merged into the view's dirty ranges, their oldest commit into
+ * its lag (on a standby as on the primary: the table comes with the WAL). `keys`:
+ * every flow's, read once per read of the view. */
+static void add_key_marks(TaskConfig *cfg, const FnKeyRecordFlow *keys, FlowView *v) {
+	uint32 n = 0, room;
+	FnTimeRange *all;
 
-	if (cfg->window.kind == FN_WINDOW_NONE || !cfg->bound)
+	if (keys == NULL || cfg->window.kind == FN_WINDOW_NONE || !cfg->bound)
 		return;
-	keys = fn_key_record_windows(cfg->flow_id, &nkeys);
-	if (nkeys == 0)
-		return;
-	all = palloc(sizeof(FnTimeRange) * (v->nranges + nkeys));
-	fn_dirty_add_all((FnDirtySet){all, &n, v->nranges + nkeys}, v->ranges, v->nranges); /* room: no merge */
-	fn_dirty_add_all((FnDirtySet){all, &n, v->nranges + nkeys}, keys, nkeys);
+	room = v->nranges + keys->nwindows;
+	all = palloc(sizeof(FnTimeRange) * room);
+	fn_dirty_add_all((FnDirtySet){all, &n, room}, v->ranges, v->nranges); /* room: no merge */
+	fn_dirty_add_all((FnDirtySet){all, &n, room}, keys->windows, keys->nwindows);
 	v->ranges = all;
 	v->nranges = n;
+	v->since = fn_since_min(v->since, keys->oldest);
 }
 
 /* The flow's row: its state, dirty windows, lag and backfill from the view. */
-static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, bool *nulls) {
+static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, const FnKeyRecordFlow *keys, Datum *values,
+                     bool *nulls) {
 	FnWindow *w = cfg->window.kind != FN_WINDOW_NONE ? fn_window_create(&cfg->window) : NULL;
 	FlowView v;
 	TimestampTz since;
@@ -243,7 +244,7 @@ static void flow_row(TaskConfig *cfg, Oid catalog, bool standby, Datum *values, 
 		no_slot_view(cfg, standby, values, nulls, &v);
 	/* a pause is the user's: shown over everything but the standby and a flow not
 	 * bound yet (which needs refresh_flow first) */
-	add_key_windows(cfg, &v);
+	add_key_marks(cfg, keys, &v);
 	if (!standby && cfg->bound && cfg->paused)
 		v.state = "paused";
 	else if (strcmp(v.state, "active") == 0 && cfg->backfilling)
@@ -281,6 +282,8 @@ static Datum flow_status(FunctionCallInfo fcinfo, const StatusLayout *layout) {
 	bool standby = RecoveryInProgress();
 	List *flows;
 	ListCell *lc;
+	FnKeyRecordFlow *keys;
+	uint32 nkeys;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != layout->ncols)
@@ -288,6 +291,7 @@ static Datum flow_status(FunctionCallInfo fcinfo, const StatusLayout *layout) {
 		                errmsg("flownode.flow_status does not have the columns of its version"),
 		                errhint("Run ALTER EXTENSION flownode UPDATE in this database.")));
 	flows = fn_load_all_flows();
+	keys = fn_key_record_summary(&nkeys);
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
 		Datum all[NUM_COLS] = {0};
@@ -298,7 +302,7 @@ static Datum flow_status(FunctionCallInfo fcinfo, const StatusLayout *layout) {
 		if (!has_privs_of_role(GetUserId(), cfg->owner))
 			continue; /* each role sees the state of its own flows only */
 		all[COL_FLOW_ID] = Int64GetDatum(cfg->flow_id);
-		flow_row(cfg, catalog, standby, all, all_nulls);
+		flow_row(cfg, catalog, standby, fn_key_record_find(keys, nkeys, cfg->flow_id), all, all_nulls);
 		all_nulls[COL_MARKING_ENABLED] = !layout->marking || !OidIsValid(cfg->source_relid);
 		if (!all_nulls[COL_MARKING_ENABLED])
 			all[COL_MARKING_ENABLED] = BoolGetDatum(fn_marking_enabled(cfg->source_relid));

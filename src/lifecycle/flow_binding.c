@@ -528,15 +528,36 @@ void fn_after_copy_from(Oid relid) {
 		mark_one_row_sinks(relid);
 }
 
-void fn_start_workers_after_update(void) {
+/* The source tables of the bound flows get the triggers a fresh install would give
+ * their flows: the update's new kinds of trigger (the key triggers of 0.4, which a
+ * catalog older than the library could not have, marking/key_triggers.c) are
+ * installed now, so an updated flow behaves as one created after the update. */
+static void sync_updated_triggers(List *flows) {
+	List *synced = NIL;
+	ListCell *lc;
+
+	foreach (lc, flows) {
+		TaskConfig *cfg = lfirst(lc);
+
+		if (!OidIsValid(cfg->source_relid) || list_member_oid(synced, cfg->source_relid))
+			continue;
+		synced = lappend_oid(synced, cfg->source_relid);
+		fn_sync_marking_triggers(cfg->source_relid);
+	}
+}
+
+void fn_after_extension_update(void) {
 	List *flows;
 	Oid catalog;
 	ListCell *lc;
 
-	if (fn_slot_count() == 0 || !OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current())
+	if (!OidIsValid(fn_catalog_relid(true)) || !fn_catalog_is_current())
+		return;
+	flows = fn_load_bound_flows();
+	sync_updated_triggers(flows);
+	if (fn_slot_count() == 0)
 		return;
 	catalog = fn_catalog_relid(false);
-	flows = fn_load_bound_flows();
 	foreach (lc, flows) {
 		TaskConfig *cfg = lfirst(lc);
 		if (!fn_slot_has_worker(MyDatabaseId, catalog, cfg->flow_id))

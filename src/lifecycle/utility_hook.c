@@ -603,7 +603,7 @@ void fn_utility_command(ProcessUtility_hook_type next, PlannedStmt *pstmt, const
 	fn_bind_restored_flows(awaiting_key);
 	fn_after_copy_from(copied_into(stmt));
 	if (updates_flownode(stmt))
-		fn_start_workers_after_update();
+		fn_after_extension_update();
 }
 
 /* Stopping workers before DROP DATABASE needs shared memory (preloaded). */

@@ -25,6 +25,7 @@
 #include "pgutil/subxact_sets.h"
 #include "query/key_columns.h"
 #include "query/time_input.h"
+#include "registry/flow_registry.h"
 #include "record/key_record.h"
 #include "shmem/flow_slots.h"
 
@@ -66,6 +67,7 @@ typedef struct KeyCall {
 	AttrNumber attnums[FN_MAX_KEY_COLUMNS];
 	FnKeyColumn cols[FN_MAX_KEY_COLUMNS];
 	TupleDesc desc;
+	bool whole; /* a key column was dropped (the flow's query is broken): whole windows */
 } KeyCall;
 
 static KeyCall *key_call(FunctionCallInfo fcinfo, HeapTupleHeader row) {
@@ -93,7 +95,9 @@ static KeyCall *key_call(FunctionCallInfo fcinfo, HeapTupleHeader row) {
 
 		kc->attnums[i] = DatumGetInt16(elems[i + 1]);
 		att = TupleDescAttr(kc->desc, kc->attnums[i] - 1);
-		if (!fn_key_column_init(&kc->cols[i], att->atttypid, att->attcollation, fcinfo->flinfo->fn_mcxt))
+		kc->whole |= att->attisdropped;
+		if (!kc->whole &&
+		    !fn_key_column_init(&kc->cols[i], att->atttypid, att->attcollation, fcinfo->flinfo->fn_mcxt))
 			elog(ERROR, "flownode.mark_keys: column %d has no hash function", kc->attnums[i]);
 	}
 	fcinfo->flinfo->fn_extra = kc;
@@ -184,7 +188,7 @@ static void mark_one(SourceEntry *e, FlowMarker *m, MarkGroup *g, KeyCall *kc, H
 	for (int i = 0; i < kc->ncols; i++)
 		values[i] = heap_getattr(&tup, kc->attnums[i], kc->desc, &nulls[i]);
 	/* an open window folds its new rows: it is marked whole, as without keys */
-	if (window_closed(m, window) &&
+	if (!kc->whole && window_closed(m, window) &&
 	    add_key(e->relid, m->flow_id, window, fn_key_hash(kc->cols, values, nulls, kc->ncols)))
 		return;
 	mark_whole(e, g, ts, removes);
@@ -274,18 +278,31 @@ void fn_key_marks_pre_commit(Oid catalog_relid) {
 
 	foreach (lc, xact_keys) {
 		KeySet *ks = lfirst(lc);
+		FlowMarker *m = fn_find_flow(fn_source_entry(ks->relid), ks->flow_id);
 		FlowSlot *slot;
+		uint32 from = 0;
 
-		if (ks->count == 0 || fn_find_flow(fn_source_entry(ks->relid), ks->flow_id) == NULL)
+		if (ks->count == 0 || m == NULL)
 			continue;
-		fn_key_record_write(ks->flow_id, ks->marks, ks->count);
+		/* windows frozen by expire_after mark nothing, as commit_marks.c's cut_expired;
+		 * the marks are sorted by window: the frozen ones lead */
+		if (m->expire_after != NULL) {
+			int64 line = fn_expiry_start(m->expire_after, m->spec.with_time_zone, m->timezone, m->window,
+			                             GetCurrentTimestamp());
+
+			while (from < ks->count && ks->marks[from].window.start < line)
+				from++;
+		}
+		if (from == ks->count)
+			continue;
+		fn_key_record_write(ks->flow_id, ks->marks + from, ks->count - from);
 		slot = fn_acquire_slot(MyDatabaseId, catalog_relid, ks->flow_id, true);
 		if (slot != NULL) {
 			NotedSlot *n = MemoryContextAlloc(TopTransactionContext, sizeof(NotedSlot));
 
 			n->slot = slot;
 			/* sorted by window: the hull runs from the first to the last */
-			n->hull = (FnTimeRange){ks->marks[0].window.start, ks->marks[ks->count - 1].window.end};
+			n->hull = (FnTimeRange){ks->marks[from].window.start, ks->marks[ks->count - 1].window.end};
 			noted_slots = lappend(noted_slots, n);
 		}
 	}

@@ -40,9 +40,13 @@
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
+#include "storage/proc.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+
+#include "compat/pg_compat.h"
 
 PG_FUNCTION_INFO_V1(flownode_mark_keyed);
 
@@ -195,9 +199,10 @@ static bool id_member(List *ids, int64 id) {
 	return false;
 }
 
-/* Key marks are opt-in: a flow gets its key triggers while flownode.key_marks_per_window
- * is above 0 (in the session that creates it, or any that syncs its tables' triggers
- * later) and keeps them; whether a write marks keys follows the writer's setting. */
+/* A flow gets its key triggers while flownode.key_marks_per_window is above 0 (its
+ * default: in the session that creates it, binds it after a restore, updates the
+ * extension, or syncs its tables' triggers later) and keeps them; whether a write
+ * marks keys follows the writer's setting (0: whole windows). */
 List *fn_key_flows(List *flows) {
 	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
 	List *ids, *keyed = NIL;
@@ -323,15 +328,32 @@ static List *unneeded(Relation rel, Oid fn, List *needed) {
 	return doomed;
 }
 
-/* The NOTICE of the index that serves a keyed flow's refreshes, on its source. */
+/* The flows whose index NOTICE this transaction gave (int64 ids as pointers), and
+ * the transaction: a table's triggers are synced again by each flow created on it,
+ * and each flow is to name its index once. */
+static List *noticed_flows = NIL;
+static LocalTransactionId noticed_lxid = InvalidLocalTransactionId;
+
+/* The NOTICE of the index that serves a keyed flow's refreshes, on its source, once
+ * per flow and transaction (the one that creates the flow: notice_index). */
 static void notice_indexes(Relation rel, List *mine, List *key_flows) {
 	ListCell *lc;
 
+	if (noticed_lxid != fn_my_lxid()) {
+		noticed_flows = NIL; /* its list went with the transaction's memory */
+		noticed_lxid = fn_my_lxid();
+	}
 	foreach (lc, mine) {
 		KeyFlow *kf = key_flow_of(key_flows, ((TaskConfig *)lfirst(lc))->flow_id);
+		MemoryContext old;
 
-		if (kf != NULL && kf->cfg->source_relid == RelationGetRelid(rel))
-			notice_index(rel, kf->cfg, kf->cols);
+		if (kf == NULL || kf->cfg->source_relid != RelationGetRelid(rel) ||
+		    list_member_ptr(noticed_flows, (void *)(intptr_t)kf->cfg->flow_id))
+			continue;
+		notice_index(rel, kf->cfg, kf->cols);
+		old = MemoryContextSwitchTo(TopTransactionContext);
+		noticed_flows = lappend(noticed_flows, (void *)(intptr_t)kf->cfg->flow_id);
+		MemoryContextSwitchTo(old);
 	}
 }
 

@@ -35,15 +35,21 @@ static int hash_order(const void *a, const void *b) {
 }
 
 /* The marks' distinct windows (marks sorted by window) into *windows; their distinct
- * hashes as an int8[]. */
-static Datum mark_arrays(FnKeyMark *marks, uint32 n, FnTimeRange *windows, int *nwindows) {
+ * hashes as an int8[]. The windows counted: all of them, and those outside
+ * count->done. */
+static Datum mark_arrays(FnKeyMark *marks, uint32 n, FnTimeRange *windows, int *nwindows, FnKeyCount *count) {
 	Datum *h = palloc(sizeof(Datum) * n);
 	uint64 *hashes = palloc(sizeof(uint64) * n);
 	int nw = 0, nh = 0;
 
 	for (uint32 i = 0; i < n; i++) {
-		if (nw == 0 || windows[nw - 1].start != marks[i].window.start)
+		if (nw == 0 || windows[nw - 1].start != marks[i].window.start) {
 			windows[nw++] = marks[i].window;
+			if (count->done == NULL ||
+			    !fn_dirty_covers((FnDirtySet){(FnTimeRange *)count->done, &count->ndone, count->ndone},
+			                     marks[i].window))
+				count->fresh++;
+		}
 		hashes[i] = marks[i].hash;
 	}
 	qsort(hashes, n, sizeof(uint64), hash_order);
@@ -61,13 +67,13 @@ static Datum mark_arrays(FnKeyMark *marks, uint32 n, FnTimeRange *windows, int *
  * windows' refresh filters it), then the hashes. Returns their number.
  */
 static int key_arguments(TaskConfig *cfg, FnRefreshShape shape, FnKeyMark *marks, uint32 n, Oid *types,
-                         Datum *values, int64 *windows) {
+                         Datum *values, FnKeyCount *count) {
 	Oid coltype = cfg->window.with_time_zone ? TIMESTAMPTZOID : TIMESTAMPOID;
 	bool input = cfg->input.kind != FN_INPUT_TIMESTAMP;
 	int nargs = input ? 4 : 2;
 	FnTimeRange *ranges = palloc(sizeof(FnTimeRange) * n);
 	int nw;
-	Datum hashes = mark_arrays(marks, n, ranges, &nw);
+	Datum hashes = mark_arrays(marks, n, ranges, &nw, count);
 
 	types[0] = types[1] = get_array_type(coltype);
 	fn_refresh_range_arrays(ranges, nw, coltype, values);
@@ -77,12 +83,12 @@ static int key_arguments(TaskConfig *cfg, FnRefreshShape shape, FnKeyMark *marks
 	}
 	types[nargs] = INT8ARRAYOID;
 	values[nargs++] = hashes;
-	*windows = nw;
+	count->read = nw;
 	return nargs;
 }
 
 int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefreshShape shape, Snapshot snap,
-                     int64 expired_before, int64 *windows) {
+                     int64 expired_before, FnKeyCount *count) {
 	Oid types[5];
 	Datum values[5];
 	int nargs;
@@ -93,12 +99,12 @@ int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefresh
 	SPIPlanPtr plan;
 	int64 rows;
 
-	*windows = 0;
+	count->read = count->fresh = 0;
 	if (n == 0)
 		return 0;
 	/* distinct, sorted by window; none sent whole (per_window: no limit) */
 	n = fn_key_marks_plan(marks, n, NULL, 0, PG_UINT32_MAX, NULL, &nwhole);
-	nargs = key_arguments(cfg, shape, marks, n, types, values, windows);
+	nargs = key_arguments(cfg, shape, marks, n, types, values, count);
 	plan = SPI_prepare(fn_refresh_keys_sql(fq, sink, shape), nargs, types);
 	if (plan == NULL)
 		elog(ERROR, "flownode: preparing the refresh of key marks failed: %s",

@@ -383,18 +383,20 @@ static void check_readers_bound(TaskConfig *cfg) {
 
 /* The key marks' refresh (key_refresh.c), each side read as the ranges' refresh
  * reads it; the fold starts afresh, its prefix may lack the marked groups' rows. */
-static int64 refresh_keys(TaskConfig *cfg, Snapshot snap, int64 expired_before) {
+static int64 refresh_keys(TaskConfig *cfg, Snapshot snap, int64 expired_before, FnKeyCount *asked) {
 	FlowQuery *fq;
 	FnRefreshShape shape;
-	int64 windows, rows;
+	FnKeyCount own = {0};
+	FnKeyCount *count = asked != NULL ? asked : &own;
+	int64 rows;
 
 	plans_for(cfg); /* the flow's set made the current one */
 	fq = fn_plans_analysed(cfg);
 	shape = (FnRefreshShape){fn_plans_time_index(cfg) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS,
 	                         fn_plans_sink_window_index(cfg, fq) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS};
-	rows = fn_key_refresh(cfg, fq, cur->sink, shape, snap, expired_before, &windows);
+	rows = fn_key_refresh(cfg, fq, cur->sink, shape, snap, expired_before, count);
 
-	if (windows > 0)
+	if (count->read > 0)
 		fn_fold_forget(fold_of(cfg));
 	return rows;
 }
@@ -444,7 +446,7 @@ static int64 execute(TaskConfig *cfg, FlowQuery *fill, bool sink_is_new, const F
 			                           (FnRefreshShape){FN_FILTER_ALL_FINITE, FN_FILTER_ALL_FINITE}, false),
 			            fill, clock_at, snap, SPI_OK_SELECT);
 		else if (req->keys)
-			rows = refresh_keys(cfg, snap, req->expired_before);
+			rows = refresh_keys(cfg, snap, req->expired_before, req->key_count);
 		else {
 			if (nranges > 0) /* no ranges: only expired windows to forget */
 				rows = refresh_ranges(cfg, ranges, nranges, snap, req->removals,

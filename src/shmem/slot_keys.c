@@ -3,7 +3,8 @@
  * (docs/internals.md §3, *Key marks*). The marks themselves are rows of that table,
  * written in the writers' transactions and read by the refresh in its snapshot, so
  * shared memory holds only the note that tells the worker to look: a note lost to a
- * crash is set again by the worker's start.
+ * crash is set again by the worker's start. The worker takes the note as any other
+ * wake-up (fn_slot_take_wakeup with FN_WAKE_KEYS, slot_worker.c).
  */
 #include "flownode.h"
 
@@ -24,16 +25,4 @@ void fn_slot_note_keys(FlowSlot *slot, FnTimeRange hull) {
 	if (w.start >= w.end || (hull.start < w.end && w.start < hull.end))
 		slot->fold_lo = FN_TS_MIN;
 	LWLockRelease(fn_slot_lock(slot));
-}
-
-/* Whether a commit noted key marks since the last take; the note is cleared. A
- * commit whose rows the refresh's snapshot misses notes again after this take. */
-bool fn_slot_take_keys(FlowSlot *slot) {
-	bool pending;
-
-	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	pending = slot->keys_pending;
-	slot->keys_pending = false;
-	LWLockRelease(fn_slot_lock(slot));
-	return pending;
 }

@@ -301,16 +301,34 @@ void fn_slot_follow_config(FlowSlot *slot, uint64 seq, bool paused) {
 	LWLockRelease(fn_slot_lock(slot));
 }
 
+/* The slot's flag of a kind of wake-up (the slot's lock held). */
+static bool *wakeup_flag(FlowSlot *slot, FlowSlotWakeup what) {
+	switch (what) {
+	case FN_WAKE_RELOAD:
+		return &slot->reload_requested;
+	case FN_WAKE_UPSTREAM:
+		return &slot->upstream_wrote;
+	case FN_WAKE_KEYS:
+		return &slot->keys_pending;
+	}
+	pg_unreachable();
+}
+
 /* The worker takes a wake-up into account: the record is read again now (rows
- * committed after this are read by the next one), or the upstream's write is in
- * its schedule. */
-void fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what) {
+ * committed after this are read by the next one), the upstream's write is in its
+ * schedule, or the key marks noted are refreshed now (a commit whose rows the
+ * refresh's snapshot misses notes again after this). Returns whether it was set;
+ * it is cleared. */
+bool fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what) {
+	bool *flag;
+	bool was;
+
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
-	if (what == FN_WAKE_RELOAD)
-		slot->reload_requested = false;
-	else
-		slot->upstream_wrote = false;
+	flag = wakeup_flag(slot, what);
+	was = *flag;
+	*flag = false;
 	LWLockRelease(fn_slot_lock(slot));
+	return was;
 }
 
 /* The fold's reports since the last look (refresh/fold_refresh.h); PG_INT64_MAX

@@ -703,31 +703,46 @@ static void keys_work(Run *run) {
 	LWLockRelease(fn_slot_lock(task->slot));
 	if (stopped)
 		return;
+	run->logs = true; /* a failure has its row in the history */
 	run->rows = fn_refresh_run(
 	    task->cfg, &(FnRefreshRequest){.keys = true,
+	                                   .key_count = run->arg,
 	                                   .expired_before = fn_expiry_start(
 	                                       task->cfg->expire_after, task->cfg->window.with_time_zone,
 	                                       task->cfg->timezone, task->window, GetCurrentTimestamp()),
 	                                   .rows = PG_UINT64_MAX});
+	run->windows = ((FnKeyCount *)run->arg)->read;
 	run->counts = true;
-	run->logs = run->rows > 0;
+	run->logs = run->windows > 0; /* a success that read no mark has none */
 }
 
 static const RunKind keys_kind = {"flownode: refreshing the groups of late rows", FN_RUN_REFRESH, false,
                                   keys_work};
 
 /* Refreshes the key marks if a commit noted some; a failure notes them again, for
- * the next evaluation. */
-static bool run_keys(bool from_shared) {
-	Run run = run_on_shared(&keys_kind, NULL);
+ * the next evaluation. *count: the windows refreshed (those outside count->done
+ * in count->fresh). */
+static bool run_keys(bool from_shared, FnKeyCount *count) {
+	Run run = run_on_shared(&keys_kind, count);
 
-	if (task->window == NULL || !fn_slot_take_keys(task->slot))
+	if (task->window == NULL || !fn_slot_take_wakeup(task->slot, FN_WAKE_KEYS))
 		return true;
 	run.from_shared = from_shared;
 	if (run_in_transaction(&run) && !task->halted && !task->flow_gone)
 		return true;
+	count->read = count->fresh = 0; /* rolled back */
 	fn_slot_note_keys(task->slot, (FnTimeRange){0, 0});
 	return false;
+}
+
+/* After a flush's backlog: its key marks, their windows counted in *windows unless
+ * the backlog (`done`, as taken) refreshed them whole already. */
+static bool flush_keys(const FnTimeRange *done, uint32 ndone, int64 *windows) {
+	FnKeyCount count = {done, ndone, 0, 0};
+	bool ok = run_keys(false, &count);
+
+	*windows += count.fresh;
+	return ok;
 }
 
 /*
@@ -741,6 +756,8 @@ static void serve_flush(void) {
 	int64 windows = 0;
 	bool ok = true;
 	bool more;
+	FnTimeRange *done;
+	uint32 ndone;
 
 	serving = fn_slot_serving(slot, FN_REQUEST_FLUSH, NULL);
 
@@ -755,13 +772,17 @@ static void serve_flush(void) {
 	lock_with_room();
 	task->backlog_removals = fn_slot_take_all_locked(slot, backlog_set());
 	LWLockRelease(fn_slot_lock(slot));
+	ndone = task->nbacklog;
+	done = MemoryContextAlloc(task->cxt, sizeof(FnTimeRange) * Max(ndone, 1));
+	memcpy(done, task->backlog, sizeof(FnTimeRange) * ndone);
 
 	while (ok && task->nbacklog > 0 && !task->flow_gone && !task->halted) {
 		CHECK_FOR_INTERRUPTS();
 		ok = run_refresh(false, &windows, &more);
 	}
 	if (ok && !task->flow_gone && !task->halted)
-		ok = run_keys(false);
+		ok = flush_keys(done, ndone, &windows);
+	pfree(done);
 	LWLockAcquire(fn_slot_lock(slot), LW_EXCLUSIVE);
 	fn_dirty_add_all(fn_slot_dirty_set(slot, task->nbacklog), task->backlog, task->nbacklog);
 	if (task->nbacklog > 0 && task->backlog_removals)
@@ -853,6 +874,11 @@ static void repair_work(Run *run) {
 		take_inside(r->want);
 	LWLockRelease(fn_slot_lock(slot));
 	if (!gone) {
+		/* this commit waits for its WAL flush, unlike the worker's others: the range
+		 * is recorded nowhere, so a commit lost to a crash after refresh_flow
+		 * returned would lose its rows for good (reverted at the transaction's end) */
+		(void)set_config_option("synchronous_commit", "on", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+		                        true, 0, false);
 		fn_inflight_wait_all(); /* as a flush: every commit before the call is seen */
 		/* counted first: the sink's rows there before, the source's rows now */
 		*r->windows = windows_in(fn_refresh_extent(task->cfg, r->want));
@@ -1136,7 +1162,8 @@ static bool key_marks_recorded(void) {
  * restore added rows to it or to flownode.pending_keys later (reload_requested).
  * Adding what the slot holds already is harmless. */
 static void reload_record(bool at_start) {
-	fn_slot_take_wakeup(task->slot, FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
+	(void)fn_slot_take_wakeup(task->slot,
+	                          FN_WAKE_RELOAD); /* rows committed after this are read by the next one */
 	begin_catalog_transaction();
 	fn_reload_pending(task->cfg->flow_id, task->slot);
 	/* key marks of a crash, a restore or a worker gone: the next evaluation runs them
@@ -1157,7 +1184,7 @@ static void reload_record(bool at_start) {
  * day later. The flag is cleared first: a write after this wakes us again.
  */
 static TimestampTz follow_upstream(TimestampTz now, TimestampTz next_eval) {
-	fn_slot_take_wakeup(task->slot, FN_WAKE_UPSTREAM);
+	(void)fn_slot_take_wakeup(task->slot, FN_WAKE_UPSTREAM);
 	return fn_next_eval_after_upstream(
 	    task->cfg->eval_interval ? fn_interval_usec(task->cfg->eval_interval) : 0,
 	    (int64)fn_min_refresh_interval_ms * 1000, now, next_eval, (uint32)fn_slot_failure_streak(task->slot));
@@ -1309,7 +1336,7 @@ static void run_due(void) {
 		bool backlog = false;
 
 		fn_slot_note_start(task->slot, task->next_eval, now);
-		(void)run_keys(true);
+		(void)run_keys(true, &(FnKeyCount){0});
 		(void)run_refresh(true, &windows, &backlog);
 		task->next_eval = next_after(now, GetCurrentTimestamp(), backlog);
 	} else {

@@ -172,11 +172,19 @@ is( $node->safe_psql('up',
 $node->safe_psql('up', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
 check_exact('up', 'after the update and a flush (writes under 0.1 and before the update included)');
 
+# key marks (0.4, on by default): the update gives the flow keyed by a column
+# (f_min, by host) the key triggers a fresh install's flow gets at creation
+my $key_triggers = q{SELECT count(*) FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+ WHERE p.proname = 'mark_keyed' AND t.tgrelid = 'm'::regclass};
+is($node->safe_psql('up', $key_triggers), '3', 'the update installs the key triggers of f_min, as a fresh install would');
+
 $node->safe_psql('up', q{
 INSERT INTO m VALUES ('2024-05-01 00:20:00', 'h3', 9);
 DELETE FROM m WHERE v BETWEEN 500 AND 502;
 INSERT INTO t VALUES ('2024-05-01 07:07');
 });
+is($node->safe_psql('up', q{SELECT count(*) > 0 FROM flownode.pending_keys k JOIN flownode.flow f USING (flow_id)
+ WHERE f.flow_name = 'f_min'}), 't', 'a late row after the update marks f_min by its keys');
 $node->safe_psql('up', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
 check_exact('up', 'after later writes and a flush');
 is($node->safe_psql('up', q{SELECT flownode.create_flow('f_new', 'sink_new',
@@ -199,6 +207,7 @@ $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('resto
 is($node->safe_psql('restored', "SELECT count(*) FROM flownode.flows WHERE state <> 'restored'"),
 	'6', 'every flow is back and bound');
 is($node->safe_psql('restored', $may_create), 'fn_alice', 'the grant to fn_alice is restored, and no other');
+is($node->safe_psql('restored', $key_triggers), '3', 'the restored f_min has its key triggers again');
 $node->safe_psql('restored', q{INSERT INTO m VALUES ('2024-05-02 02:02:02', 'h0', 11)});
 $node->safe_psql('restored', 'SELECT flownode.flush_flow(flow_name) FROM flownode.flows');
 check_exact('restored', 'after the restore, a write and a flush');

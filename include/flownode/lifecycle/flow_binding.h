@@ -76,8 +76,11 @@ extern void fn_bind_restored_flows(List *flows);
  */
 extern void fn_after_copy_from(Oid relid);
 
-/* After ALTER EXTENSION flownode UPDATE: the bound flows without a worker get one at
- * commit (a library newer than the database's objects started none). */
-extern void fn_start_workers_after_update(void);
+/* After ALTER EXTENSION flownode UPDATE: the sources of the bound flows get the
+ * triggers of the updated version (as a fresh install's flows have them: the key
+ * triggers, with flownode.key_marks_per_window above 0 in the updating session),
+ * and the bound flows without a worker get one at commit (a library newer than the
+ * database's objects started none). */
+extern void fn_after_extension_update(void);
 
 #endif

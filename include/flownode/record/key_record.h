@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "storage/itemptr.h"
+#include "datatype/timestamp.h"
 #include "utils/snapshot.h"
 
 #include "core/key_marks.h"
@@ -31,6 +32,22 @@ extern void fn_key_record_trim(Datum ctids, Snapshot snap);
 /* The windows holding key marks the current snapshot sees, sorted, distinct
  * (read_flow, the flows view). */
 extern FnTimeRange *fn_key_record_windows(int64 flow_id, uint32 *n);
+
+/* A flow's key marks as the flows view shows them: their windows, sorted and
+ * distinct, and when the oldest of them committed (its lag). */
+typedef struct FnKeyRecordFlow {
+	int64 flow_id;
+	FnTimeRange *windows;
+	uint32 nwindows;
+	TimestampTz oldest;
+} FnKeyRecordFlow;
+
+/* Every flow's key marks the current snapshot sees, in one query (the flows view:
+ * once per read, not once per flow), sorted by flow_id; NULL with *nflows 0 when
+ * none. Caller's context. */
+extern FnKeyRecordFlow *fn_key_record_summary(uint32 *nflows);
+/* The flow's entry of a summary, NULL when it has no key marks. */
+extern const FnKeyRecordFlow *fn_key_record_find(const FnKeyRecordFlow *flows, uint32 n, int64 flow_id);
 
 /* The flow's rows go with the flow. */
 extern void fn_key_record_forget_flow(int64 flow_id);

@@ -12,6 +12,7 @@
 #include "core/time_range.h"
 #include "query/flow_query.h"
 #include "refresh/fold_refresh.h"
+#include "refresh/key_refresh.h"
 #include "registry/flow_registry.h"
 
 /* create_flow's fill: the whole query (fq: the stored query analysed); into a sink it
@@ -42,8 +43,10 @@ typedef struct FnRefreshRequest {
 	const FnFoldInput *fold; /* NULL: no fold; else the reports the folded refresh of
 	                          * the open window checks (refresh/fold_refresh.h) */
 	/* the flow's key marks instead of ranges (refresh/key_refresh.h): no ranges, the
-	 * record untouched, the fold dropped (its prefix may lack the marked rows) */
+	 * record untouched, the fold dropped (its prefix may lack the marked rows); what
+	 * it refreshed counted in *key_count (NULL: not asked) */
 	bool keys;
+	FnKeyCount *key_count;
 } FnRefreshRequest;
 
 /* One refresh of req->ranges in the current transaction: returns the sink rows

@@ -294,17 +294,18 @@ extern void fn_slot_read_requests(FlowSlot *slot, uint64 config_seq, FlowSlotReq
 extern uint64 fn_slot_serving(FlowSlot *slot, FlowSlotRequest kind, FnTimeRange *range);
 extern uint64 fn_slot_config_seq(FlowSlot *slot);
 extern void fn_slot_follow_config(FlowSlot *slot, uint64 seq, bool paused);
-typedef enum FlowSlotWakeup { FN_WAKE_RELOAD, FN_WAKE_UPSTREAM } FlowSlotWakeup;
-extern void fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what);
+/* What woke the worker: a restore's rows in the record, an upstream flow's write, a
+ * commit's key marks. Taking one clears it and says whether it was set. */
+typedef enum FlowSlotWakeup { FN_WAKE_RELOAD, FN_WAKE_UPSTREAM, FN_WAKE_KEYS } FlowSlotWakeup;
+extern bool fn_slot_take_wakeup(FlowSlot *slot, FlowSlotWakeup what);
 extern int64 fn_slot_take_fold_lo(FlowSlot *slot);
 /* Key marks (slot_keys.c): a commit's note that it added some in the windows of
- * `hull` (at COMMIT: cannot fail; the fold's report too), and the worker's take of
- * that note (cleared), given back when its run failed. */
+ * `hull` (at COMMIT: cannot fail; the fold's report too), taken by the worker as
+ * FN_WAKE_KEYS and given back (noted again) when its run failed. */
 extern void fn_slot_note_keys(FlowSlot *slot, FnTimeRange hull);
 /* A flow worker's commit left key marks for the flow (a chain of flows): its worker
  * is woken and told, as a range mark's publication does (upstream_wrote). */
 extern void fn_slot_wake_downstream(FlowSlot *slot);
-extern bool fn_slot_take_keys(FlowSlot *slot);
 extern void fn_slot_settle_fold(FlowSlot *slot, FnTimeRange window, bool folded);
 
 /* the steps of a take and a give-back of ranges, under the slot's exclusive lock */

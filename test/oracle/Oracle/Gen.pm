@@ -46,8 +46,8 @@ sub case_plan
 # seed: the flows' shared dirty sets as configured by default (they start at 16
 # ranges in the slot and grow into the pool), capped at 8 ranges (every set past
 # them merges its nearest ranges), or growing into a pool too small for them all
-# (a set that cannot grow merges as a full one does); key marks off, at 64 or at
-# 2 groups per window; and a pool of workers as
+# (a set that cannot grow merges as a full one does); key marks at the default
+# budget (128 groups per window), off, or at 2 groups per window; and a pool of workers as
 # large as the flows or of 2, each serving several flows. Returns postgresql.conf
 # lines, '' for the defaults.
 sub server_settings
@@ -58,10 +58,11 @@ sub server_settings
 	my $ranges = $which eq 'capped' ? "flownode.dirty_ranges_per_flow = 8\n"
 	  : $which eq 'small_pool' ? "flownode.dirty_ranges_memory = '96kB'\n"
 	  : '';
-	# key marks (docs/internals.md §3, *Key marks*): off (the default), at a budget
-	# of 64 groups per window, or of 2 (most multi-row writes go past it)
-	my $keys = $r->weighted(off => 1, wide => 2, narrow => 2);
-	$ranges .= $keys eq 'wide' ? "flownode.key_marks_per_window = 64\n"
+	# key marks (docs/internals.md §3, *Key marks*): the default budget (128 groups
+	# per window), off (whole windows, and flows created without key triggers), or
+	# a budget of 2 (most multi-row writes go past it)
+	my $keys = $r->weighted(default => 2, off => 1, narrow => 2);
+	$ranges .= $keys eq 'off' ? "flownode.key_marks_per_window = 0\n"
 	  : $keys eq 'narrow' ? "flownode.key_marks_per_window = 2\n"
 	  : '';
 	# the pool of workers: as many as the flows (test/flownode.conf's 16), or 2
