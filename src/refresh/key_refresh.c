@@ -87,8 +87,31 @@ static int key_arguments(TaskConfig *cfg, FnRefreshShape shape, FnKeyMark *marks
 	return nargs;
 }
 
+/* The kept plan of the statement, built for this shape (the types of its arguments
+ * follow from the flow, analysed again with a new set of plans). */
+static SPIPlanPtr key_plan(FlowQuery *fq, const char *sink, FnRefreshShape shape, int nargs, Oid *types,
+                           SPIPlanPtr *kept, FnRefreshShape *kept_shape) {
+	SPIPlanPtr plan;
+
+	if (*kept != NULL && kept_shape->source == shape.source && kept_shape->sink == shape.sink)
+		return *kept;
+	if (*kept != NULL) {
+		SPI_freeplan(*kept);
+		*kept = NULL;
+	}
+	plan = SPI_prepare(fn_refresh_keys_sql(fq, sink, shape), nargs, types);
+	if (plan == NULL)
+		elog(ERROR, "flownode: preparing the refresh of key marks failed: %s",
+		     SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "flownode: keeping the plan of the refresh of key marks failed");
+	*kept = plan;
+	*kept_shape = shape;
+	return plan;
+}
+
 int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefreshShape shape, Snapshot snap,
-                     int64 expired_before, FnKeyCount *count) {
+                     int64 expired_before, FnKeyCount *count, SPIPlanPtr *kept, FnRefreshShape *kept_shape) {
 	Oid types[5];
 	Datum values[5];
 	int nargs;
@@ -105,12 +128,8 @@ int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefresh
 	/* distinct, sorted by window; none sent whole (per_window: no limit) */
 	n = fn_key_marks_plan(marks, n, NULL, 0, PG_UINT32_MAX, NULL, &nwhole);
 	nargs = key_arguments(cfg, shape, marks, n, types, values, count);
-	plan = SPI_prepare(fn_refresh_keys_sql(fq, sink, shape), nargs, types);
-	if (plan == NULL)
-		elog(ERROR, "flownode: preparing the refresh of key marks failed: %s",
-		     SPI_result_code_string(SPI_result));
+	plan = key_plan(fq, sink, shape, nargs, types, kept, kept_shape);
 	rows = fn_spi_run_plan(plan, values, snap, SPI_OK_SELECT);
-	SPI_freeplan(plan);
 	fn_key_record_trim(ctids, snap);
 	/* a backlog larger than one read: the next evaluation goes on with the rest */
 	if (nread == FN_KEY_RECORD_READ_MAX) {

@@ -394,7 +394,8 @@ static int64 refresh_keys(TaskConfig *cfg, Snapshot snap, int64 expired_before, 
 	fq = fn_plans_analysed(cfg);
 	shape = (FnRefreshShape){fn_plans_time_index(cfg) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS,
 	                         fn_plans_sink_window_index(cfg, fq) ? FN_FILTER_JOIN : FN_FILTER_CONTAINS};
-	rows = fn_key_refresh(cfg, fq, cur->sink, shape, snap, expired_before, count);
+	rows =
+	    fn_key_refresh(cfg, fq, cur->sink, shape, snap, expired_before, count, &cur->keys, &cur->keys_shape);
 
 	if (count->read > 0)
 		fn_fold_forget(fold_of(cfg));

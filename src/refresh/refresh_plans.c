@@ -49,7 +49,8 @@ void fn_plans_free_statements(RefreshPlans *p) {
 	                     &p->probe,
 	                     &p->fill,
 	                     &p->count,
-	                     &p->batch};
+	                     &p->batch,
+	                     &p->keys};
 
 	for (size_t i = 0; i < lengthof(all); i++)
 		if (*all[i] != NULL) {

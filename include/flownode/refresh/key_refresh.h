@@ -7,6 +7,7 @@
 
 #include "postgres.h"
 
+#include "executor/spi.h"
 #include "utils/snapshot.h"
 
 #include "core/time_range.h"
@@ -30,8 +31,11 @@ typedef struct FnKeyCount {
  * windows before expired_before dropped unread), their groups recomputed (upserted,
  * or deleted when they vanished) and the marks deleted. `shape` says how each side
  * reads the windows. Returns the sink rows written; *count gets the windows read.
+ * The statement's plan is kept in *kept (built for *kept_shape; another shape
+ * replaces it): a late row's refresh of one group costs no parse and plan.
  */
 extern int64 fn_key_refresh(TaskConfig *cfg, FlowQuery *fq, const char *sink, FnRefreshShape shape,
-                            Snapshot snap, int64 expired_before, FnKeyCount *count);
+                            Snapshot snap, int64 expired_before, FnKeyCount *count, SPIPlanPtr *kept,
+                            FnRefreshShape *kept_shape);
 
 #endif

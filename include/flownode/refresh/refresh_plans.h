@@ -15,6 +15,7 @@
 
 #include "query/flow_query.h"
 #include "refresh/fold_refresh.h"
+#include "refresh/refresh_sql.h"
 #include "registry/flow_registry.h"
 
 /* Flows whose statements a worker keeps. A flow's set is its analysed query, about
@@ -47,6 +48,8 @@ typedef struct RefreshPlans {
 	SPIPlanPtr fill;                /* plain INSERT, for windows it holds none of */
 	SPIPlanPtr count;               /* the take's probe (fn_refresh_take): rows in a range */
 	SPIPlanPtr batch;               /* and in each of many ranges, as a cursor */
+	SPIPlanPtr keys;                /* the refresh of key marks (key_refresh.c) */
+	FnRefreshShape keys_shape;      /* the shape it was built for */
 	int time_index;        /* the source has an index led by the time column: 1, none: 0, unknown: -1 */
 	int sink_index;        /* the sink has one led by the window column: likewise */
 	bool upsert_refused;   /* the query needs the DELETE even after inserts */
