@@ -66,6 +66,18 @@ EOF
   wait_active gr_src 1
 }
 
+# gr_late_round PREFIX ROUND DEVICE TIME: one late row for DEVICE, flush_flow timed
+# (PREFIXflush1_ROUND), against the floor's upsert of DEVICE + 1's day after its own
+# late row (PREFIXfloor1_ROUND); that row flushed untimed, so that the next timed
+# flush recomputes its own device alone
+gr_late_round() {
+  echo "INSERT INTO gr_src VALUES ('$4', $3, 1.5);"
+  echo "@${1}flush1_$2 SELECT flownode.flush_flow('gr_flow');"
+  echo "INSERT INTO gr_src VALUES ('$4', $(($3 + 1)), 1.5);"
+  echo "@${1}floor1_$2 $(gr_floor "dev = $(($3 + 1))")"
+  echo "SELECT flownode.flush_flow('gr_flow');"
+}
+
 gr_drop() {
   sql -c "SELECT flownode.drop_flow('gr_flow')" >/dev/null
   sql -c "SET client_min_messages = warning; DROP TABLE gr_src, gr_sink, gr_floor" >/dev/null
@@ -96,12 +108,7 @@ bench_granular() {
     for ((r = 1; r <= GR_KROUNDS; r++)); do
       # more rounds of one late row (a few ms each, against the noise), the floor's
       # device flushed untimed so that each timed flush recomputes its own device alone
-      d=$((r * 13 % (GR_DEVS - 1)))
-      echo "INSERT INTO gr_src VALUES ('2024-01-01 15:00:30+00', $d, 4.5);"
-      echo "@flush1_k$r SELECT flownode.flush_flow('gr_flow');"
-      echo "INSERT INTO gr_src VALUES ('2024-01-01 15:00:30+00', $((d + 1)), 4.5);"
-      echo "@floor1_k$r $(gr_floor "dev = $((d + 1))")"
-      echo "SELECT flownode.flush_flow('gr_flow');"
+      gr_late_round "" "k$r" $((r * 13 % (GR_DEVS - 1))) '2024-01-01 15:00:30+00'
       # a key no row had before, then its one row deleted (the group vanishes), against
       # the floor's upsert of a new device's day and its delete of the vanished group
       k=$((GR_DEVS + r))
@@ -125,12 +132,7 @@ bench_granular() {
   {
     echo "SELECT flownode.flush_flow('gr_flow');"
     for ((r = 1; r <= GR_KROUNDS; r++)); do
-      d=$((r * 7919 % (GR_KDEVS - 1)))
-      echo "INSERT INTO gr_src VALUES ('2024-01-01 12:00:30+00', $d, 1.5);"
-      echo "@kflush1_$r SELECT flownode.flush_flow('gr_flow');"
-      echo "INSERT INTO gr_src VALUES ('2024-01-01 12:00:30+00', $((d + 1)), 1.5);"
-      echo "@kfloor1_$r $(gr_floor "dev = $((d + 1))")"
-      echo "SELECT flownode.flush_flow('gr_flow');" # untimed: the next flush refreshes its device alone
+      gr_late_round k "$r" $((r * 7919 % (GR_KDEVS - 1))) '2024-01-01 12:00:30+00'
     done
     echo "=kdiff_0 SELECT count(*) FROM ((SELECT * FROM gr_sink EXCEPT ALL ($gr_query)) UNION ALL (($gr_query) EXCEPT ALL SELECT * FROM gr_sink)) d"
   } | "$FB" sql "$CONN" >>"$RAW/granular.tsv"
