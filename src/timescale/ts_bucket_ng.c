@@ -131,16 +131,14 @@ static void origin_and_zone(FuncCall *fc, Node **origin, Node **zone) {
 			ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
 			                errmsg("function timescaledb_experimental.time_bucket_ng has no parameter \"%s\"",
 			                       na->name)));
-		else if (foreach_current_index(lc) == 3)
-			*zone = arg;
+		else if (foreach_current_index(lc) == 3 || (list_length(fc->args) == 3 && is_text_cast(arg)))
+			*zone = arg; /* the fourth, or a third cast to text */
 		else if (list_length(fc->args) == 3 && IsA(arg, A_Const))
 			ereport(ERROR,
 			        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			         errmsg("time_bucket_ng with a third argument that is a literal is not supported"),
 			         errdetail("It is an origin or a time zone depending on the type of the time column."),
 			         errhint("Name it: timezone => '...', or origin => '...'::date (or ::timestamp).")));
-		else if (list_length(fc->args) == 3 && is_text_cast(arg))
-			*zone = arg;
 		else
 			*origin = arg;
 	}
