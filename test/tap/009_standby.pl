@@ -85,11 +85,12 @@ SELECT string_agg(flow_name || '|' || state || '|' || dirty_windows || '|' || ru
 	'the flows view says standby, with the dirty windows of the replicated record');
 is($standby->safe_psql('postgres', q{
 SELECT string_agg(flow_name || '|' || coalesce((lag > interval '0')::text, '-') || '|'
-  || coalesce((oldest_dirty_window = (SELECT to_timestamp(min(lower(r)) / 1e6 + 946684800)
-       FROM flownode.pending p, unnest(p.ranges) r WHERE p.flow_id = v.flow_id))::text, '-'),
+  || coalesce((oldest_dirty_window = (SELECT to_timestamp(min(t) / 1e6 + 946684800) FROM
+       (SELECT lower(r) FROM flownode.pending p, unnest(p.ranges) r WHERE p.flow_id = v.flow_id
+        UNION ALL SELECT window_start FROM flownode.pending_keys k WHERE k.flow_id = v.flow_id) o(t)))::text, '-'),
   ',' ORDER BY flow_name) FROM flownode.flows v NATURAL JOIN (SELECT flow_id, oldest_dirty_window FROM flownode.flow_info) i}),
 	'f_clean|-|-,f_day|true|true,f_min|true|true,f_total|true|-',
-	'its lag and oldest dirty window come from the record (commit times, ranges)');
+	'its lag and oldest dirty window come from the record (commit times, ranges, key marks)');
 my ($rc, $out, $err) = $standby->psql('postgres',
 	'SET ROLE fn_alice; SELECT count(*) FROM flownode.pending');
 like($err, qr/permission denied/, 'fn_alice may not read flownode.pending');
