@@ -72,6 +72,16 @@ static void drop_now(FnFold *f) {
 	drop_prefix(f, ts);
 }
 
+static bool overlaps(FnTimeRange a, FnTimeRange b) {
+	return a.start < b.end && b.start < a.end;
+}
+
+void fn_fold_forget_within(FnFold *f, FnTimeRange hull) {
+	if ((f->now.valid && overlaps(f->now.window, hull)) ||
+	    (f->next_set && f->next.valid && overlaps(f->next.window, hull)))
+		fn_fold_forget(f);
+}
+
 void fn_fold_forget(FnFold *f) {
 	SPIPlanPtr *plans[] = {&f->prefix_plan, &f->upsert_plan, &f->verify_plan};
 	Tuplestorestate *next = f->next_set ? f->next.prefix : NULL;

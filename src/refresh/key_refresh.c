@@ -84,6 +84,7 @@ static int key_arguments(TaskConfig *cfg, FnRefreshShape shape, FnKeyMark *marks
 	types[nargs] = INT8ARRAYOID;
 	values[nargs++] = hashes;
 	count->read = nw;
+	count->hull = (FnTimeRange){ranges[0].start, ranges[nw - 1].end}; /* sorted by window */
 	return nargs;
 }
 

@@ -382,7 +382,8 @@ static void check_readers_bound(TaskConfig *cfg) {
 }
 
 /* The key marks' refresh (key_refresh.c), each side read as the ranges' refresh
- * reads it; the fold starts afresh, its prefix may lack the marked groups' rows. */
+ * reads it; a fold whose window was among the marked ones starts afresh, its prefix
+ * may lack the marked groups' rows (late rows of older windows leave it folding). */
 static int64 refresh_keys(TaskConfig *cfg, Snapshot snap, int64 expired_before, FnKeyCount *asked) {
 	FlowQuery *fq;
 	FnRefreshShape shape;
@@ -398,7 +399,7 @@ static int64 refresh_keys(TaskConfig *cfg, Snapshot snap, int64 expired_before, 
 	    fn_key_refresh(cfg, fq, cur->sink, shape, snap, expired_before, count, &cur->keys, &cur->keys_shape);
 
 	if (count->read > 0)
-		fn_fold_forget(fold_of(cfg));
+		fn_fold_forget_within(fold_of(cfg), count->hull);
 	return rows;
 }
 

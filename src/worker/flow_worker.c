@@ -738,7 +738,7 @@ static bool run_keys(bool from_shared, FnKeyCount *count) {
 /* After a flush's backlog: its key marks, their windows counted in *windows unless
  * the backlog (`done`, as taken) refreshed them whole already. */
 static bool flush_keys(const FnTimeRange *done, uint32 ndone, int64 *windows) {
-	FnKeyCount count = {done, ndone, 0, 0};
+	FnKeyCount count = {done, ndone, 0, 0, {0, 0}};
 	bool ok = run_keys(false, &count);
 
 	*windows += count.fresh;

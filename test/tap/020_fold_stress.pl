@@ -76,7 +76,10 @@ sub state
 		"SELECT folded_refreshes || ' ' || failures || ' ' || runs FROM flownode.flow_info WHERE flow_name = '$f'");
 }
 my ($folds, $failures, $runs) = state('live');
-cmp_ok($folds, '>=', 5, "the open window was folded ($folds of $runs refreshes)");
+# at least a few folds: with key marks on (the default), the rows written into the
+# minute before are refreshed by key marks, in runs of their own (counted in $runs),
+# which leave the fold of the open minute in place (fn_fold_forget_within)
+cmp_ok($folds, '>=', 3, "the open window was folded ($folds of $runs refreshes)");
 cmp_ok($folds, '<', $runs, 'and recomputed when a late row, an UPDATE or a DELETE came');
 for my $f (sort keys %query)
 {

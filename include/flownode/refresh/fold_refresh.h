@@ -73,5 +73,9 @@ extern bool fn_fold_folding(const FnFold *f);
 extern FnFoldSettled fn_fold_settle(FnFold *f, bool committed);
 /* The flow's query was analysed again: nothing kept holds. */
 extern void fn_fold_forget(FnFold *f);
+/* Groups of the windows within `hull` were recomputed outside the fold (key marks):
+ * forgotten if its window is among them, its prefix may lack their rows; kept if
+ * not (late rows of older windows, while the open one folds). */
+extern void fn_fold_forget_within(FnFold *f, FnTimeRange hull);
 
 #endif

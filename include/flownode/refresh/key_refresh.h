@@ -23,6 +23,7 @@ typedef struct FnKeyCount {
 	uint32 ndone;
 	int64 read;
 	int64 fresh;
+	FnTimeRange hull; /* from the first window read to the end of the last */
 } FnKeyCount;
 
 /*
