@@ -32,8 +32,10 @@
 #include "catalog/pg_am.h"
 #include "catalog/dependency.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_trigger.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "nodes/makefuncs.h"
@@ -392,11 +394,39 @@ void fn_sync_key_triggers(Oid relid, List *mine, Oid named, List *key_flows) {
  * longer than the recompute of the group). A sink create_flow made for a keyed flow
  * gets the index that reads exactly those groups.
  */
+static List *index_oids(Oid relid) {
+	Relation rel = table_open(relid, AccessShareLock);
+	List *oids = RelationGetIndexList(rel);
+
+	table_close(rel, AccessShareLock);
+	return oids;
+}
+
+/* The index just made (not in `before`) goes with the extension: an automatic
+ * dependency, so that DROP EXTENSION flownode drops it instead of refusing (its
+ * normal dependency on flownode.key_hash would). The user's own indexes on
+ * key_hash keep PostgreSQL's rule: DROP EXTENSION ... CASCADE. */
+static void goes_with_extension(Oid sink_relid, List *before) {
+	ObjectAddress ext;
+	ListCell *lc;
+
+	ObjectAddressSet(ext, ExtensionRelationId, get_extension_oid("flownode", false));
+	foreach (lc, index_oids(sink_relid)) {
+		ObjectAddress idx;
+
+		if (list_member_oid(before, lfirst_oid(lc)))
+			continue;
+		ObjectAddressSet(idx, RelationRelationId, lfirst_oid(lc));
+		recordDependencyOn(&idx, &ext, DEPENDENCY_AUTO);
+	}
+}
+
 void fn_key_sink_index(int64 flow_id, Oid sink_relid, const FlowQuery *fq) {
 	Oid fn = LookupFuncName(list_make2(makeString(FLOWNODE_SCHEMA), makeString("mark_keyed")), 0, NULL, true);
 	StringInfoData s;
 	ListCell *lc;
 	bool first = true;
+	List *before;
 
 	CommandCounterIncrement(); /* the key triggers just installed (on the source or its leaves) */
 	if (!OidIsValid(fn) || !id_member(keyed_flow_ids(fn), flow_id))
@@ -413,11 +443,14 @@ void fn_key_sink_index(int64 flow_id, Oid sink_relid, const FlowQuery *fq) {
 		first = false;
 	}
 	appendStringInfo(&s, "), %s)", quote_identifier(list_nth(fq->out_names, fq->window_position)));
+	before = index_oids(sink_relid);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "flownode: SPI_connect failed");
 	if (SPI_execute(s.data, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "flownode: creating the sink's index of key hashes failed");
 	SPI_finish();
+	CommandCounterIncrement();
+	goes_with_extension(sink_relid, before);
 	CommandCounterIncrement();
 }
 
